@@ -1,0 +1,127 @@
+#include "config.h"
+
+#include "harness.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const HarnessCommand commands[] = {
+  { "boot", cmd_boot, "boot guests, complete the evidence handshake, power off" },
+  { "doctor", cmd_doctor, "check what is installed and usable, and how to fix the rest" },
+  { "images", cmd_images, "build or inspect the guest images (kernel + initramfs)" },
+};
+
+static void
+usage (FILE *out)
+{
+  fprintf (out, "Usage: airlock COMMAND [OPTIONS]\n\nCommands:\n");
+  for (size_t i = 0; i < G_N_ELEMENTS (commands); i++)
+    fprintf (out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  fprintf (out, "\nRun 'airlock COMMAND --help' for a command's options.\n");
+}
+
+gboolean
+harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES], GError **error)
+{
+  g_auto (GStrv) words = g_strsplit (spec, ",", -1);
+  gboolean chosen[AIRLOCK_N_ARCHES] = { FALSE };
+  gboolean any = FALSE;
+
+  for (char **w = words; *w; w++)
+    {
+      AirlockArch arch;
+      if (g_str_equal (*w, "all"))
+        {
+          for (unsigned i = 0; i < AIRLOCK_N_ARCHES; i++)
+            chosen[i] = TRUE;
+        }
+      else if (airlock_arch_from_string (*w, &arch))
+        chosen[arch] = TRUE;
+      else
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "unknown arch '%s' (expected amd64, arm64 or all)", *w);
+          return FALSE;
+        }
+      any = TRUE;
+    }
+  if (!any)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "empty arch list '%s' (expected amd64, arm64 or all)", spec);
+      return FALSE;
+    }
+  memcpy (ret_arches, chosen, sizeof chosen);
+  return TRUE;
+}
+
+static gboolean progress_open;
+static char *progress_stage;
+
+void
+harness_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
+{
+  gboolean tty = isatty (STDERR_FILENO);
+  gboolean new_stage = g_strcmp0 (stage, progress_stage) != 0;
+
+  if (!tty)
+    {
+      /* Logs get one line per stage, and its end. */
+      if (new_stage)
+        fprintf (stderr, "airlock: %s\n", stage);
+      g_free (progress_stage);
+      progress_stage = g_strdup (stage);
+      return;
+    }
+  if (new_stage && progress_open)
+    fputc ('\n', stderr);
+  g_free (progress_stage);
+  progress_stage = g_strdup (stage);
+  if (total > 0)
+    fprintf (stderr, "\r\033[Kairlock: %s: %3d%% (%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ")",
+             stage, (int) (done * 100 / total), done, total);
+  else
+    fprintf (stderr, "\r\033[Kairlock: %s", stage);
+  progress_open = TRUE;
+}
+
+void
+harness_progress_done (void)
+{
+  if (progress_open)
+    fputc ('\n', stderr);
+  progress_open = FALSE;
+  g_clear_pointer (&progress_stage, g_free);
+}
+
+int
+main (int argc, char **argv)
+{
+  setlocale (LC_ALL, "");
+  g_set_prgname ("airlock");
+
+  if (argc < 2)
+    {
+      usage (stderr);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h") || g_str_equal (argv[1], "help"))
+    {
+      usage (stdout);
+      return HARNESS_EXIT_OK;
+    }
+  if (g_str_equal (argv[1], "--version"))
+    {
+      printf ("airlock %s\n", AIRLOCK_VERSION);
+      return HARNESS_EXIT_OK;
+    }
+  for (size_t i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (g_str_equal (argv[1], commands[i].name))
+      return commands[i].run (argc - 1, argv + 1);
+
+  fprintf (stderr, "airlock: unknown command '%s'\n\n", argv[1]);
+  usage (stderr);
+  return HARNESS_EXIT_USAGE;
+}

@@ -1,0 +1,15 @@
+/* libairlock: prove whether a container image reaches for the network.
+ * The one header to include. */
+#pragma once
+
+#define AIRLOCK_INSIDE
+
+#include "airlock-version.h"
+#include "airlock-macros.h"
+#include "arch.h"
+#include "paths.h"
+#include "evidence/channel.h"
+#include "guestimg/guest-image.h"
+#include "vm/vm.h"
+
+#undef AIRLOCK_INSIDE

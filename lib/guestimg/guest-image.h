@@ -1,0 +1,64 @@
+/* Guest images: the kernel and initramfs each guest arch boots.
+ *
+ * Built from a pinned Debian kernel package (images/guest/kernels.ini:
+ * package, version, sha256) or from a kernel + modules directory the user
+ * points at, plus the static guest programs of this build.  The result is
+ * cached under <cache>/guest/<arch>/<key>/, where key is the SHA-256 of every
+ * input, so it is rebuilt only when an input changes.  Outputs are
+ * reproducible: the same inputs give byte-identical files. */
+#pragma once
+
+#include "airlock-macros.h"
+#include "arch.h"
+#include "paths.h"
+
+G_BEGIN_DECLS
+
+#define AIRLOCK_GUEST_IMAGE_ERROR (airlock_guest_image_error_quark ())
+typedef enum {
+  AIRLOCK_GUEST_IMAGE_ERROR_RECIPE,        /* kernels.ini / modules.list missing or invalid */
+  AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,   /* pinned package cannot be downloaded */
+  AIRLOCK_GUEST_IMAGE_ERROR_DIGEST,        /* downloaded package does not match its pin */
+  AIRLOCK_GUEST_IMAGE_ERROR_KERNEL_FORMAT, /* kernel file not a bzImage/vmlinux/Image we can boot */
+  AIRLOCK_GUEST_IMAGE_ERROR_MODULES,       /* a required module (or modules dir) is missing */
+  AIRLOCK_GUEST_IMAGE_ERROR_GUEST_PROGRAM, /* static guest program missing */
+  AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT,     /* offline lookup found no cached image */
+  AIRLOCK_GUEST_IMAGE_ERROR_FAILED,        /* a tool or I/O step failed; message says which */
+} AirlockGuestImageError;
+
+AIRLOCK_PUBLIC GQuark airlock_guest_image_error_quark (void);
+
+typedef struct {
+  AirlockArch arch;
+  char *dir;              /* the cache directory holding the files below */
+  char *kernel_path;      /* amd64: vmlinux (ELF, PVH entry); arm64: Image */
+  char *initramfs_path;   /* newc cpio: /init, modules, modules.dep */
+  char *manifest_path;    /* manifest.json: inputs and outputs with sha256 */
+  char *kernel_release;   /* "6.1.0-50-amd64" */
+  char *kernel_sha256;    /* of kernel_path */
+  char *initramfs_sha256; /* of initramfs_path */
+  char *kernel_source;    /* "debian linux-image-6.1.0-50-amd64 6.1.176-1 sha256:…" or "custom /path" */
+} AirlockGuestImage;
+
+typedef struct {
+  const char *cache_dir;    /* NULL: airlock_default_cache_dir () */
+  const char *kernel_path;  /* custom kernel (bzImage, vmlinux or arm64 Image); NULL: pinned package */
+  const char *modules_dir;  /* with kernel_path: its lib/modules/<release> directory */
+  gboolean force;           /* rebuild even when cached */
+  gboolean offline;         /* never download or build: only find a cached image */
+  AirlockProgressFunc progress;
+  gpointer progress_data;
+} AirlockGuestImageOptions;
+
+/* Returns the guest image for @arch, building it if needed (with progress
+ * reported through @options->progress).  Returns NULL with @error set, the
+ * message naming the input and the reason.  Safe when two processes build the
+ * same image at once (the second waits on a lock, then reuses the result). */
+AIRLOCK_PUBLIC AirlockGuestImage *airlock_guest_image_ensure (AirlockArch arch,
+                                                              const AirlockGuestImageOptions *options,
+                                                              GError **error);
+AIRLOCK_PUBLIC void airlock_guest_image_free (AirlockGuestImage *image);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockGuestImage, airlock_guest_image_free)
+
+G_END_DECLS
