@@ -1,8 +1,188 @@
+/* airlock doctor: what is installed and usable, and the fix for each missing
+ * piece. */
 #include "config.h"
+
 #include "harness.h"
+
+#include <errno.h>
+#include <libvirt/libvirt.h>
+#include <stdio.h>
+#include <unistd.h>
+
+typedef struct {
+  int problems;
+} Doctor;
+
+static void
+report (Doctor *d, gboolean ok, const char *what, const char *detail, const char *fix)
+{
+  printf ("%s %-22s %s\n", ok ? "  ok  " : "  FAIL", what, detail ? detail : "");
+  if (!ok)
+    {
+      d->problems++;
+      if (fix)
+        printf ("       %-22s fix: %s\n", "", fix);
+    }
+}
+
+static char *
+first_line_of (const char *const *argv)
+{
+  g_autofree char *out = NULL;
+  g_autofree char *err = NULL;
+  int status;
+
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &err, &status, NULL)
+      || !g_spawn_check_wait_status (status, NULL))
+    return NULL;
+  return g_strdup (g_strstrip (g_strdelimit (out, "\n", '\0')));
+}
+
+static void
+check_qemu (Doctor *d, AirlockArch arch)
+{
+  const char *env = g_getenv (arch == AIRLOCK_ARCH_AMD64 ? "AIRLOCK_QEMU_X86_64" : "AIRLOCK_QEMU_AARCH64");
+  const char *path = env && *env ? env : arch == AIRLOCK_ARCH_AMD64 ? AIRLOCK_QEMU_X86_64 : AIRLOCK_QEMU_AARCH64;
+  const char *argv[] = { path, "--version", NULL };
+  g_autofree char *version = g_file_test (path, G_FILE_TEST_IS_EXECUTABLE) ? first_line_of (argv) : NULL;
+  g_autofree char *what = g_strdup_printf ("qemu (%s)", airlock_arch_to_string (arch));
+  g_autofree char *detail = version ? g_strdup_printf ("%s: %s", path, version)
+                                    : g_strdup_printf ("'%s' is missing or does not run", path);
+
+  report (d, version != NULL, what, detail,
+          arch == AIRLOCK_ARCH_AMD64 ? "apt-get install qemu-system-x86" : "apt-get install qemu-system-arm");
+}
+
+static void
+check_guest_program (Doctor *d, AirlockArch arch)
+{
+  g_autofree char *path = g_strdup_printf ("%s/init-%s", airlock_guest_programs_dir (),
+                                           airlock_arch_to_string (arch));
+  g_autofree char *what = g_strdup_printf ("guest init (%s)", airlock_arch_to_string (arch));
+  gboolean ok = g_file_test (path, G_FILE_TEST_IS_REGULAR);
+
+  report (d, ok, what, path,
+          "rebuild and reinstall airlock (the guest programs are part of its build), or set AIRLOCK_GUEST_DIR");
+}
+
+static void
+check_image_and_accel (Doctor *d, AirlockArch arch, const char *cache_dir, const char *uri)
+{
+  AirlockGuestImageOptions img_opts = { .cache_dir = cache_dir, .offline = TRUE };
+  AirlockVmOptions vm_opts = { .uri = uri, .cache_dir = cache_dir, .accel = AIRLOCK_ACCEL_AUTO };
+  g_autoptr (AirlockGuestImage) image = NULL;
+  g_autoptr (AirlockVm) vm = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *what = g_strdup_printf ("guest image (%s)", airlock_arch_to_string (arch));
+  g_autofree char *accel_what = g_strdup_printf ("accelerator (%s)", airlock_arch_to_string (arch));
+  g_autofree char *detail = NULL;
+  g_autofree char *fix = g_strdup_printf ("airlock images build --arch %s", airlock_arch_to_string (arch));
+
+  image = airlock_guest_image_ensure (arch, &img_opts, &error);
+  if (!image)
+    {
+      report (d, FALSE, what, error->message, fix);
+      report (d, TRUE, accel_what, "not checked: it needs the guest image", NULL);
+      return;
+    }
+  detail = g_strdup_printf ("%s; kernel sha256:%.16s… initramfs sha256:%.16s…", image->kernel_release,
+                            image->kernel_sha256, image->initramfs_sha256);
+  report (d, TRUE, what, detail, NULL);
+
+  vm = airlock_vm_new (arch, image, &vm_opts, &error);
+  if (!vm)
+    {
+      report (d, FALSE, accel_what, error->message, NULL);
+      return;
+    }
+  g_free (detail);
+  detail = g_strdup_printf ("%s%s%s", airlock_vm_get_accel (vm),
+                            airlock_vm_get_accel_notice (vm) ? ": " : "",
+                            airlock_vm_get_accel_notice (vm) ? airlock_vm_get_accel_notice (vm) : "");
+  report (d, TRUE, accel_what, detail, NULL);
+}
+
+/* The embedded connection loads libvirt's QEMU driver module in-process. */
+static gboolean
+has_qemu_driver (void)
+{
+  static const char *const dirs[] = {
+    "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+  };
+
+  for (unsigned i = 0; i < G_N_ELEMENTS (dirs); i++)
+    {
+      g_autofree char *p = g_build_filename (dirs[i], "libvirt", "connection-driver",
+                                             "libvirt_driver_qemu.so", NULL);
+      if (g_file_test (p, G_FILE_TEST_EXISTS))
+        return TRUE;
+    }
+  return FALSE;
+}
 
 int
 cmd_doctor (int argc, char **argv)
 {
-  return HARNESS_EXIT_SETUP;
+  g_autofree char *uri = NULL;
+  g_autofree char *cache_dir = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) ctx = NULL;
+  Doctor d = { 0 };
+  unsigned long libvirt_version = 0;
+  GOptionEntry entries[] = {
+    { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri, "libvirt URI to check (default: as airlock run would)", "URI" },
+    { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory", "DIR" },
+    { NULL },
+  };
+
+  ctx = g_option_context_new ("- check what airlock needs");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "airlock doctor: %s\n", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (!cache_dir)
+    cache_dir = airlock_default_cache_dir ();
+
+  printf ("airlock %s\n", AIRLOCK_VERSION);
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    check_qemu (&d, (AirlockArch) a);
+
+  if (virGetVersion (&libvirt_version, NULL, NULL) == 0)
+    {
+      g_autofree char *v = g_strdup_printf ("library %lu.%lu.%lu", libvirt_version / 1000000,
+                                            (libvirt_version / 1000) % 1000, libvirt_version % 1000);
+      report (&d, TRUE, "libvirt", v, NULL);
+    }
+  else
+    report (&d, FALSE, "libvirt", "the library does not answer", "apt-get install libvirt0");
+  {
+    gboolean have_driver = has_qemu_driver ();
+    const char *env = g_getenv ("AIRLOCK_CONNECT");
+    if (!uri && !(env && *env))
+      report (&d, have_driver, "libvirt qemu driver",
+              have_driver ? "embedded driver available (no daemon needed)" : "the QEMU driver module is missing",
+              "apt-get install libvirt-daemon-driver-qemu");
+  }
+  {
+    g_autofree char *probe = g_build_filename (cache_dir, ".doctor-write-test", NULL);
+    gboolean ok = g_mkdir_with_parents (cache_dir, 0700) == 0
+                  && g_file_set_contents (probe, "", 0, NULL) && unlink (probe) == 0;
+    report (&d, ok, "cache directory", cache_dir, "make it writable, or set AIRLOCK_CACHE_DIR");
+  }
+  if (access ("/dev/kvm", F_OK) == 0)
+    report (&d, TRUE, "/dev/kvm", access ("/dev/kvm", R_OK | W_OK) == 0 ? "present, read-write" : "present, no access", NULL);
+  else
+    report (&d, TRUE, "/dev/kvm", "absent: guests run under TCG (slower, fully supported)", NULL);
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    check_guest_program (&d, (AirlockArch) a);
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    check_image_and_accel (&d, (AirlockArch) a, cache_dir, uri);
+
+  if (d.problems)
+    printf ("%d problem%s found\n", d.problems, d.problems == 1 ? "" : "s");
+  else
+    printf ("everything airlock needs is here\n");
+  return d.problems ? HARNESS_EXIT_SETUP : HARNESS_EXIT_OK;
 }

@@ -1,1 +1,495 @@
-/* placeholder: being written */
+#include "config.h"
+
+#include "vm/connection-private.h"
+
+#include "vm/domain-xml-private.h"
+#include "vm/vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Embedded-driver slots: the embedded QEMU driver locks its root directory,
+ * so concurrent airlock processes each take a slot of their own.  A slot
+ * keeps its QEMU capabilities cache between runs. */
+#define N_EMBED_SLOTS 32
+
+G_DEFINE_QUARK (airlock-vm-error-quark, airlock_vm_error)
+
+static void
+silence_libvirt (void *user_data, virErrorPtr error)
+{
+  /* The library never prints: errors reach the caller through GError. */
+}
+
+static gpointer
+event_loop_thread (gpointer data)
+{
+  for (;;)
+    virEventRunDefaultImpl ();
+  return NULL;
+}
+
+static gpointer
+init_libvirt_once (gpointer data)
+{
+  const char *cache_dir = data;
+
+  /* libvirt logs warnings to stderr by default (the embedded driver runs
+   * in-process); the library never prints, so they go to a file. */
+  if (!g_getenv ("LIBVIRT_LOG_OUTPUTS") && g_mkdir_with_parents (cache_dir, 0700) == 0)
+    {
+      g_autofree char *outputs = g_strdup_printf ("3:file:%s/libvirt.log", cache_dir);
+      g_setenv ("LIBVIRT_LOG_OUTPUTS", outputs, FALSE);
+    }
+  virSetErrorFunc (NULL, silence_libvirt);
+  virInitialize ();
+  /* Streams, keepalives and domain events need an event loop; the embedded
+   * driver requires the application to run one. */
+  virEventRegisterDefaultImpl ();
+  g_thread_unref (g_thread_new ("airlock-libvirt-events", event_loop_thread, NULL));
+  return NULL;
+}
+
+static void
+init_libvirt (const char *cache_dir)
+{
+  static GOnce once = G_ONCE_INIT;
+  g_once (&once, init_libvirt_once, (gpointer) cache_dir);
+}
+
+static gint64
+proc_start_time (gint64 pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/stat", pid);
+  g_autofree char *text = NULL;
+  const char *p;
+  g_auto (GStrv) fields = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL))
+    return -1;
+  /* comm may contain spaces and parentheses: fields start after the last ')'. */
+  p = strrchr (text, ')');
+  if (!p)
+    return -1;
+  fields = g_strsplit (p + 2, " ", -1);
+  /* starttime is field 22 overall, the 20th after "pid (comm)". */
+  if (g_strv_length (fields) < 20)
+    return -1;
+  return g_ascii_strtoll (fields[19], NULL, 10);
+}
+
+static gpointer
+owner_self_once (gpointer data)
+{
+  AirlockOwner *o = g_new0 (AirlockOwner, 1);
+  g_autofree char *boot_id = NULL;
+
+  if (g_file_get_contents ("/proc/sys/kernel/random/boot_id", &boot_id, NULL, NULL))
+    o->boot_id = g_strdup (g_strstrip (boot_id));
+  else
+    o->boot_id = g_strdup ("");
+  o->host = g_strdup (g_get_host_name ());
+  o->pid = getpid ();
+  o->start_time = proc_start_time (o->pid);
+  return o;
+}
+
+const AirlockOwner *
+airlock_owner_self (void)
+{
+  static GOnce once = G_ONCE_INIT;
+  return g_once (&once, owner_self_once, NULL);
+}
+
+gboolean
+airlock_owner_is_alive (const char *boot_id, const char *host, gint64 pid, gint64 start_time)
+{
+  const AirlockOwner *self = airlock_owner_self ();
+
+  /* Another machine's run, seen through a shared hypervisor: not ours to
+   * judge. */
+  if (g_strcmp0 (host, self->host) != 0)
+    return TRUE;
+  /* Same machine, earlier boot: that process is gone. */
+  if (g_strcmp0 (boot_id, self->boot_id) != 0)
+    return FALSE;
+  if (pid <= 0)
+    return FALSE;
+  if (kill ((pid_t) pid, 0) < 0 && errno == ESRCH)
+    return FALSE;
+  /* A recycled pid has another start time. */
+  return proc_start_time (pid) == start_time;
+}
+
+void
+airlock_rm_rf (const char *path)
+{
+  g_autoptr (GDir) dir = NULL;
+  const char *name;
+  struct stat st;
+
+  if (lstat (path, &st) < 0)
+    return;
+  if (!S_ISDIR (st.st_mode))
+    {
+      (void) unlink (path);
+      return;
+    }
+  dir = g_dir_open (path, 0, NULL);
+  if (dir)
+    while ((name = g_dir_read_name (dir)))
+      {
+        g_autofree char *child = g_build_filename (path, name, NULL);
+        airlock_rm_rf (child);
+      }
+  (void) rmdir (path);
+}
+
+/* Attributes of <airlock:owner> and <airlock:run-dir> in our metadata. */
+typedef struct {
+  char *boot_id;
+  char *host;
+  gint64 pid;
+  gint64 start_time;
+  GPtrArray *run_dirs;
+  gboolean found;
+} OwnerMeta;
+
+static void
+set_str (char **field, const char *value)
+{
+  g_free (*field);
+  *field = g_strdup (value);
+}
+
+static void
+meta_start (GMarkupParseContext *ctx, const char *element, const char **names,
+            const char **values, gpointer user_data, GError **error)
+{
+  OwnerMeta *m = user_data;
+  const char *local = strchr (element, ':') ? strchr (element, ':') + 1 : element;
+
+  for (int i = 0; names[i]; i++)
+    {
+      if (g_str_equal (local, "owner"))
+        {
+          m->found = TRUE;
+          if (g_str_equal (names[i], "boot-id"))
+            set_str (&m->boot_id, values[i]);
+          else if (g_str_equal (names[i], "host"))
+            set_str (&m->host, values[i]);
+          else if (g_str_equal (names[i], "pid"))
+            m->pid = g_ascii_strtoll (values[i], NULL, 10);
+          else if (g_str_equal (names[i], "start-time"))
+            m->start_time = g_ascii_strtoll (values[i], NULL, 10);
+        }
+      else if (g_str_equal (local, "run-dir") && g_str_equal (names[i], "path"))
+        g_ptr_array_add (m->run_dirs, g_strdup (values[i]));
+    }
+}
+
+static void
+owner_meta_clear (OwnerMeta *m)
+{
+  g_free (m->boot_id);
+  g_free (m->host);
+  g_ptr_array_unref (m->run_dirs);
+}
+
+static gboolean
+parse_owner_meta (const char *xml, OwnerMeta *m)
+{
+  static const GMarkupParser parser = { .start_element = meta_start };
+  g_autoptr (GMarkupParseContext) ctx = g_markup_parse_context_new (&parser, 0, m, NULL);
+
+  return g_markup_parse_context_parse (ctx, xml, -1, NULL)
+         && g_markup_parse_context_end_parse (ctx, NULL) && m->found;
+}
+
+char *
+airlock_runtime_dir (GError **error)
+{
+  const char *xdg = g_getenv ("XDG_RUNTIME_DIR");
+  g_autofree char *dir = NULL;
+  struct stat st;
+
+  if (xdg && *xdg && g_path_is_absolute (xdg))
+    dir = g_build_filename (xdg, "airlock", NULL);
+  else if (geteuid () == 0)
+    dir = g_strdup ("/run/airlock");
+  else
+    dir = g_strdup_printf ("/tmp/airlock-%u", (unsigned) geteuid ());
+  if (mkdir (dir, 0700) < 0 && errno != EEXIST)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                   "cannot create runtime directory '%s': %s", dir, g_strerror (errno));
+      return NULL;
+    }
+  /* In a shared /tmp someone else may have made it first. */
+  if (lstat (dir, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ()
+      || (st.st_mode & 0077))
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                   "runtime directory '%s' is not a private directory owned by us", dir);
+      return NULL;
+    }
+  return g_steal_pointer (&dir);
+}
+
+/* Is @path a run directory of ours, in the cache or the runtime directory
+ * (never remove anything else a domain's metadata happens to name)? */
+static gboolean
+is_our_run_dir (const char *cache_dir, const char *path)
+{
+  g_autofree char *runs = g_build_filename (cache_dir, "runs", NULL);
+  g_autofree char *runtime = airlock_runtime_dir (NULL);
+  g_autofree char *parent = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+
+  return (g_str_equal (parent, runs) || g_strcmp0 (parent, runtime) == 0)
+         && strlen (base) > 0 && base[0] != '.' && !strchr (base, '/');
+}
+
+static void
+sweep_domains (AirlockConnection *c, GPtrArray *swept)
+{
+  virDomainPtr *domains = NULL;
+  int n = virConnectListAllDomains (c->conn, &domains, 0);
+
+  for (int i = 0; i < n; i++)
+    {
+      const char *name = virDomainGetName (domains[i]);
+      g_autofree char *meta = NULL;
+      OwnerMeta m = { .run_dirs = g_ptr_array_new_with_free_func (g_free) };
+
+      if (name && g_str_has_prefix (name, AIRLOCK_DOMAIN_PREFIX))
+        meta = virDomainGetMetadata (domains[i], VIR_DOMAIN_METADATA_ELEMENT, AIRLOCK_METADATA_NS, 0);
+      if (meta && parse_owner_meta (meta, &m)
+          && !airlock_owner_is_alive (m.boot_id, m.host, m.pid, m.start_time))
+        {
+          if (virDomainIsActive (domains[i]) == 1)
+            (void) virDomainDestroy (domains[i]);
+          if (virDomainIsPersistent (domains[i]) == 1)
+            (void) virDomainUndefine (domains[i]);
+          for (guint k = 0; k < m.run_dirs->len; k++)
+            if (is_our_run_dir (c->cache_dir, m.run_dirs->pdata[k]))
+              airlock_rm_rf (m.run_dirs->pdata[k]);
+          if (swept)
+            g_ptr_array_add (swept, g_strdup (name));
+        }
+      owner_meta_clear (&m);
+      virDomainFree (domains[i]);
+    }
+  free (domains);
+}
+
+/* Run directories under @runs whose owner is gone and that no domain
+ * claimed. */
+static void
+sweep_run_dirs_in (const char *runs)
+{
+  g_autoptr (GDir) dir = g_dir_open (runs, 0, NULL);
+  const char *name;
+
+  if (!dir)
+    return;
+  while ((name = g_dir_read_name (dir)))
+    {
+      g_autofree char *path = g_build_filename (runs, name, NULL);
+      g_autofree char *owner_file = g_build_filename (path, "owner", NULL);
+      g_autofree char *text = NULL;
+      g_auto (GStrv) f = NULL;
+
+      if (!g_file_get_contents (owner_file, &text, NULL, NULL))
+        continue;
+      f = g_strsplit (g_strstrip (text), " ", 4);
+      if (g_strv_length (f) == 4
+          && !airlock_owner_is_alive (f[0], f[1], g_ascii_strtoll (f[2], NULL, 10),
+                                      g_ascii_strtoll (f[3], NULL, 10)))
+        airlock_rm_rf (path);
+    }
+}
+
+static void
+sweep_run_dirs (const char *cache_dir)
+{
+  g_autofree char *runs = g_build_filename (cache_dir, "runs", NULL);
+  g_autofree char *runtime = airlock_runtime_dir (NULL);
+
+  sweep_run_dirs_in (runs);
+  if (runtime)
+    sweep_run_dirs_in (runtime);
+}
+
+/* The embedded driver reads <root>/etc/qemu.conf.  It must run without any
+ * daemon (no virtlogd: QEMU's stdio goes to a file), and as root it would run
+ * QEMU as libvirt-qemu, which cannot reach a cache under a private home
+ * directory: run QEMU as the invoking user and leave file ownership alone.
+ * QEMU keeps libvirt's default seccomp sandbox either way; for privilege
+ * separation use qemu:///system. */
+static gboolean
+write_embed_config (const char *root, GError **error)
+{
+  g_autofree char *etc = g_build_filename (root, "etc", NULL);
+  g_autofree char *conf = g_build_filename (etc, "qemu.conf", NULL);
+  g_autoptr (GString) text = g_string_new ("# Written by airlock for its embedded libvirt driver.\n"
+                                           "stdio_handler = \"file\"\n"
+                                           "dynamic_ownership = 0\n"
+                                           "remember_owner = 0\n");
+
+  if (geteuid () == 0)
+    g_string_append_printf (text, "user = \"+%u\"\ngroup = \"+%u\"\n", (unsigned) geteuid (),
+                            (unsigned) getegid ());
+  if (g_mkdir_with_parents (etc, 0700) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_CONNECT,
+                   "cannot create libvirt directory '%s': %s", etc, g_strerror (errno));
+      return FALSE;
+    }
+  if (!g_file_set_contents (conf, text->str, -1, error))
+    {
+      g_prefix_error (error, "cannot write libvirt configuration '%s': ", conf);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static int
+take_slot (const char *cache_dir, char **ret_root, GError **error)
+{
+  for (int i = 0; i < N_EMBED_SLOTS; i++)
+    {
+      g_autofree char *root = g_strdup_printf ("%s/libvirt/slot-%d", cache_dir, i);
+      g_autofree char *lock = g_build_filename (root, "airlock.lock", NULL);
+      int fd;
+
+      if (g_mkdir_with_parents (root, 0700) < 0)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_CONNECT,
+                       "cannot create libvirt directory '%s': %s", root, g_strerror (errno));
+          return -1;
+        }
+      fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (fd < 0)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_CONNECT,
+                       "cannot open lock file '%s': %s", lock, g_strerror (errno));
+          return -1;
+        }
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+        {
+          if (!write_embed_config (root, error))
+            {
+              close (fd);
+              return -1;
+            }
+          *ret_root = g_steal_pointer (&root);
+          return fd;
+        }
+      close (fd);
+    }
+  g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_CONNECT,
+               "all %d embedded libvirt slots under '%s/libvirt' are in use", N_EMBED_SLOTS,
+               cache_dir);
+  return -1;
+}
+
+/* A slot nobody holds that still has domain state is what a crashed run
+ * left: open it once to let libvirt reconnect to its QEMUs, then sweep. */
+static void
+sweep_idle_slots (const char *cache_dir, GPtrArray *swept)
+{
+  for (int i = 0; i < N_EMBED_SLOTS; i++)
+    {
+      g_autofree char *root = g_strdup_printf ("%s/libvirt/slot-%d", cache_dir, i);
+      g_autofree char *lock = g_build_filename (root, "airlock.lock", NULL);
+      g_autofree char *state = g_build_filename (root, "run", "qemu", NULL);
+      g_autoptr (GDir) dir = NULL;
+      const char *name;
+      gboolean has_state = FALSE;
+      int fd;
+
+      dir = g_dir_open (state, 0, NULL);
+      while (dir && (name = g_dir_read_name (dir)))
+        if (g_str_has_prefix (name, AIRLOCK_DOMAIN_PREFIX) && g_str_has_suffix (name, ".xml"))
+          has_state = TRUE;
+      if (!has_state)
+        continue;
+      fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+      if (fd < 0)
+        continue;
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && write_embed_config (root, NULL))
+        {
+          g_autofree char *uri = g_strdup_printf ("qemu:///embed?root=%s", root);
+          AirlockConnection tmp = { .cache_dir = (char *) cache_dir };
+
+          tmp.conn = virConnectOpen (uri);
+          if (tmp.conn)
+            {
+              sweep_domains (&tmp, swept);
+              virConnectClose (tmp.conn);
+            }
+        }
+      close (fd);
+    }
+}
+
+AirlockConnection *
+airlock_connection_open (const char *uri, const char *cache_dir, GPtrArray *swept, GError **error)
+{
+  g_autoptr (AirlockConnection) c = g_new0 (AirlockConnection, 1);
+  const char *env = g_getenv ("AIRLOCK_CONNECT");
+
+  init_libvirt (cache_dir);
+  c->slot_lock_fd = -1;
+  c->cache_dir = g_strdup (cache_dir);
+
+  if (!uri && env && *env)
+    uri = env;
+  if (!uri)
+    {
+      g_autofree char *root = NULL;
+
+      sweep_idle_slots (cache_dir, swept);
+      c->slot_lock_fd = take_slot (cache_dir, &root, error);
+      if (c->slot_lock_fd < 0)
+        return NULL;
+      c->uri = g_strdup_printf ("qemu:///embed?root=%s", root);
+      c->embedded = TRUE;
+    }
+  else
+    {
+      c->uri = g_strdup (uri);
+      c->embedded = g_str_has_prefix (uri, "qemu:///embed");
+    }
+
+  c->conn = virConnectOpen (c->uri);
+  if (!c->conn)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_CONNECT,
+                   "cannot open libvirt connection '%s': %s", c->uri, airlock_vir_last_error ());
+      return NULL;
+    }
+  sweep_domains (c, swept);
+  sweep_run_dirs (cache_dir);
+  return g_steal_pointer (&c);
+}
+
+void
+airlock_connection_free (AirlockConnection *c)
+{
+  if (!c)
+    return;
+  if (c->conn)
+    virConnectClose (c->conn);
+  if (c->slot_lock_fd >= 0)
+    close (c->slot_lock_fd);
+  g_free (c->uri);
+  g_free (c->cache_dir);
+  g_free (c);
+}

@@ -1,1 +1,707 @@
-/* placeholder: being written */
+#include "config.h"
+
+#include "vm/vm-private.h"
+
+#include "protocol.h"
+#include "vm/domain-xml-private.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define DEFAULT_MEMORY_MIB 512
+#define DEFAULT_BOOT_TIMEOUT_MS 60000
+#define DEFAULT_RUN_SLACK_MS 60000
+#define DEFAULT_HEARTBEAT_MS 200
+#define DEFAULT_TOLERANCE_MS 5000
+#define DEFAULT_GUEST_RUN_MS 1000
+/* After its trailer the guest powers itself off.  The evidence is complete
+ * by then, so a slow poweroff is cut short: under TCG the kernel's shutdown
+ * path alone takes about a second. */
+#define POWEROFF_GRACE_MS 300
+/* A hostile guest kernel can print forever: keep the head of the console
+ * log, which holds the boot and the first failure. */
+#define CONSOLE_CAP (8 * 1024 * 1024)
+
+struct _AirlockVm {
+  AirlockArch arch;
+  const AirlockGuestImage *image;
+  AirlockVmOptions opts;
+  char *uri_opt;
+  char *cache_dir;
+  char *test_mode;
+
+  AirlockConnection *conn;   /* owned unless conn_borrowed */
+  gboolean conn_borrowed;
+  char *virt_type;
+  char *accel_notice;
+  GPtrArray *swept;
+
+  char *run_id;
+  char *name;
+  char *run_dir;
+  char *socket_dir;
+
+  GMutex lock;
+  GCond cond;
+  AirlockChannel *channel;
+  GByteArray *console;
+  gboolean console_truncated;
+  gboolean evidence_eof;
+  gboolean console_eof;
+  gboolean domain_stopped;
+  int stop_detail_event;     /* virDomainEventType / detail of the stop, -1 if unknown */
+  int stop_detail;
+  char *reason;
+  AirlockVmTimings t;
+
+  virDomainPtr dom;
+  virStreamPtr evidence_stream;
+  virStreamPtr console_stream;
+  GThread *evidence_thread;
+  GThread *console_thread;
+  int lifecycle_cb;
+  gboolean destroyed_by_us;
+};
+
+gboolean
+airlock_accel_from_string (const char *name, AirlockAccel *ret_accel)
+{
+  static const char *const names[] = { "auto", "tcg", "kvm" };
+
+  for (unsigned i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_strcmp0 (name, names[i]) == 0)
+      {
+        *ret_accel = (AirlockAccel) i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static void
+copy_options (AirlockVm *vm, const AirlockVmOptions *options)
+{
+  AirlockVmOptions o = { 0 };
+
+  if (options)
+    o = *options;
+  vm->uri_opt = g_strdup (o.uri);
+  vm->cache_dir = o.cache_dir ? g_strdup (o.cache_dir) : airlock_default_cache_dir ();
+  vm->test_mode = g_strdup (o.test_mode);
+  if (!o.memory_mib)
+    o.memory_mib = DEFAULT_MEMORY_MIB;
+  if (!o.vcpus)
+    o.vcpus = 1;
+  if (!o.boot_timeout_ms)
+    o.boot_timeout_ms = DEFAULT_BOOT_TIMEOUT_MS;
+  if (!o.heartbeat_ms)
+    o.heartbeat_ms = DEFAULT_HEARTBEAT_MS;
+  if (!o.heartbeat_tolerance_ms)
+    o.heartbeat_tolerance_ms = DEFAULT_TOLERANCE_MS;
+  if (!o.guest_run_ms)
+    o.guest_run_ms = DEFAULT_GUEST_RUN_MS;
+  if (!o.run_timeout_ms)
+    o.run_timeout_ms = o.guest_run_ms + DEFAULT_RUN_SLACK_MS;
+  o.uri = vm->uri_opt;
+  o.cache_dir = vm->cache_dir;
+  o.test_mode = vm->test_mode;
+  vm->opts = o;
+}
+
+static AirlockVm *
+vm_alloc (AirlockArch arch, const AirlockGuestImage *image, const AirlockVmOptions *options)
+{
+  AirlockVm *vm = g_new0 (AirlockVm, 1);
+  guint8 id[8];
+
+  vm->arch = arch;
+  vm->image = image;
+  copy_options (vm, options);
+  vm->swept = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_init (&vm->lock);
+  g_cond_init (&vm->cond);
+  vm->console = g_byte_array_new ();
+  vm->stop_detail_event = -1;
+  vm->lifecycle_cb = -1;
+  for (unsigned i = 0; i < sizeof id; i++)
+    id[i] = (guint8) g_random_int_range (0, 256);
+  vm->run_id = g_strdup_printf ("%02x%02x%02x%02x%02x%02x%02x%02x",
+                                id[0], id[1], id[2], id[3], id[4], id[5], id[6], id[7]);
+  vm->name = g_strdup_printf (AIRLOCK_DOMAIN_PREFIX "%s-%s", airlock_arch_to_string (arch), vm->run_id);
+  return vm;
+}
+
+AirlockVm *
+airlock_vm_new_on (AirlockArch arch, const AirlockGuestImage *image,
+                   const AirlockVmOptions *options, AirlockConnection *conn, const char *virt_type)
+{
+  AirlockVm *vm = vm_alloc (arch, image, options);
+
+  vm->conn = conn;
+  vm->conn_borrowed = TRUE;
+  vm->virt_type = g_strdup (virt_type);
+  return vm;
+}
+
+AirlockVm *
+airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockVmOptions *options,
+                GError **error)
+{
+  g_autoptr (AirlockVm) vm = NULL;
+
+  g_return_val_if_fail ((unsigned) arch < AIRLOCK_N_ARCHES, NULL);
+  g_return_val_if_fail (image != NULL && image->arch == arch, NULL);
+
+  vm = vm_alloc (arch, image, options);
+  vm->conn = airlock_connection_open (vm->opts.uri, vm->cache_dir, vm->swept, error);
+  if (!vm->conn)
+    return NULL;
+  if (!airlock_accel_resolve (vm->conn, arch, vm->opts.accel, image, &vm->opts,
+                              &vm->virt_type, &vm->accel_notice, error))
+    return NULL;
+  return g_steal_pointer (&vm);
+}
+
+void
+airlock_vm_free (AirlockVm *vm)
+{
+  if (!vm)
+    return;
+  /* run() always tears down; this only covers a VM freed without a run. */
+  if (vm->dom)
+    {
+      (void) virDomainDestroy (vm->dom);
+      virDomainFree (vm->dom);
+    }
+  if (!vm->conn_borrowed)
+    airlock_connection_free (vm->conn);
+  g_clear_pointer (&vm->channel, airlock_channel_free);
+  g_byte_array_unref (vm->console);
+  g_ptr_array_unref (vm->swept);
+  g_mutex_clear (&vm->lock);
+  g_cond_clear (&vm->cond);
+  g_free (vm->uri_opt);
+  g_free (vm->cache_dir);
+  g_free (vm->test_mode);
+  g_free (vm->virt_type);
+  g_free (vm->accel_notice);
+  g_free (vm->run_id);
+  g_free (vm->name);
+  g_free (vm->run_dir);
+  g_free (vm->socket_dir);
+  g_free (vm->reason);
+  g_free (vm);
+}
+
+static void
+on_frame (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_data)
+{
+  AirlockVm *vm = user_data;
+
+  /* Called from feed(), with vm->lock held. */
+  if (frame->type == AIRLOCK_FRAME_HELLO && !vm->t.hello)
+    vm->t.hello = frame->received_mono_us;
+  else if (frame->type == AIRLOCK_FRAME_TRAILER && !vm->t.trailer)
+    vm->t.trailer = frame->received_mono_us;
+}
+
+static gpointer
+evidence_reader (gpointer data)
+{
+  AirlockVm *vm = data;
+  g_autofree char *buf = g_malloc (65536);
+
+  for (;;)
+    {
+      int n = virStreamRecv (vm->evidence_stream, buf, 65536);
+
+      if (n == -2)
+        continue;
+      g_mutex_lock (&vm->lock);
+      if (n > 0)
+        airlock_channel_feed (vm->channel, (const guint8 *) buf, n, g_get_monotonic_time (),
+                              g_get_real_time ());
+      else
+        {
+          airlock_channel_close (vm->channel, g_get_monotonic_time ());
+          vm->evidence_eof = TRUE;
+        }
+      g_cond_broadcast (&vm->cond);
+      g_mutex_unlock (&vm->lock);
+      if (n <= 0)
+        break;
+    }
+  return NULL;
+}
+
+static gpointer
+console_reader (gpointer data)
+{
+  AirlockVm *vm = data;
+  g_autofree char *buf = g_malloc (65536);
+
+  for (;;)
+    {
+      int n = virStreamRecv (vm->console_stream, buf, 65536);
+
+      if (n == -2)
+        continue;
+      g_mutex_lock (&vm->lock);
+      if (n > 0)
+        {
+          if (!vm->t.first_console)
+            vm->t.first_console = g_get_monotonic_time ();
+          if (vm->console->len + n <= CONSOLE_CAP)
+            g_byte_array_append (vm->console, (const guint8 *) buf, n);
+          else
+            vm->console_truncated = TRUE;
+        }
+      else
+        vm->console_eof = TRUE;
+      g_cond_broadcast (&vm->cond);
+      g_mutex_unlock (&vm->lock);
+      if (n <= 0)
+        break;
+    }
+  return NULL;
+}
+
+static int
+on_lifecycle (virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+{
+  AirlockVm *vm = opaque;
+
+  if (event != VIR_DOMAIN_EVENT_STOPPED && event != VIR_DOMAIN_EVENT_CRASHED)
+    return 0;
+  g_mutex_lock (&vm->lock);
+  vm->domain_stopped = vm->domain_stopped || event == VIR_DOMAIN_EVENT_STOPPED;
+  if (vm->stop_detail_event < 0 || event == VIR_DOMAIN_EVENT_CRASHED)
+    {
+      vm->stop_detail_event = event;
+      vm->stop_detail = detail;
+    }
+  g_cond_broadcast (&vm->cond);
+  g_mutex_unlock (&vm->lock);
+  return 0;
+}
+
+static void
+set_reason (AirlockVm *vm, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
+static void
+set_reason (AirlockVm *vm, const char *fmt, ...)
+{
+  va_list ap;
+
+  if (vm->reason)
+    return;
+  va_start (ap, fmt);
+  vm->reason = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+}
+
+/* The kernel's panic line from the console, if it panicked. */
+static char *
+find_panic_line (GByteArray *console)
+{
+  g_autofree char *text = NULL;
+  const char *p;
+  const char *end;
+
+  if (console->len == 0)
+    return NULL;
+  text = g_strndup ((const char *) console->data, console->len);
+  p = strstr (text, "Kernel panic - not syncing");
+  if (!p)
+    return NULL;
+  end = strpbrk (p, "\r\n");
+  return g_strndup (p, end ? (gsize) (end - p) : strlen (p));
+}
+
+static gboolean
+write_all_stream (virStreamPtr st, const guint8 *data, gsize len)
+{
+  while (len > 0)
+    {
+      int n = virStreamSend (st, (const char *) data, len);
+      if (n == -2)
+        continue;
+      if (n <= 0)
+        return FALSE;
+      data += n;
+      len -= n;
+    }
+  return TRUE;
+}
+
+static char *
+build_cmdline (AirlockVm *vm)
+{
+  GString *s = g_string_new (NULL);
+
+  g_string_append_printf (s, AIRLOCK_CMDLINE_RUN_MS "%u", vm->opts.guest_run_ms);
+  if (vm->test_mode)
+    g_string_append_printf (s, " " AIRLOCK_CMDLINE_TEST "%s", vm->test_mode);
+  return g_string_free (s, FALSE);
+}
+
+static gboolean
+prepare_run_dir (AirlockVm *vm, GError **error)
+{
+  const AirlockOwner *self = airlock_owner_self ();
+  g_autofree char *owner_file = NULL;
+  g_autofree char *owner = NULL;
+
+  vm->run_dir = g_build_filename (vm->cache_dir, "runs", vm->run_id, NULL);
+  if (g_mkdir_with_parents (vm->run_dir, 0700) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                   "cannot create run directory '%s': %s", vm->run_dir, g_strerror (errno));
+      return FALSE;
+    }
+  /* Lets a later run remove this directory if we crash (connection.c). */
+  owner_file = g_build_filename (vm->run_dir, "owner", NULL);
+  owner = g_strdup_printf ("%s %s %" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", self->boot_id,
+                           self->host, self->pid, self->start_time);
+  if (!g_file_set_contents (owner_file, owner, -1, error))
+    return FALSE;
+  if (vm->conn->embedded)
+    {
+      g_autofree char *runtime = airlock_runtime_dir (error);
+      g_autofree char *sock_owner = NULL;
+
+      if (!runtime)
+        return FALSE;
+      vm->socket_dir = g_build_filename (runtime, vm->run_id, NULL);
+      if (g_mkdir_with_parents (vm->socket_dir, 0700) < 0)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                       "cannot create socket directory '%s': %s", vm->socket_dir, g_strerror (errno));
+          return FALSE;
+        }
+      sock_owner = g_build_filename (vm->socket_dir, "owner", NULL);
+      if (!g_file_set_contents (sock_owner, owner, -1, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+start_domain (AirlockVm *vm, GError **error)
+{
+  const AirlockOwner *self = airlock_owner_self ();
+  g_autofree char *cmdline = build_cmdline (vm);
+  g_autofree char *uuid = g_uuid_string_random ();
+  g_autofree char *xml = NULL;
+  const char *emulator_env = g_getenv (vm->arch == AIRLOCK_ARCH_AMD64 ? "AIRLOCK_QEMU_X86_64"
+                                                                      : "AIRLOCK_QEMU_AARCH64");
+  AirlockDomainSpec spec = {
+    .arch = vm->arch,
+    .name = vm->name,
+    .uuid = uuid,
+    .virt_type = vm->virt_type,
+    .emulator = (emulator_env && *emulator_env) ? emulator_env : NULL,
+    .memory_mib = vm->opts.memory_mib,
+    .vcpus = vm->opts.vcpus,
+    .kernel = vm->image->kernel_path,
+    .initrd = vm->image->initramfs_path,
+    .cmdline = cmdline,
+    .arm64_cpu_max = vm->opts.arm64_cpu_max,
+    .owner_boot_id = self->boot_id,
+    .owner_host = self->host,
+    .owner_pid = self->pid,
+    .owner_start_time = self->start_time,
+    .run_dir = vm->run_dir,
+    .socket_dir = vm->socket_dir,
+  };
+  unsigned flags = VIR_DOMAIN_START_PAUSED;
+
+  /* Autodestroy ties the domain to our connection; the embedded driver does
+   * not offer it, so there the sweep in connection.c does that job. */
+  if (!vm->conn->embedded)
+    flags |= VIR_DOMAIN_START_AUTODESTROY;
+  xml = airlock_domain_xml_build (&spec);
+  vm->t.begin = g_get_monotonic_time ();
+  vm->dom = virDomainCreateXML (vm->conn->conn, xml, flags);
+  if (!vm->dom)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
+                   "cannot start %s domain '%s' on '%s': %s", airlock_arch_to_string (vm->arch),
+                   vm->name, vm->conn->uri, airlock_vir_last_error ());
+      return FALSE;
+    }
+  vm->t.created = g_get_monotonic_time ();
+  return TRUE;
+}
+
+static gboolean
+open_streams (AirlockVm *vm, GError **error)
+{
+  gsize hello_len;
+  const guint8 *hello;
+
+  vm->lifecycle_cb = virConnectDomainEventRegisterAny (vm->conn->conn, vm->dom,
+                                                       VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+                                                       VIR_DOMAIN_EVENT_CALLBACK (on_lifecycle),
+                                                       vm, NULL);
+  vm->console_stream = virStreamNew (vm->conn->conn, 0);
+  if (!vm->console_stream
+      || virDomainOpenConsole (vm->dom, NULL, vm->console_stream, VIR_DOMAIN_CONSOLE_FORCE) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot open the console of domain '%s': %s", vm->name, airlock_vir_last_error ());
+      return FALSE;
+    }
+  vm->evidence_stream = virStreamNew (vm->conn->conn, 0);
+  if (!vm->evidence_stream
+      || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_EVIDENCE, vm->evidence_stream,
+                               VIR_DOMAIN_CHANNEL_FORCE) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_EVIDENCE, vm->name,
+                   airlock_vir_last_error ());
+      return FALSE;
+    }
+  /* The host speaks first: the guest writes nothing before it has read the
+   * nonce, so no guest byte can be lost before we are connected. */
+  hello = airlock_channel_get_host_hello (vm->channel, &hello_len);
+  if (!write_all_stream (vm->evidence_stream, hello, hello_len))
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot send the host hello on channel '%s' of domain '%s': %s",
+                   AIRLOCK_PORT_EVIDENCE, vm->name, airlock_vir_last_error ());
+      return FALSE;
+    }
+  vm->console_thread = g_thread_new ("airlock-console", console_reader, vm);
+  vm->evidence_thread = g_thread_new ("airlock-evidence", evidence_reader, vm);
+  return TRUE;
+}
+
+/* Follows the run until the channel is final or the domain stops.
+ * Called and returns with vm->lock held. */
+static void
+follow_run (AirlockVm *vm)
+{
+  gint64 boot_deadline = vm->t.started + (gint64) vm->opts.boot_timeout_ms * 1000;
+
+  for (;;)
+    {
+      AirlockChannelState state = airlock_channel_get_state (vm->channel);
+      gint64 now = g_get_monotonic_time ();
+
+      if (state == AIRLOCK_CHANNEL_COMPLETE || state == AIRLOCK_CHANNEL_INCONCLUSIVE)
+        return;
+      if (vm->evidence_eof || vm->domain_stopped)
+        return;
+      if (state == AIRLOCK_CHANNEL_AWAITING_HELLO && now > boot_deadline)
+        {
+          g_autofree char *why = g_strdup_printf ("boot timeout: no hello from the guest within %u ms",
+                                                  vm->opts.boot_timeout_ms);
+          set_reason (vm, "%s", why);
+          airlock_channel_fail (vm->channel, AIRLOCK_ANOMALY_NO_HELLO, why);
+          return;
+        }
+      if (state == AIRLOCK_CHANNEL_OPEN && vm->t.hello
+          && now > vm->t.hello + (gint64) vm->opts.run_timeout_ms * 1000)
+        {
+          g_autofree char *why = g_strdup_printf ("run timeout: no trailer within %u ms of the hello",
+                                                  vm->opts.run_timeout_ms);
+          set_reason (vm, "%s", why);
+          airlock_channel_fail (vm->channel, AIRLOCK_ANOMALY_EXTERNAL, why);
+          return;
+        }
+      airlock_channel_check_time (vm->channel, now);
+      g_cond_wait_until (&vm->cond, &vm->lock, now + 50 * 1000);
+    }
+}
+
+/* After a complete trailer the guest powers itself off. */
+static void
+wait_for_poweroff (AirlockVm *vm)
+{
+  gint64 deadline = g_get_monotonic_time () + POWEROFF_GRACE_MS * 1000;
+
+  while (!vm->domain_stopped && !(vm->evidence_eof && vm->console_eof))
+    if (!g_cond_wait_until (&vm->cond, &vm->lock, deadline))
+      break;
+}
+
+static void
+teardown (AirlockVm *vm)
+{
+  if (vm->dom)
+    {
+      /* Destroying an already stopped transient domain fails harmlessly. */
+      if (virDomainIsActive (vm->dom) == 1)
+        {
+          g_mutex_lock (&vm->lock);
+          vm->destroyed_by_us = TRUE;
+          g_mutex_unlock (&vm->lock);
+          (void) virDomainDestroy (vm->dom);
+        }
+    }
+  /* QEMU gone: both sockets close, so the readers see end of file. */
+  if (vm->evidence_thread)
+    g_thread_join (g_steal_pointer (&vm->evidence_thread));
+  if (vm->console_thread)
+    g_thread_join (g_steal_pointer (&vm->console_thread));
+  if (vm->lifecycle_cb >= 0)
+    (void) virConnectDomainEventDeregisterAny (vm->conn->conn, vm->lifecycle_cb);
+  vm->lifecycle_cb = -1;
+  if (vm->evidence_stream)
+    {
+      (void) virStreamAbort (vm->evidence_stream);
+      virStreamFree (g_steal_pointer (&vm->evidence_stream));
+    }
+  if (vm->console_stream)
+    {
+      (void) virStreamAbort (vm->console_stream);
+      virStreamFree (g_steal_pointer (&vm->console_stream));
+    }
+  if (vm->dom)
+    virDomainFree (g_steal_pointer (&vm->dom));
+  if (vm->run_dir)
+    airlock_rm_rf (vm->run_dir);
+  if (vm->socket_dir)
+    airlock_rm_rf (vm->socket_dir);
+  vm->t.stopped = g_get_monotonic_time ();
+}
+
+static void
+explain_end (AirlockVm *vm)
+{
+  g_autofree char *panic = NULL;
+  AirlockChannelState state = airlock_channel_get_state (vm->channel);
+  AirlockAnomaly anomaly = airlock_channel_get_anomaly (vm->channel);
+
+  if (state == AIRLOCK_CHANNEL_COMPLETE)
+    return;
+  /* The most specific cause first: a panic explains a closed channel, and a
+   * protocol anomaly explains why we destroyed the domain. */
+  panic = find_panic_line (vm->console);
+  if (panic)
+    set_reason (vm, "guest kernel panic: %s", panic);
+  else if (anomaly != AIRLOCK_ANOMALY_NONE && anomaly != AIRLOCK_ANOMALY_CLOSED_EARLY
+           && anomaly != AIRLOCK_ANOMALY_EXTERNAL && airlock_channel_get_reason (vm->channel))
+    set_reason (vm, "%s", airlock_channel_get_reason (vm->channel));
+  else if (vm->stop_detail_event == VIR_DOMAIN_EVENT_CRASHED)
+    set_reason (vm, "the guest crashed");
+  else if (vm->stop_detail_event == VIR_DOMAIN_EVENT_STOPPED
+           && vm->stop_detail == VIR_DOMAIN_EVENT_STOPPED_FAILED)
+    set_reason (vm, "QEMU died before the trailer");
+  else if (vm->stop_detail_event == VIR_DOMAIN_EVENT_STOPPED
+           && vm->stop_detail == VIR_DOMAIN_EVENT_STOPPED_DESTROYED && !vm->destroyed_by_us)
+    set_reason (vm, "the domain was destroyed from outside before the trailer");
+  else if (airlock_channel_get_reason (vm->channel))
+    set_reason (vm, "%s", airlock_channel_get_reason (vm->channel));
+  else
+    set_reason (vm, "the VM stopped before the trailer");
+  airlock_channel_fail (vm->channel, AIRLOCK_ANOMALY_EXTERNAL, vm->reason);
+}
+
+gboolean
+airlock_vm_run (AirlockVm *vm, GError **error)
+{
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (vm != NULL && vm->channel == NULL, FALSE);
+
+  vm->channel = airlock_channel_new_random (vm->opts.heartbeat_ms, vm->opts.heartbeat_tolerance_ms);
+  airlock_channel_set_frame_func (vm->channel, on_frame, vm);
+
+  if (!prepare_run_dir (vm, error) || !start_domain (vm, error) || !open_streams (vm, error))
+    ok = FALSE;
+  else if (virDomainResume (vm->dom) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
+                   "cannot resume domain '%s': %s", vm->name, airlock_vir_last_error ());
+      ok = FALSE;
+    }
+
+  if (ok)
+    {
+      g_mutex_lock (&vm->lock);
+      vm->t.started = g_get_monotonic_time ();
+      follow_run (vm);
+      if (airlock_channel_get_state (vm->channel) == AIRLOCK_CHANNEL_COMPLETE)
+        wait_for_poweroff (vm);
+      g_mutex_unlock (&vm->lock);
+    }
+  else
+    airlock_channel_fail (vm->channel, AIRLOCK_ANOMALY_EXTERNAL,
+                          error && *error ? (*error)->message : "the VM did not start");
+
+  teardown (vm);
+
+  g_mutex_lock (&vm->lock);
+  if (ok)
+    explain_end (vm);
+  else
+    set_reason (vm, "%s", error && *error ? (*error)->message : "the VM did not start");
+  g_mutex_unlock (&vm->lock);
+  return ok;
+}
+
+gboolean
+airlock_vm_is_complete (AirlockVm *vm)
+{
+  return vm->channel && airlock_channel_get_state (vm->channel) == AIRLOCK_CHANNEL_COMPLETE;
+}
+
+const char *
+airlock_vm_get_reason (AirlockVm *vm)
+{
+  return airlock_vm_is_complete (vm) ? NULL : vm->reason;
+}
+
+AirlockChannel *
+airlock_vm_get_channel (AirlockVm *vm)
+{
+  return vm->channel;
+}
+
+GBytes *
+airlock_vm_get_console (AirlockVm *vm)
+{
+  GBytes *b;
+
+  g_mutex_lock (&vm->lock);
+  b = g_bytes_new (vm->console->data, vm->console->len);
+  g_mutex_unlock (&vm->lock);
+  return b;
+}
+
+const AirlockVmTimings *
+airlock_vm_get_timings (AirlockVm *vm)
+{
+  return &vm->t;
+}
+
+const char *
+airlock_vm_get_accel (AirlockVm *vm)
+{
+  return g_strcmp0 (vm->virt_type, "kvm") == 0 ? "kvm" : "tcg";
+}
+
+const char *
+airlock_vm_get_accel_notice (AirlockVm *vm)
+{
+  return vm->accel_notice;
+}
+
+GPtrArray *
+airlock_vm_get_swept (AirlockVm *vm)
+{
+  return vm->swept;
+}
+
+const char *
+airlock_vm_get_uri (AirlockVm *vm)
+{
+  return vm->conn ? vm->conn->uri : NULL;
+}
+
+const char *
+airlock_vm_get_domain_name (AirlockVm *vm)
+{
+  return vm->name;
+}

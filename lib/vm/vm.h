@@ -1,0 +1,100 @@
+/* One guest VM per run, through libvirt: define, boot, evidence handshake,
+ * heartbeats, trailer, teardown — each failure ending the run with a reason.
+ *
+ * The connection is libvirt's embedded QEMU driver by default (no daemon;
+ * qemu:///embed?root=<cache>/libvirt/slot-N), or any URI (qemu:///system,
+ * qemu+ssh://…).  Console and evidence are read through libvirt streams. */
+#pragma once
+
+#include "airlock-macros.h"
+#include "arch.h"
+#include "evidence/channel.h"
+#include "guestimg/guest-image.h"
+
+G_BEGIN_DECLS
+
+#define AIRLOCK_VM_ERROR (airlock_vm_error_quark ())
+typedef enum {
+  AIRLOCK_VM_ERROR_CONNECT,   /* the libvirt connection cannot be opened */
+  AIRLOCK_VM_ERROR_EMULATOR,  /* no QEMU for the guest arch */
+  AIRLOCK_VM_ERROR_KVM,       /* KVM was required and is not usable */
+  AIRLOCK_VM_ERROR_START,     /* libvirt refused to create or start the domain */
+  AIRLOCK_VM_ERROR_STREAM,    /* console or evidence stream could not be opened */
+  AIRLOCK_VM_ERROR_FAILED,    /* anything else; the message says what */
+} AirlockVmError;
+
+AIRLOCK_PUBLIC GQuark airlock_vm_error_quark (void);
+
+typedef enum {
+  AIRLOCK_ACCEL_AUTO = 0, /* KVM when the arch matches and a probe boot works, else TCG */
+  AIRLOCK_ACCEL_TCG,
+  AIRLOCK_ACCEL_KVM,      /* KVM or a fast error; never a fallback */
+} AirlockAccel;
+
+/* Parses "auto", "tcg", "kvm".  FALSE for anything else. */
+AIRLOCK_PUBLIC gboolean airlock_accel_from_string (const char *name, AirlockAccel *ret_accel);
+
+typedef struct {
+  const char *uri;              /* NULL: $AIRLOCK_CONNECT, else the embedded driver */
+  const char *cache_dir;        /* NULL: airlock_default_cache_dir () */
+  AirlockAccel accel;
+  guint memory_mib;             /* 0: 512 */
+  guint vcpus;                  /* 0: 1 */
+  guint boot_timeout_ms;        /* domain start → hello; 0: 60000 */
+  guint run_timeout_ms;         /* hello → trailer; 0: guest_run_ms + 60000 */
+  guint heartbeat_ms;           /* 0: 200 */
+  guint heartbeat_tolerance_ms; /* no heartbeat for this long → inconclusive; 0: 5000 */
+  guint guest_run_ms;           /* how long the guest heartbeats before its trailer; 0: 1000 */
+  gboolean arm64_cpu_max;       /* arm64 under TCG: max,pauth-impdef=on instead of cortex-a57 */
+  const char *test_mode;        /* tests only: airlock.test=MODE for the guest init */
+} AirlockVmOptions;
+
+/* Wall-clock points of a run, in g_get_monotonic_time () microseconds;
+ * 0 when the point was never reached. */
+typedef struct {
+  gint64 begin;        /* before the domain was created */
+  gint64 created;      /* domain created (QEMU running, vCPUs paused) */
+  gint64 started;      /* streams open, vCPUs resumed */
+  gint64 first_console;/* first console byte: the kernel is running */
+  gint64 hello;        /* hello accepted: the guest is ready */
+  gint64 trailer;      /* trailer accepted */
+  gint64 stopped;      /* domain gone, streams closed */
+} AirlockVmTimings;
+
+typedef struct _AirlockVm AirlockVm;
+
+/* Opens the connection, resolves the accelerator (a KVM probe boot may run
+ * here, cached per host boot) and removes domains and run files left behind
+ * by crashed runs.  Returns NULL with @error set when the VM cannot be
+ * prepared.  @image is borrowed and must outlive the VM. */
+AIRLOCK_PUBLIC AirlockVm *airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image,
+                                          const AirlockVmOptions *options, GError **error);
+AIRLOCK_PUBLIC void airlock_vm_free (AirlockVm *vm);
+
+/* Boots the guest, completes the handshake, follows the run to its trailer
+ * and powers it off, or ends it on the first failure.  Returns FALSE with
+ * @error set only when the domain could not be started at all; otherwise
+ * TRUE, and airlock_vm_is_complete () tells whether the evidence is whole. */
+AIRLOCK_PUBLIC gboolean airlock_vm_run (AirlockVm *vm, GError **error);
+
+/* TRUE when the trailer was accepted and nothing went wrong. */
+AIRLOCK_PUBLIC gboolean airlock_vm_is_complete (AirlockVm *vm);
+/* Why the run is not complete (a sentence), or NULL when it is. */
+AIRLOCK_PUBLIC const char *airlock_vm_get_reason (AirlockVm *vm);
+AIRLOCK_PUBLIC AirlockChannel *airlock_vm_get_channel (AirlockVm *vm);
+/* Console output (kernel log and guest init lines), as received. */
+AIRLOCK_PUBLIC GBytes *airlock_vm_get_console (AirlockVm *vm);
+AIRLOCK_PUBLIC const AirlockVmTimings *airlock_vm_get_timings (AirlockVm *vm);
+/* "kvm" or "tcg". */
+AIRLOCK_PUBLIC const char *airlock_vm_get_accel (AirlockVm *vm);
+/* A one-line notice about the accelerator choice ("KVM is not usable here:
+ * …; using TCG"), or NULL. */
+AIRLOCK_PUBLIC const char *airlock_vm_get_accel_notice (AirlockVm *vm);
+/* Leftover domains removed while preparing this VM (names). */
+AIRLOCK_PUBLIC GPtrArray *airlock_vm_get_swept (AirlockVm *vm);
+AIRLOCK_PUBLIC const char *airlock_vm_get_uri (AirlockVm *vm);
+AIRLOCK_PUBLIC const char *airlock_vm_get_domain_name (AirlockVm *vm);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockVm, airlock_vm_free)
+
+G_END_DECLS

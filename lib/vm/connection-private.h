@@ -1,0 +1,47 @@
+/* Opening a libvirt connection, and finding what crashed runs left behind. */
+#pragma once
+
+#include "vm/libvirt-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  virConnectPtr conn;
+  char *uri;
+  char *cache_dir;
+  gboolean embedded;
+  int slot_lock_fd;      /* embedded: flock held on our slot for the connection's life */
+} AirlockConnection;
+
+/* Identity of this process, recorded in each domain's metadata. */
+typedef struct {
+  char *boot_id;
+  char *host;
+  gint64 pid;
+  gint64 start_time;
+} AirlockOwner;
+
+/* Opens @uri (NULL: $AIRLOCK_CONNECT, else the embedded driver in a free slot
+ * under @cache_dir/libvirt), then removes leftover airlock domains whose
+ * owner is dead, appending their names to @swept.  Returns NULL with
+ * AIRLOCK_VM_ERROR_CONNECT naming the URI and libvirt's reason. */
+AirlockConnection *airlock_connection_open (const char *uri, const char *cache_dir,
+                                            GPtrArray *swept, GError **error);
+void airlock_connection_free (AirlockConnection *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockConnection, airlock_connection_free)
+
+const AirlockOwner *airlock_owner_self (void);
+
+/* TRUE if the owner described by these metadata values is a live process. */
+gboolean airlock_owner_is_alive (const char *boot_id, const char *host, gint64 pid,
+                                 gint64 start_time);
+
+/* A private directory for short-lived sockets, short enough for sun_path:
+ * $XDG_RUNTIME_DIR/airlock, /run/airlock for root, else /tmp/airlock-UID
+ * (created 0700 and checked to be ours, not a link).  NULL with @error set. */
+char *airlock_runtime_dir (GError **error);
+
+/* Removes @path recursively without following symlinks.  Best effort. */
+void airlock_rm_rf (const char *path);
+
+G_END_DECLS

@@ -1,0 +1,40 @@
+/* Domain XML for one airlock guest.  Pure: builds text from a spec, so each
+ * arch's XML is unit-tested without libvirt. */
+#pragma once
+
+#include "arch.h"
+
+G_BEGIN_DECLS
+
+#define AIRLOCK_METADATA_NS "https://airlock.invalid/xmlns/run/1"
+#define AIRLOCK_DOMAIN_PREFIX "airlock-"
+
+typedef struct {
+  AirlockArch arch;
+  const char *name;          /* AIRLOCK_DOMAIN_PREFIX + run id */
+  const char *uuid;          /* canonical text form */
+  const char *virt_type;     /* "kvm" or "qemu" (TCG) */
+  const char *emulator;      /* path of qemu-system-*, or NULL: libvirt's choice */
+  guint memory_mib;
+  guint vcpus;
+  const char *kernel;
+  const char *initrd;
+  const char *cmdline;       /* appended after the arch's console arguments */
+  gboolean arm64_cpu_max;    /* arm64: -cpu max,pauth-impdef=on instead of cortex-a57 */
+  /* Recorded in <metadata> so a later run can tell whether the owner died. */
+  const char *owner_boot_id;
+  const char *owner_host;
+  gint64 owner_pid;
+  gint64 owner_start_time;   /* /proc/<pid>/stat starttime, against pid reuse */
+  const char *run_dir;       /* host files of this run, removed with the domain */
+  const char *socket_dir;    /* where QEMU binds channel sockets, or NULL: libvirt's
+                              * choice (embedded roots are too deep for sun_path) */
+} AirlockDomainSpec;
+
+/* Returns the domain XML (newly allocated).  Every value is escaped. */
+char *airlock_domain_xml_build (const AirlockDomainSpec *spec);
+
+/* The kernel console device name for @arch ("ttyS0", "ttyAMA0"). */
+const char *airlock_domain_console_device (AirlockArch arch);
+
+G_END_DECLS

@@ -1,0 +1,214 @@
+/* lib/vm without a hypervisor: the domain XML for each arch and accelerator,
+ * and the ownership checks that decide what a later run may sweep. */
+#include "config.h"
+
+#include "vm/connection-private.h"
+#include "vm/domain-xml-private.h"
+#include "protocol.h"
+
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static AirlockDomainSpec
+base_spec (AirlockArch arch, const char *virt_type)
+{
+  AirlockDomainSpec s = {
+    .arch = arch,
+    .name = "airlock-test-0123",
+    .uuid = "6a1f7c1e-2f0b-4b8e-9d7a-0c2d4b6f8a10",
+    .virt_type = virt_type,
+    .memory_mib = 512,
+    .vcpus = 1,
+    .kernel = "/cache/vmlinux",
+    .initrd = "/cache/initramfs.cpio",
+    .cmdline = "airlock.run_ms=1000",
+    .owner_boot_id = "b00t",
+    .owner_host = "builder",
+    .owner_pid = 4242,
+    .owner_start_time = 99,
+    .run_dir = "/cache/runs/0123",
+  };
+  return s;
+}
+
+static void
+assert_contains (const char *xml, const char *needle)
+{
+  if (!strstr (xml, needle))
+    g_error ("domain XML lacks '%s':\n%s", needle, xml);
+}
+
+static void
+assert_lacks (const char *xml, const char *needle)
+{
+  if (strstr (xml, needle))
+    g_error ("domain XML has unexpected '%s':\n%s", needle, xml);
+}
+
+static void
+assert_well_formed (const char *xml)
+{
+  static const GMarkupParser parser = { 0 };
+  g_autoptr (GMarkupParseContext) ctx = g_markup_parse_context_new (&parser, 0, NULL, NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_markup_parse_context_parse (ctx, xml, -1, &error);
+  g_assert_no_error (error);
+  g_markup_parse_context_end_parse (ctx, &error);
+  g_assert_no_error (error);
+}
+
+/* Every guest: direct kernel boot, pty console, the evidence channel as a
+ * unix channel (libvirt streams need that), no reboot, our metadata. */
+static void
+assert_common (const char *xml)
+{
+  assert_well_formed (xml);
+  assert_contains (xml, "<kernel>/cache/vmlinux</kernel>");
+  assert_contains (xml, "<initrd>/cache/initramfs.cpio</initrd>");
+  assert_contains (xml, "<serial type='pty'>");
+  assert_contains (xml, "<console type='pty'>");
+  assert_contains (xml, "<channel type='unix'><source mode='bind'/><target type='virtio' name='" AIRLOCK_PORT_EVIDENCE "'/>");
+  assert_contains (xml, "<on_reboot>destroy</on_reboot>");
+  assert_contains (xml, "<on_poweroff>destroy</on_poweroff>");
+  assert_contains (xml, "panic=-1");
+  assert_contains (xml, "airlock.run_ms=1000");
+  assert_contains (xml, "<airlock:run xmlns:airlock='" AIRLOCK_METADATA_NS "'>");
+  assert_contains (xml, "pid='4242'");
+  assert_contains (xml, "start-time='99'");
+  assert_contains (xml, "<airlock:run-dir path='/cache/runs/0123'/>");
+  assert_lacks (xml, "<interface");
+  assert_lacks (xml, "<loader");
+}
+
+static void
+test_xml_amd64_tcg (void)
+{
+  AirlockDomainSpec s = base_spec (AIRLOCK_ARCH_AMD64, "qemu");
+  g_autofree char *xml = airlock_domain_xml_build (&s);
+
+  assert_common (xml);
+  assert_contains (xml, "<domain type='qemu'");
+  assert_contains (xml, "arch='x86_64' machine='q35'");
+  /* -cpu max: images built for x86-64-v2/v3 crash on qemu64. */
+  assert_contains (xml, "<cpu mode='maximum'/>");
+  assert_contains (xml, "console=ttyS0");
+  assert_lacks (xml, "<emulator>");
+}
+
+static void
+test_xml_amd64_kvm (void)
+{
+  AirlockDomainSpec s = base_spec (AIRLOCK_ARCH_AMD64, "kvm");
+  g_autofree char *xml = airlock_domain_xml_build (&s);
+
+  assert_common (xml);
+  assert_contains (xml, "<domain type='kvm'");
+  assert_contains (xml, "<cpu mode='host-passthrough'/>");
+}
+
+static void
+test_xml_arm64_tcg (void)
+{
+  AirlockDomainSpec s = base_spec (AIRLOCK_ARCH_ARM64, "qemu");
+  g_autofree char *xml = airlock_domain_xml_build (&s);
+
+  assert_common (xml);
+  assert_contains (xml, "arch='aarch64' machine='virt'");
+  assert_contains (xml, "<model fallback='forbid'>cortex-a57</model>");
+  assert_contains (xml, "console=ttyAMA0");
+  assert_lacks (xml, "qemu:commandline>");
+}
+
+static void
+test_xml_arm64_cpu_max (void)
+{
+  AirlockDomainSpec s = base_spec (AIRLOCK_ARCH_ARM64, "qemu");
+  g_autofree char *xml = NULL;
+
+  s.arm64_cpu_max = TRUE;
+  xml = airlock_domain_xml_build (&s);
+  assert_common (xml);
+  assert_lacks (xml, "cortex-a57");
+  assert_contains (xml, "<qemu:arg value='max,pauth-impdef=on'/>");
+}
+
+static void
+test_xml_escapes_values (void)
+{
+  AirlockDomainSpec s = base_spec (AIRLOCK_ARCH_AMD64, "qemu");
+  g_autofree char *xml = NULL;
+
+  /* A path with markup characters must not inject elements. */
+  s.kernel = "/tmp/a'b<c>&d/vmlinux";
+  s.emulator = "/opt/q&q/qemu";
+  xml = airlock_domain_xml_build (&s);
+  assert_well_formed (xml);
+  assert_contains (xml, "<kernel>/tmp/a&apos;b&lt;c&gt;&amp;d/vmlinux</kernel>");
+  assert_contains (xml, "<emulator>/opt/q&amp;q/qemu</emulator>");
+}
+
+static void
+test_owner_self_alive (void)
+{
+  const AirlockOwner *self = airlock_owner_self ();
+
+  g_assert_cmpint (self->pid, ==, getpid ());
+  g_assert_cmpint (self->start_time, >, 0);
+  g_assert_true (airlock_owner_is_alive (self->boot_id, self->host, self->pid, self->start_time));
+}
+
+static void
+test_owner_dead_cases (void)
+{
+  const AirlockOwner *self = airlock_owner_self ();
+
+  /* Same host, earlier boot: dead. */
+  g_assert_false (airlock_owner_is_alive ("another-boot", self->host, self->pid, self->start_time));
+  /* Our pid with another start time: a recycled pid, so dead. */
+  g_assert_false (airlock_owner_is_alive (self->boot_id, self->host, self->pid, self->start_time + 1));
+  /* A pid that cannot exist. */
+  g_assert_false (airlock_owner_is_alive (self->boot_id, self->host, 0x7ffffff0, 1));
+  /* Another machine's run on a shared hypervisor is never ours to remove. */
+  g_assert_true (airlock_owner_is_alive ("x", "some-other-host", 1, 1));
+}
+
+static void
+test_rm_rf_does_not_follow_links (void)
+{
+  g_autofree char *base = g_dir_make_tmp ("airlock-test-XXXXXX", NULL);
+  g_autofree char *victim = g_build_filename (base, "victim", NULL);
+  g_autofree char *keep = g_build_filename (victim, "keep", NULL);
+  g_autofree char *tree = g_build_filename (base, "tree", NULL);
+  g_autofree char *sub = g_build_filename (tree, "sub", NULL);
+  g_autofree char *file = g_build_filename (sub, "f", NULL);
+  g_autofree char *link = g_build_filename (tree, "link", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (victim, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (keep, "x", -1, NULL));
+  g_assert_cmpint (g_mkdir_with_parents (sub, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (file, "x", -1, NULL));
+  g_assert_no_errno (symlink (victim, link));
+
+  airlock_rm_rf (tree);
+  g_assert_false (g_file_test (tree, G_FILE_TEST_EXISTS));
+  g_assert_true (g_file_test (keep, G_FILE_TEST_EXISTS));
+  airlock_rm_rf (base);
+  g_assert_false (g_file_test (base, G_FILE_TEST_EXISTS));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/vm/domain-xml/amd64-tcg", test_xml_amd64_tcg);
+  g_test_add_func ("/vm/domain-xml/amd64-kvm", test_xml_amd64_kvm);
+  g_test_add_func ("/vm/domain-xml/arm64-tcg", test_xml_arm64_tcg);
+  g_test_add_func ("/vm/domain-xml/arm64-cpu-max", test_xml_arm64_cpu_max);
+  g_test_add_func ("/vm/domain-xml/escapes-values", test_xml_escapes_values);
+  g_test_add_func ("/vm/owner/self-is-alive", test_owner_self_alive);
+  g_test_add_func ("/vm/owner/dead-cases", test_owner_dead_cases);
+  g_test_add_func ("/vm/cleanup/rm-rf-does-not-follow-links", test_rm_rf_does_not_follow_links);
+  return g_test_run ();
+}
