@@ -57,7 +57,8 @@ typedef void (*AirlockFrameFunc) (AirlockChannel *channel, const AirlockFrame *f
 
 /* Creates a channel expecting a hello that echoes @nonce (32 bytes, copied),
  * heartbeats every @heartbeat_ms, and tolerating up to @tolerance_ms without
- * any frame once open.  Never fails. */
+ * a heartbeat once open (counted from the hello, then from each heartbeat;
+ * LOG and EVENT frames do not count).  Never fails. */
 AIRLOCK_PUBLIC AirlockChannel *airlock_channel_new (const guint8 *nonce, guint heartbeat_ms,
                                                     guint tolerance_ms);
 /* Creates a channel with a fresh random nonce from the kernel's CSPRNG. */
@@ -93,9 +94,11 @@ AIRLOCK_PUBLIC const char *airlock_channel_get_reason (AirlockChannel *channel);
 /* Stable short name of an anomaly ("sequence", "heartbeat-gap", …). */
 AIRLOCK_PUBLIC const char *airlock_anomaly_to_string (AirlockAnomaly anomaly);
 
-/* Raw bytes exactly as received, in order. */
+/* Raw bytes exactly as received, in order.  Owned by the channel (take a
+ * reference to keep it): valid until the next feed() or free(). */
 AIRLOCK_PUBLIC GBytes *airlock_channel_get_raw (AirlockChannel *channel);
-/* Accepted frames, in order (element type AirlockFrame *). */
+/* Accepted frames, in order (element type AirlockFrame *).  Owned by the
+ * channel. */
 AIRLOCK_PUBLIC GPtrArray *airlock_channel_get_frames (AirlockChannel *channel);
 /* Chain head: SHA-256 chained over every accepted frame, starting from
  * SHA-256("airlock-chain-v1" || host hello).  32 bytes. */
@@ -121,7 +124,8 @@ typedef struct {
 AIRLOCK_PUBLIC const AirlockGuestHello *airlock_channel_get_hello (AirlockChannel *channel);
 AIRLOCK_PUBLIC const AirlockTrailer *airlock_channel_get_trailer (AirlockChannel *channel);
 AIRLOCK_PUBLIC guint64 airlock_channel_get_heartbeat_count (AirlockChannel *channel);
-/* Guest LOG messages, in order (element type char *). */
+/* Guest LOG messages, in order (element type char *), escaped like every
+ * guest string (valid UTF-8, no control characters).  Owned by the channel. */
 AIRLOCK_PUBLIC GPtrArray *airlock_channel_get_log (AirlockChannel *channel);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockChannel, airlock_channel_free)

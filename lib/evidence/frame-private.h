@@ -1,0 +1,110 @@
+/* Evidence frames: header parsing, TLV iteration and per-type TLV rules.
+ *
+ * Pure functions over bytes a hostile guest controls.  Nothing here keeps
+ * state, allocates for the caller's input or trusts a length it has not
+ * checked against the bytes actually present. */
+#pragma once
+
+#include "airlock-macros.h"
+
+#include "protocol.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  AIRLOCK_HEADER_INCOMPLETE,   /* a valid prefix: wait for more bytes */
+  AIRLOCK_HEADER_COMPLETE,     /* all 16 bytes present and acceptable */
+  AIRLOCK_HEADER_BAD_MAGIC,
+  AIRLOCK_HEADER_BAD_VERSION,
+  AIRLOCK_HEADER_UNKNOWN_TYPE,
+  AIRLOCK_HEADER_OVERSIZE,
+} AirlockHeaderStatus;
+
+typedef struct {
+  guint8 version;
+  guint8 type;
+  guint16 length;   /* payload bytes */
+  guint64 seq;
+} AirlockFrameHeader;
+
+/* Checks the first @len bytes of a frame, field by field in wire order, as
+ * soon as each field's bytes are present: so a bad magic is reported after
+ * one wrong byte and an oversize length before any payload arrives, and the
+ * verdict on a stream never depends on how it was split into reads (the
+ * first bad field in wire order wins, whatever the chunking).
+ *
+ * Fills @ret_header only on AIRLOCK_HEADER_COMPLETE.  On an error, the
+ * offending value is stored in @ret_bad_value (the version, type or length;
+ * for a bad magic, the index of the first wrong byte) when non-NULL. */
+AirlockHeaderStatus airlock_frame_parse_header (const guint8 *data, gsize len,
+                                                AirlockFrameHeader *ret_header,
+                                                guint *ret_bad_value);
+
+/* Whether @type is one of enum airlock_frame_type. */
+gboolean airlock_frame_type_is_known (guint type);
+/* "hello", "heartbeat", …; "unknown" for anything else.  Static string. */
+const char *airlock_frame_type_to_string (guint type);
+/* "nonce", "arch", …; "unknown" for anything else.  Static string. */
+const char *airlock_tlv_tag_to_string (guint tag);
+
+typedef struct {
+  guint16 tag;
+  guint16 len;
+  const guint8 *value;   /* points into the payload; @len bytes */
+  gsize offset;          /* of the TLV header within the payload */
+} AirlockTlv;
+
+typedef struct {
+  const guint8 *data;
+  gsize len;
+  gsize pos;
+  gboolean truncated;
+} AirlockTlvIter;
+
+typedef enum {
+  AIRLOCK_TLV_ITER_END,        /* the payload ended exactly after the last TLV */
+  AIRLOCK_TLV_ITER_ITEM,       /* *ret_tlv is the next TLV */
+  AIRLOCK_TLV_ITER_TRUNCATED,  /* a TLV header or value runs past the payload;
+                                * returned again on every later call */
+} AirlockTlvIterResult;
+
+void airlock_tlv_iter_init (AirlockTlvIter *iter, const guint8 *payload, gsize len);
+AirlockTlvIterResult airlock_tlv_iter_next (AirlockTlvIter *iter, AirlockTlv *ret_tlv);
+
+/* The highest tag protocol.h defines; tags index AirlockFrameTlvs.tlv. */
+#define AIRLOCK_TLV_TAG_MAX AIRLOCK_TLV_MESSAGE
+
+/* A checked payload: for a non-EVENT frame, each allowed tag at most once. */
+typedef struct {
+  gboolean present[AIRLOCK_TLV_TAG_MAX + 1];
+  AirlockTlv tlv[AIRLOCK_TLV_TAG_MAX + 1];
+  guint n_tlvs;
+} AirlockFrameTlvs;
+
+/* Checks the payload of a frame of @type (which must be known): every TLV
+ * inside the payload, only the tags that type allows, none twice, every
+ * mandatory one present, integers exactly their size.  EVENT payloads only
+ * need to be well-formed TLVs (the supervisor's tags are not fixed yet).
+ *
+ * Returns TRUE and fills @ret_tlvs, or returns FALSE and sets @ret_problem
+ * (transfer full) to a clause describing the first problem found, with its
+ * byte offset as @payload_offset (where the payload starts in the raw
+ * stream) plus its position in the payload. */
+gboolean airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len,
+                                   gsize payload_offset, AirlockFrameTlvs *ret_tlvs,
+                                   char **ret_problem);
+
+/* Reads a checked integer TLV (its size was enforced by check_tlvs). */
+guint32 airlock_tlv_get_u32 (const AirlockTlv *tlv);
+guint64 airlock_tlv_get_u64 (const AirlockTlv *tlv);
+
+/* Makes arbitrary guest bytes safe to store, print and put in JSON: valid
+ * UTF-8 is kept except for a fixed set of characters that can disguise
+ * text (see frame.c); backslash becomes "\\"; \n, \r, \t become "\n",
+ * "\r", "\t"; other ASCII control bytes and bytes that are not UTF-8 become
+ * "\xNN"; the disguising characters become "\u{XXXX}".  The result is valid
+ * UTF-8 without control characters and maps back to the input
+ * unambiguously.  Transfer full. */
+char *airlock_evidence_escape_bytes (const guint8 *data, gsize len);
+
+G_END_DECLS
