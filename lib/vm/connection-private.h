@@ -11,6 +11,7 @@ typedef struct {
   char *cache_dir;
   gboolean embedded;
   int slot_lock_fd;      /* embedded: flock held on our slot for the connection's life */
+  int refs;
 } AirlockConnection;
 
 /* Identity of this process, recorded in each domain's metadata. */
@@ -27,6 +28,9 @@ typedef struct {
  * AIRLOCK_VM_ERROR_CONNECT naming the URI and libvirt's reason. */
 AirlockConnection *airlock_connection_open (const char *uri, const char *cache_dir,
                                             GPtrArray *swept, GError **error);
+/* Drops a reference.  The embedded connection of a cache directory is opened
+ * once per process and kept (libvirt registers its QEMU driver again on
+ * every embedded open, and a process can only register so many). */
 void airlock_connection_free (AirlockConnection *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockConnection, airlock_connection_free)
 

@@ -158,6 +158,7 @@ typedef struct {
   gint64 start_time;
   GPtrArray *run_dirs;
   gboolean found;
+  gboolean whole_domain;  /* parsing a status file: only airlock:-prefixed elements */
 } OwnerMeta;
 
 static void
@@ -172,7 +173,16 @@ meta_start (GMarkupParseContext *ctx, const char *element, const char **names,
             const char **values, gpointer user_data, GError **error)
 {
   OwnerMeta *m = user_data;
-  const char *local = strchr (element, ':') ? strchr (element, ':') + 1 : element;
+  const char *local;
+
+  /* Status files hold the whole domain: only our namespace's elements.
+   * virDomainGetMetadata returns just our element, however it is prefixed. */
+  if (g_str_has_prefix (element, "airlock:"))
+    local = element + strlen ("airlock:");
+  else if (m->whole_domain)
+    return;
+  else
+    local = strchr (element, ':') ? strchr (element, ':') + 1 : element;
 
   for (int i = 0; names[i]; i++)
     {
@@ -399,8 +409,63 @@ take_slot (const char *cache_dir, char **ret_root, GError **error)
   return -1;
 }
 
+/* Is @pid a QEMU running domain @name?  Guards against a recycled pid. */
+static gboolean
+is_qemu_of (pid_t pid, const char *name)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/cmdline", (int) pid);
+  g_autofree char *cmd = NULL;
+  g_autofree char *needle = g_strdup_printf ("guest=%s,", name);
+  gsize len;
+
+  if (pid <= 1 || !g_file_get_contents (path, &cmd, &len, NULL))
+    return FALSE;
+  for (gsize i = 0; i + 1 < len; i++)
+    if (cmd[i] == '\0')
+      cmd[i] = ' ';
+  return strstr (cmd, needle) != NULL;
+}
+
+/* Sweeps one domain's state in an idle slot's <root>/run/qemu without
+ * libvirt: a process can hold only one embedded root, and ours is open. */
+static void
+sweep_state_file (const char *cache_dir, const char *state_dir, const char *file,
+                  GPtrArray *swept)
+{
+  g_autofree char *xml_path = g_build_filename (state_dir, file, NULL);
+  g_autofree char *name = g_strndup (file, strlen (file) - strlen (".xml"));
+  g_autofree char *pid_path = g_strdup_printf ("%s/%s.pid", state_dir, name);
+  g_autofree char *xml = NULL;
+  g_autofree char *pid_text = NULL;
+  OwnerMeta m = { .run_dirs = g_ptr_array_new_with_free_func (g_free), .whole_domain = TRUE };
+  pid_t pid = 0;
+
+  if (!g_file_get_contents (xml_path, &xml, NULL, NULL) || !parse_owner_meta (xml, &m)
+      || airlock_owner_is_alive (m.boot_id, m.host, m.pid, m.start_time))
+    {
+      owner_meta_clear (&m);
+      return;
+    }
+  if (g_file_get_contents (pid_path, &pid_text, NULL, NULL))
+    pid = (pid_t) g_ascii_strtoll (pid_text, NULL, 10);
+  if (pid > 1 && is_qemu_of (pid, name))
+    {
+      (void) kill (pid, SIGKILL);
+      for (int i = 0; i < 50 && kill (pid, 0) == 0; i++)
+        g_usleep (20 * 1000);
+    }
+  (void) unlink (xml_path);
+  (void) unlink (pid_path);
+  for (guint k = 0; k < m.run_dirs->len; k++)
+    if (is_our_run_dir (cache_dir, m.run_dirs->pdata[k]))
+      airlock_rm_rf (m.run_dirs->pdata[k]);
+  if (swept)
+    g_ptr_array_add (swept, g_steal_pointer (&name));
+  owner_meta_clear (&m);
+}
+
 /* A slot nobody holds that still has domain state is what a crashed run
- * left: open it once to let libvirt reconnect to its QEMUs, then sweep. */
+ * left behind. */
 static void
 sweep_idle_slots (const char *cache_dir, GPtrArray *swept)
 {
@@ -409,65 +474,103 @@ sweep_idle_slots (const char *cache_dir, GPtrArray *swept)
       g_autofree char *root = g_strdup_printf ("%s/libvirt/slot-%d", cache_dir, i);
       g_autofree char *lock = g_build_filename (root, "airlock.lock", NULL);
       g_autofree char *state = g_build_filename (root, "run", "qemu", NULL);
+      g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
       g_autoptr (GDir) dir = NULL;
       const char *name;
-      gboolean has_state = FALSE;
       int fd;
 
       dir = g_dir_open (state, 0, NULL);
       while (dir && (name = g_dir_read_name (dir)))
         if (g_str_has_prefix (name, AIRLOCK_DOMAIN_PREFIX) && g_str_has_suffix (name, ".xml"))
-          has_state = TRUE;
-      if (!has_state)
+          g_ptr_array_add (files, g_strdup (name));
+      if (files->len == 0)
         continue;
       fd = open (lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
       if (fd < 0)
         continue;
-      if (flock (fd, LOCK_EX | LOCK_NB) == 0 && write_embed_config (root, NULL))
-        {
-          g_autofree char *uri = g_strdup_printf ("qemu:///embed?root=%s", root);
-          AirlockConnection tmp = { .cache_dir = (char *) cache_dir };
-
-          tmp.conn = virConnectOpen (uri);
-          if (tmp.conn)
-            {
-              sweep_domains (&tmp, swept);
-              virConnectClose (tmp.conn);
-            }
-        }
+      /* Held: a live process owns that slot and its domains. */
+      if (flock (fd, LOCK_EX | LOCK_NB) == 0)
+        for (guint k = 0; k < files->len; k++)
+          sweep_state_file (cache_dir, state, files->pdata[k], swept);
       close (fd);
     }
+}
+
+G_LOCK_DEFINE_STATIC (embedded);
+static GHashTable *embedded_by_cache; /* cache dir → AirlockConnection, kept for the process */
+
+static AirlockConnection *
+open_embedded (const char *cache_dir, GPtrArray *swept, GError **error)
+{
+  AirlockConnection *c;
+  g_autofree char *root = NULL;
+
+  G_LOCK (embedded);
+  if (!embedded_by_cache)
+    embedded_by_cache = g_hash_table_new (g_str_hash, g_str_equal);
+  c = g_hash_table_lookup (embedded_by_cache, cache_dir);
+  if (c)
+    {
+      c->refs++;
+      G_UNLOCK (embedded);
+      /* A run that crashed since we opened may have used another slot. */
+      sweep_idle_slots (cache_dir, swept);
+      sweep_domains (c, swept);
+      sweep_run_dirs (cache_dir);
+      return c;
+    }
+
+  c = g_new0 (AirlockConnection, 1);
+  c->refs = 1;
+  c->embedded = TRUE;
+  c->cache_dir = g_strdup (cache_dir);
+  sweep_idle_slots (cache_dir, swept);
+  c->slot_lock_fd = take_slot (cache_dir, &root, error);
+  if (c->slot_lock_fd < 0)
+    goto fail;
+  c->uri = g_strdup_printf ("qemu:///embed?root=%s", root);
+  c->conn = virConnectOpen (c->uri);
+  if (!c->conn)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_CONNECT,
+                   "cannot open libvirt connection '%s': %s", c->uri, airlock_vir_last_error ());
+      goto fail;
+    }
+  /* One reference belongs to the table: the connection lives as long as the
+   * process, holding its slot. */
+  c->refs++;
+  g_hash_table_insert (embedded_by_cache, c->cache_dir, c);
+  G_UNLOCK (embedded);
+  sweep_domains (c, swept);
+  sweep_run_dirs (cache_dir);
+  return c;
+
+fail:
+  G_UNLOCK (embedded);
+  c->refs = 1;
+  airlock_connection_free (c);
+  return NULL;
 }
 
 AirlockConnection *
 airlock_connection_open (const char *uri, const char *cache_dir, GPtrArray *swept, GError **error)
 {
-  g_autoptr (AirlockConnection) c = g_new0 (AirlockConnection, 1);
+  g_autoptr (AirlockConnection) c = NULL;
   const char *env = g_getenv ("AIRLOCK_CONNECT");
 
   init_libvirt (cache_dir);
-  c->slot_lock_fd = -1;
-  c->cache_dir = g_strdup (cache_dir);
 
   if (!uri && env && *env)
     uri = env;
   if (!uri)
-    {
-      g_autofree char *root = NULL;
+    return open_embedded (cache_dir, swept, error);
 
-      sweep_idle_slots (cache_dir, swept);
-      c->slot_lock_fd = take_slot (cache_dir, &root, error);
-      if (c->slot_lock_fd < 0)
-        return NULL;
-      c->uri = g_strdup_printf ("qemu:///embed?root=%s", root);
-      c->embedded = TRUE;
-    }
-  else
-    {
-      c->uri = g_strdup (uri);
-      c->embedded = g_str_has_prefix (uri, "qemu:///embed");
-    }
-
+  c = g_new0 (AirlockConnection, 1);
+  c->refs = 1;
+  c->slot_lock_fd = -1;
+  c->cache_dir = g_strdup (cache_dir);
+  c->uri = g_strdup (uri);
+  c->embedded = g_str_has_prefix (uri, "qemu:///embed");
   c->conn = virConnectOpen (c->uri);
   if (!c->conn)
     {
@@ -485,6 +588,13 @@ airlock_connection_free (AirlockConnection *c)
 {
   if (!c)
     return;
+  G_LOCK (embedded);
+  if (--c->refs > 0)
+    {
+      G_UNLOCK (embedded);
+      return;
+    }
+  G_UNLOCK (embedded);
   if (c->conn)
     virConnectClose (c->conn);
   if (c->slot_lock_fd >= 0)

@@ -322,6 +322,78 @@ test_crashed_run_is_swept (void)
   g_assert_false (g_file_test (run_dir, G_FILE_TEST_EXISTS));
 }
 
+typedef struct {
+  AirlockVm *vm;
+  gboolean ok;
+} RunThread;
+
+static gpointer
+run_in_thread (gpointer data)
+{
+  RunThread *rt = data;
+
+  rt->ok = airlock_vm_run (rt->vm, NULL);
+  return NULL;
+}
+
+/* QEMU killed under a running guest: the run ends, inconclusive, saying so. */
+static void
+test_qemu_killed (void)
+{
+  AirlockGuestImage *image = image_for (AIRLOCK_ARCH_ARM64);
+  AirlockVmOptions o = { .accel = AIRLOCK_ACCEL_TCG, .guest_run_ms = 600000 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockVm) vm = NULL;
+  RunThread rt = { 0 };
+  GThread *thread;
+  pid_t qemu = 0;
+
+  if (!image)
+    return;
+  vm = airlock_vm_new (AIRLOCK_ARCH_ARM64, image, &o, &error);
+  g_assert_no_error (error);
+  rt.vm = vm;
+  thread = g_thread_new ("run", run_in_thread, &rt);
+  /* Wait until the guest is heartbeating, then kill its QEMU. */
+  for (int i = 0; i < 600; i++)
+    {
+      if (!qemu)
+        qemu = find_qemu_for (airlock_vm_get_domain_name (vm));
+      if (qemu && airlock_vm_get_timings (vm)->hello)
+        break;
+      g_usleep (100 * 1000);
+    }
+  g_assert_cmpint (qemu, >, 0);
+  g_assert_no_errno (kill (qemu, SIGKILL));
+  g_thread_join (thread);
+
+  g_assert_true (rt.ok);
+  g_assert_false (airlock_vm_is_complete (vm));
+  g_test_message ("QEMU killed: %s", airlock_vm_get_reason (vm));
+  g_assert_nonnull (strstr (airlock_vm_get_reason (vm), "QEMU"));
+}
+
+/* A guest that cannot reach its hello in time ends the run, not hangs it. */
+static void
+test_boot_timeout (void)
+{
+  AirlockGuestImage *image = image_for (AIRLOCK_ARCH_ARM64);
+  AirlockVmOptions o = { .accel = AIRLOCK_ACCEL_TCG, .boot_timeout_ms = 200 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockVm) vm = NULL;
+
+  if (!image)
+    return;
+  vm = airlock_vm_new (AIRLOCK_ARCH_ARM64, image, &o, &error);
+  g_assert_no_error (error);
+  g_assert_true (airlock_vm_run (vm, &error));
+  g_assert_false (airlock_vm_is_complete (vm));
+  g_assert_cmpint (airlock_channel_get_anomaly (airlock_vm_get_channel (vm)), ==, AIRLOCK_ANOMALY_NO_HELLO);
+  g_assert_nonnull (strstr (airlock_vm_get_reason (vm), "boot timeout"));
+  /* Torn down promptly: the domain is gone. */
+  g_assert_cmpint (find_qemu_for (airlock_vm_get_domain_name (vm)), ==, 0);
+}
+
 static const char *const mode_names[] = {
   "wrong-nonce", "seq-gap", "oversize", "unknown-type", "no-heartbeat", "no-trailer", "panic",
 };
@@ -361,6 +433,8 @@ main (int argc, char **argv)
       }
   g_test_add_func ("/vm/accel/forced-kvm-fails-fast", test_forced_kvm_fails_fast);
   g_test_add_func ("/vm/accel/kvm-on-foreign-arch-refused", test_kvm_on_foreign_arch_refused);
+  g_test_add_func ("/vm/lifecycle/qemu-killed-is-inconclusive", test_qemu_killed);
+  g_test_add_func ("/vm/lifecycle/boot-timeout-is-inconclusive", test_boot_timeout);
   g_test_add_func ("/vm/lifecycle/crashed-run-is-swept", test_crashed_run_is_swept);
   return g_test_run ();
 }
