@@ -109,6 +109,17 @@ member_int (JsonObject *o, const char *name, gint64 *ret_value)
  * rename(); a crash before the data reached the disk leaves a wrong size).
  * This guards against accidents, not against someone who can write the
  * cache: they could rewrite the manifest too. */
+
+/* A file written after the manifest was changed since the build: the
+ * manifest is written last, so anything newer is not what it describes. */
+static gboolean
+modified_after (const struct stat *st, const struct stat *manifest_st)
+{
+  return st->st_mtim.tv_sec > manifest_st->st_mtim.tv_sec
+         || (st->st_mtim.tv_sec == manifest_st->st_mtim.tv_sec
+             && st->st_mtim.tv_nsec > manifest_st->st_mtim.tv_nsec);
+}
+
 static gboolean
 check_output (JsonObject *outputs, const char *member, const char *dir,
               const struct stat *manifest_st, const char **ret_file, const char **ret_sha256,
@@ -140,9 +151,7 @@ check_output (JsonObject *outputs, const char *member, const char *dir,
                                   file, (gint64) st.st_size, size);
       return FALSE;
     }
-  if (st.st_mtim.tv_sec > manifest_st->st_mtim.tv_sec
-      || (st.st_mtim.tv_sec == manifest_st->st_mtim.tv_sec
-          && st.st_mtim.tv_nsec > manifest_st->st_mtim.tv_nsec))
+  if (modified_after (&st, manifest_st))
     {
       *ret_why = g_strdup_printf ("'%s' was modified after it was built", file);
       return FALSE;
@@ -465,9 +474,7 @@ check_stage_file (const char *dir, AirlockGuestFile *f, const struct stat *manif
       *ret_why = g_strdup_printf ("'%s' is missing or not the recorded size", f->path);
       return FALSE;
     }
-  if (st.st_mtim.tv_sec > manifest_st->st_mtim.tv_sec
-      || (st.st_mtim.tv_sec == manifest_st->st_mtim.tv_sec
-          && st.st_mtim.tv_nsec > manifest_st->st_mtim.tv_nsec))
+  if (modified_after (&st, manifest_st))
     {
       *ret_why = g_strdup_printf ("'%s' was modified after it was extracted", f->path);
       return FALSE;
