@@ -11,6 +11,7 @@ typedef struct {
   char *cache_dir;
   gboolean embedded;
   int slot_lock_fd;      /* embedded: flock held on our slot for the connection's life */
+  char *embed_root;      /* embedded: the slot directory */
   int refs;
 } AirlockConnection;
 
@@ -28,6 +29,12 @@ typedef struct {
  * AIRLOCK_VM_ERROR_CONNECT naming the URI and libvirt's reason. */
 AirlockConnection *airlock_connection_open (const char *uri, const char *cache_dir,
                                             GPtrArray *swept, GError **error);
+/* Embedded driver only: kills the local QEMU of domain @name at once (libvirt's
+ * destroy sends SIGTERM and waits; QEMU under TCG takes over a second to obey)
+ * — identified by libvirt's pid file and checked against its command line.
+ * Returns TRUE if a process was killed. */
+gboolean airlock_connection_kill_qemu (AirlockConnection *c, const char *name);
+
 /* Drops a reference.  The embedded connection of a cache directory is opened
  * once per process and kept (libvirt registers its QEMU driver again on
  * every embedded open, and a process can only register so many). */

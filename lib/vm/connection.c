@@ -529,6 +529,7 @@ open_embedded (const char *cache_dir, GPtrArray *swept, GError **error)
   if (c->slot_lock_fd < 0)
     goto fail;
   c->uri = g_strdup_printf ("qemu:///embed?root=%s", root);
+  c->embed_root = g_strdup (root);
   c->conn = virConnectOpen (c->uri);
   if (!c->conn)
     {
@@ -601,5 +602,24 @@ airlock_connection_free (AirlockConnection *c)
     close (c->slot_lock_fd);
   g_free (c->uri);
   g_free (c->cache_dir);
+  g_free (c->embed_root);
   g_free (c);
+}
+
+gboolean
+airlock_connection_kill_qemu (AirlockConnection *c, const char *name)
+{
+  g_autofree char *pid_path = NULL;
+  g_autofree char *text = NULL;
+  pid_t pid;
+
+  if (!c->embed_root)
+    return FALSE;
+  pid_path = g_strdup_printf ("%s/run/qemu/%s.pid", c->embed_root, name);
+  if (!g_file_get_contents (pid_path, &text, NULL, NULL))
+    return FALSE;
+  pid = (pid_t) g_ascii_strtoll (text, NULL, 10);
+  if (!is_qemu_of (pid, name))
+    return FALSE;
+  return kill (pid, SIGKILL) == 0;
 }

@@ -93,14 +93,23 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
    * what a remote or system hypervisor wants. */
   if (spec->emulator)
     append_escaped (x, "    <emulator>%s</emulator>\n", spec->emulator);
-  /* Console and channels are read through libvirt streams
-   * (virDomainOpenConsole needs a pty, virDomainOpenChannel a unix channel),
-   * so a remote hypervisor works the same as a local one.  Channel socket
-   * paths are left to libvirt: it knows where its QEMU user may write. */
-  g_string_append (x,
-    "    <serial type='pty'><target port='0'/></serial>\n"
-    "    <console type='pty'><target type='serial' port='0'/></console>\n"
-    "    <controller type='virtio-serial' index='0'/>\n");
+  /* Through a daemon (local or remote), console and channels are read
+   * through libvirt streams (virDomainOpenConsole needs a pty,
+   * virDomainOpenChannel a unix channel), and socket paths are left to
+   * libvirt: it knows where its QEMU user may write. */
+  if (spec->socket_dir)
+    /* Local QEMU: the console is a unix socket we connect to ourselves.
+     * libvirt's console streams lock a pty and can deadlock against the
+     * domain's teardown when the guest stops on its own. */
+    append_escaped (x,
+      "    <serial type='unix'><source mode='bind' path='%s/console.sock'/><target port='0'/></serial>\n"
+      "    <console type='unix'><source mode='bind' path='%s/console.sock'/><target type='serial' port='0'/></console>\n",
+      spec->socket_dir, spec->socket_dir);
+  else
+    g_string_append (x,
+      "    <serial type='pty'><target port='0'/></serial>\n"
+      "    <console type='pty'><target type='serial' port='0'/></console>\n");
+  g_string_append (x, "    <controller type='virtio-serial' index='0'/>\n");
   if (spec->socket_dir)
     append_escaped (x,
       "    <channel type='unix'><source mode='bind' path='%s/evidence.sock'/><target type='virtio' name='%s'/></channel>\n",

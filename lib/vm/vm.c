@@ -7,6 +7,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #define DEFAULT_MEMORY_MIB 512
 #define DEFAULT_BOOT_TIMEOUT_MS 60000
@@ -15,12 +18,21 @@
 #define DEFAULT_TOLERANCE_MS 5000
 #define DEFAULT_GUEST_RUN_MS 1000
 /* After its trailer the guest powers itself off.  The evidence is complete
- * by then, so a slow poweroff is cut short: under TCG the kernel's shutdown
- * path alone takes about a second. */
+ * by then, so a daemon-run guest gets only this long before it is destroyed. */
 #define POWEROFF_GRACE_MS 300
 /* A hostile guest kernel can print forever: keep the head of the console
  * log, which holds the boot and the first failure. */
 #define CONSOLE_CAP (8 * 1024 * 1024)
+
+/* Where the console or the evidence channel is read: a unix socket we
+ * connected to ourselves (embedded driver: QEMU is local and binds its
+ * sockets in our directory), or a libvirt stream (a daemon, local or remote).
+ * Own sockets avoid libvirt's chardev streams, which can deadlock against
+ * the domain's teardown when the guest stops on its own. */
+typedef struct {
+  int fd;
+  virStreamPtr stream;
+} AirlockEndpoint;
 
 struct _AirlockVm {
   AirlockArch arch;
@@ -55,8 +67,8 @@ struct _AirlockVm {
   AirlockVmTimings t;
 
   virDomainPtr dom;
-  virStreamPtr evidence_stream;
-  virStreamPtr console_stream;
+  AirlockEndpoint evidence_ep;
+  AirlockEndpoint console_ep;
   GThread *evidence_thread;
   GThread *console_thread;
   int lifecycle_cb;
@@ -122,6 +134,8 @@ vm_alloc (AirlockArch arch, const AirlockGuestImage *image, const AirlockVmOptio
   vm->console = g_byte_array_new ();
   vm->stop_detail_event = -1;
   vm->lifecycle_cb = -1;
+  vm->evidence_ep.fd = -1;
+  vm->console_ep.fd = -1;
   for (unsigned i = 0; i < sizeof id; i++)
     id[i] = (guint8) g_random_int_range (0, 256);
   vm->run_id = g_strdup_printf ("%02x%02x%02x%02x%02x%02x%02x%02x",
@@ -204,6 +218,46 @@ on_frame (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_data
     vm->t.trailer = frame->received_mono_us;
 }
 
+/* Returns bytes read, 0 at end of file, -1 on error. */
+static int
+endpoint_recv (AirlockEndpoint *ep, char *buf, size_t size)
+{
+  for (;;)
+    {
+      int n;
+
+      if (ep->fd >= 0)
+        {
+          n = read (ep->fd, buf, size);
+          if (n < 0 && errno == EINTR)
+            continue;
+          return n < 0 ? -1 : n;
+        }
+      n = virStreamRecv (ep->stream, buf, size);
+      if (n != -2)
+        return n;
+    }
+}
+
+static gboolean
+endpoint_send_all (AirlockEndpoint *ep, const guint8 *data, gsize len)
+{
+  while (len > 0)
+    {
+      /* MSG_NOSIGNAL: a QEMU that died must not take us down with SIGPIPE. */
+      ssize_t n = ep->fd >= 0 ? send (ep->fd, data, len, MSG_NOSIGNAL)
+                              : virStreamSend (ep->stream, (const char *) data, len);
+
+      if (n == -2 || (n < 0 && ep->fd >= 0 && errno == EINTR))
+        continue;
+      if (n <= 0)
+        return FALSE;
+      data += n;
+      len -= n;
+    }
+  return TRUE;
+}
+
 static gpointer
 evidence_reader (gpointer data)
 {
@@ -212,10 +266,8 @@ evidence_reader (gpointer data)
 
   for (;;)
     {
-      int n = virStreamRecv (vm->evidence_stream, buf, 65536);
+      int n = endpoint_recv (&vm->evidence_ep, buf, 65536);
 
-      if (n == -2)
-        continue;
       g_mutex_lock (&vm->lock);
       if (n > 0)
         airlock_channel_feed (vm->channel, (const guint8 *) buf, n, g_get_monotonic_time (),
@@ -241,10 +293,8 @@ console_reader (gpointer data)
 
   for (;;)
     {
-      int n = virStreamRecv (vm->console_stream, buf, 65536);
+      int n = endpoint_recv (&vm->console_ep, buf, 65536);
 
-      if (n == -2)
-        continue;
       g_mutex_lock (&vm->lock);
       if (n > 0)
         {
@@ -315,22 +365,6 @@ find_panic_line (GByteArray *console)
     return NULL;
   end = strpbrk (p, "\r\n");
   return g_strndup (p, end ? (gsize) (end - p) : strlen (p));
-}
-
-static gboolean
-write_all_stream (virStreamPtr st, const guint8 *data, gsize len)
-{
-  while (len > 0)
-    {
-      int n = virStreamSend (st, (const char *) data, len);
-      if (n == -2)
-        continue;
-      if (n <= 0)
-        return FALSE;
-      data += n;
-      len -= n;
-    }
-  return TRUE;
 }
 
 static char *
@@ -434,6 +468,34 @@ start_domain (AirlockVm *vm, GError **error)
 }
 
 static gboolean
+connect_socket (AirlockVm *vm, const char *file, AirlockEndpoint *ep, GError **error)
+{
+  g_autofree char *path = g_build_filename (vm->socket_dir, file, NULL);
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  int fd;
+
+  if (strlen (path) >= sizeof addr.sun_path)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "socket path '%s' is too long for a unix socket", path);
+      return FALSE;
+    }
+  strcpy (addr.sun_path, path);
+  fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0)
+    {
+      int saved = errno;
+      if (fd >= 0)
+        close (fd);
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot connect to '%s' of domain '%s': %s", path, vm->name, g_strerror (saved));
+      return FALSE;
+    }
+  ep->fd = fd;
+  return TRUE;
+}
+
+static gboolean
 open_streams (AirlockVm *vm, GError **error)
 {
   gsize hello_len;
@@ -443,32 +505,43 @@ open_streams (AirlockVm *vm, GError **error)
                                                        VIR_DOMAIN_EVENT_ID_LIFECYCLE,
                                                        VIR_DOMAIN_EVENT_CALLBACK (on_lifecycle),
                                                        vm, NULL);
-  vm->console_stream = virStreamNew (vm->conn->conn, 0);
-  if (!vm->console_stream
-      || virDomainOpenConsole (vm->dom, NULL, vm->console_stream, VIR_DOMAIN_CONSOLE_FORCE) < 0)
+  if (vm->socket_dir)
     {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
-                   "cannot open the console of domain '%s': %s", vm->name, airlock_vir_last_error ());
-      return FALSE;
+      if (!connect_socket (vm, "console.sock", &vm->console_ep, error)
+          || !connect_socket (vm, "evidence.sock", &vm->evidence_ep, error))
+        return FALSE;
     }
-  vm->evidence_stream = virStreamNew (vm->conn->conn, 0);
-  if (!vm->evidence_stream
-      || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_EVIDENCE, vm->evidence_stream,
-                               VIR_DOMAIN_CHANNEL_FORCE) < 0)
+  else
     {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
-                   "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_EVIDENCE, vm->name,
-                   airlock_vir_last_error ());
-      return FALSE;
+      vm->console_ep.stream = virStreamNew (vm->conn->conn, 0);
+      if (!vm->console_ep.stream
+          || virDomainOpenConsole (vm->dom, NULL, vm->console_ep.stream, VIR_DOMAIN_CONSOLE_FORCE) < 0)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                       "cannot open the console of domain '%s': %s", vm->name,
+                       airlock_vir_last_error ());
+          return FALSE;
+        }
+      vm->evidence_ep.stream = virStreamNew (vm->conn->conn, 0);
+      if (!vm->evidence_ep.stream
+          || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_EVIDENCE, vm->evidence_ep.stream,
+                                   VIR_DOMAIN_CHANNEL_FORCE) < 0)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                       "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_EVIDENCE,
+                       vm->name, airlock_vir_last_error ());
+          return FALSE;
+        }
     }
   /* The host speaks first: the guest writes nothing before it has read the
    * nonce, so no guest byte can be lost before we are connected. */
   hello = airlock_channel_get_host_hello (vm->channel, &hello_len);
-  if (!write_all_stream (vm->evidence_stream, hello, hello_len))
+  if (!endpoint_send_all (&vm->evidence_ep, hello, hello_len))
     {
       g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
                    "cannot send the host hello on channel '%s' of domain '%s': %s",
-                   AIRLOCK_PORT_EVIDENCE, vm->name, airlock_vir_last_error ());
+                   AIRLOCK_PORT_EVIDENCE, vm->name,
+                   vm->evidence_ep.fd >= 0 ? g_strerror (errno) : airlock_vir_last_error ());
       return FALSE;
     }
   vm->console_thread = g_thread_new ("airlock-console", console_reader, vm);
@@ -525,11 +598,63 @@ wait_for_poweroff (AirlockVm *vm)
       break;
 }
 
+/* Waits until libvirt has removed the stopped domain, so that its
+ * chardev teardown has run before we touch its streams (aborting a stream
+ * while libvirt frees the domain's chardevs deadlocks in libvirt 9.0). */
+static void
+wait_domain_gone (AirlockVm *vm, const char *uuid)
+{
+  for (int i = 0; i < 100; i++)
+    {
+      virDomainPtr d = virDomainLookupByUUIDString (vm->conn->conn, uuid);
+
+      if (!d)
+        break;
+      if (virDomainIsActive (d) == 0 && virDomainIsPersistent (d) == 1)
+        {
+          virDomainFree (d);
+          break;
+        }
+      virDomainFree (d);
+      g_usleep (20 * 1000);
+    }
+  /* Removal from the list comes just before the last reference is dropped. */
+  g_usleep (100 * 1000);
+}
+
+static void
+endpoint_close (AirlockEndpoint *ep)
+{
+  if (ep->fd >= 0)
+    {
+      close (ep->fd);
+      ep->fd = -1;
+    }
+  if (ep->stream)
+    {
+      (void) virStreamAbort (ep->stream);
+      virStreamFree (g_steal_pointer (&ep->stream));
+    }
+}
+
 static void
 teardown (AirlockVm *vm)
 {
+  char uuid[VIR_UUID_STRING_BUFLEN] = { 0 };
+
+  /* Embedded: QEMU is our local child.  Under TCG it needs over a second to
+   * obey libvirt's SIGTERM, holding the domain's lock meanwhile, whether we
+   * destroy it or the guest powered off; the run is decided, so kill it
+   * first, before any libvirt call on the domain. */
+  if (vm->dom && vm->conn->embedded && airlock_connection_kill_qemu (vm->conn, vm->name))
+    {
+      g_mutex_lock (&vm->lock);
+      vm->destroyed_by_us = TRUE;
+      g_mutex_unlock (&vm->lock);
+    }
   if (vm->dom)
     {
+      (void) virDomainGetUUIDString (vm->dom, uuid);
       /* Destroying an already stopped transient domain fails harmlessly. */
       if (virDomainIsActive (vm->dom) == 1)
         {
@@ -539,7 +664,12 @@ teardown (AirlockVm *vm)
           (void) virDomainDestroy (vm->dom);
         }
     }
-  /* QEMU gone: both sockets close, so the readers see end of file. */
+  /* QEMU gone: its sockets close, so the readers see end of file.  A socket
+   * of ours is also shut down, in case QEMU outlived a failed destroy. */
+  if (vm->evidence_ep.fd >= 0)
+    (void) shutdown (vm->evidence_ep.fd, SHUT_RDWR);
+  if (vm->console_ep.fd >= 0)
+    (void) shutdown (vm->console_ep.fd, SHUT_RDWR);
   if (vm->evidence_thread)
     g_thread_join (g_steal_pointer (&vm->evidence_thread));
   if (vm->console_thread)
@@ -547,16 +677,10 @@ teardown (AirlockVm *vm)
   if (vm->lifecycle_cb >= 0)
     (void) virConnectDomainEventDeregisterAny (vm->conn->conn, vm->lifecycle_cb);
   vm->lifecycle_cb = -1;
-  if (vm->evidence_stream)
-    {
-      (void) virStreamAbort (vm->evidence_stream);
-      virStreamFree (g_steal_pointer (&vm->evidence_stream));
-    }
-  if (vm->console_stream)
-    {
-      (void) virStreamAbort (vm->console_stream);
-      virStreamFree (g_steal_pointer (&vm->console_stream));
-    }
+  if ((vm->evidence_ep.stream || vm->console_ep.stream) && uuid[0])
+    wait_domain_gone (vm, uuid);
+  endpoint_close (&vm->evidence_ep);
+  endpoint_close (&vm->console_ep);
   if (vm->dom)
     virDomainFree (g_steal_pointer (&vm->dom));
   if (vm->run_dir)
@@ -622,7 +746,9 @@ airlock_vm_run (AirlockVm *vm, GError **error)
       g_mutex_lock (&vm->lock);
       vm->t.started = g_get_monotonic_time ();
       follow_run (vm);
-      if (airlock_channel_get_state (vm->channel) == AIRLOCK_CHANNEL_COMPLETE)
+      /* Through a daemon, let the guest power off cleanly for a moment;
+       * embedded, teardown kills QEMU at once (the evidence is complete). */
+      if (airlock_channel_get_state (vm->channel) == AIRLOCK_CHANNEL_COMPLETE && !vm->conn->embedded)
         wait_for_poweroff (vm);
       g_mutex_unlock (&vm->lock);
     }

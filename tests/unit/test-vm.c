@@ -134,6 +134,25 @@ test_xml_arm64_cpu_max (void)
   assert_contains (xml, "<qemu:arg value='max,pauth-impdef=on'/>");
 }
 
+/* Embedded driver: QEMU binds console and evidence sockets in our own
+ * directory, so no pty (and no libvirt chardev stream) is involved. */
+static void
+test_xml_local_sockets (void)
+{
+  AirlockDomainSpec s = base_spec (AIRLOCK_ARCH_ARM64, "qemu");
+  g_autofree char *xml = NULL;
+
+  s.socket_dir = "/run/airlock/0123";
+  xml = airlock_domain_xml_build (&s);
+  assert_well_formed (xml);
+  assert_contains (xml, "<serial type='unix'><source mode='bind' path='/run/airlock/0123/console.sock'/>");
+  assert_contains (xml, "<console type='unix'>");
+  assert_contains (xml, "<source mode='bind' path='/run/airlock/0123/evidence.sock'/><target type='virtio' name='" AIRLOCK_PORT_EVIDENCE "'/>");
+  /* Both directories are in the metadata, so a later run can remove them. */
+  assert_contains (xml, "<airlock:run-dir path='/run/airlock/0123'/>");
+  assert_lacks (xml, "type='pty'");
+}
+
 static void
 test_xml_escapes_values (void)
 {
@@ -206,6 +225,7 @@ main (int argc, char **argv)
   g_test_add_func ("/vm/domain-xml/amd64-kvm", test_xml_amd64_kvm);
   g_test_add_func ("/vm/domain-xml/arm64-tcg", test_xml_arm64_tcg);
   g_test_add_func ("/vm/domain-xml/arm64-cpu-max", test_xml_arm64_cpu_max);
+  g_test_add_func ("/vm/domain-xml/local-sockets", test_xml_local_sockets);
   g_test_add_func ("/vm/domain-xml/escapes-values", test_xml_escapes_values);
   g_test_add_func ("/vm/owner/self-is-alive", test_owner_self_alive);
   g_test_add_func ("/vm/owner/dead-cases", test_owner_dead_cases);
