@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "guestimg/guest-image.h"
+#include "fsutil-private.h"
 
 #include "guestimg/bzimage-private.h"
 #include "guestimg/cpio-private.h"
@@ -65,45 +66,6 @@ set_io_error (GError **error, int saved_errno, const char *what, const char *pat
   g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
                "cannot %s '%s': %s", what, path, g_strerror (saved_errno));
   return FALSE;
-}
-
-/* Removes @name under @dirfd and everything below it, without following
- * symlinks (a custom modules tree links to kernel sources we must not
- * touch).  Best effort: what cannot be removed stays. */
-static void
-rm_rf_at (int dirfd, const char *name)
-{
-  int fd = openat (dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  DIR *dir;
-  struct dirent *entry;
-
-  if (fd < 0)
-    {
-      unlinkat (dirfd, name, 0);
-      return;
-    }
-  dir = fdopendir (fd);
-  if (!dir)
-    {
-      close (fd);
-      return;
-    }
-  while ((entry = readdir (dir)))
-    {
-      if (g_str_equal (entry->d_name, ".") || g_str_equal (entry->d_name, ".."))
-        continue;
-      if (entry->d_type == DT_DIR
-          || (unlinkat (fd, entry->d_name, 0) < 0 && errno == EISDIR))
-        rm_rf_at (fd, entry->d_name);
-    }
-  closedir (dir);
-  unlinkat (dirfd, name, AT_REMOVEDIR);
-}
-
-static void
-rm_rf (const char *path)
-{
-  rm_rf_at (AT_FDCWD, path);
 }
 
 static int
@@ -582,7 +544,7 @@ build_kernel_stage (AirlockGuestInputs *in, const char *tmp,
   /* Last: kernel.json's mtime vouches for the files written before it. */
   if (!airlock_guest_stage_write (in, build, manifest_out, error))
     return FALSE;
-  rm_rf (work);
+  airlock_rm_rf (work);
   return TRUE;
 }
 
@@ -701,7 +663,7 @@ remove_stale_builds (const char *arch_dir)
     if (g_str_has_prefix (name, ".build-") || g_str_has_prefix (name, ".old-"))
       {
         g_autofree char *path = g_build_filename (arch_dir, name, NULL);
-        rm_rf (path);
+        airlock_rm_rf (path);
       }
 }
 
@@ -720,7 +682,7 @@ install_build (const char *tmp, const char *dir, const char *arch_dir, GError **
   /* --force over an existing image: swap, then remove the old one. */
   if (renameat2 (AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0)
     {
-      rm_rf (tmp);
+      airlock_rm_rf (tmp);
       return TRUE;
     }
   /* Filesystems without RENAME_EXCHANGE: move the old one aside first. */
@@ -732,7 +694,7 @@ install_build (const char *tmp, const char *dir, const char *arch_dir, GError **
     return set_io_error (error, errno, "move the old guest image", dir);
   if (rename (tmp, dir) < 0)
     return set_io_error (error, errno, "move the new guest image to", dir);
-  rm_rf (old);
+  airlock_rm_rf (old);
   return TRUE;
 }
 
@@ -770,7 +732,7 @@ ensure_kernel_stage (AirlockGuestInputs *in, const char *stage_dir,
     return NULL;
   if (!build_kernel_stage (in, tmp, options, error) || !install_build (tmp, stage_dir, in->arch_dir, error))
     {
-      rm_rf (tmp);
+      airlock_rm_rf (tmp);
       return NULL;
     }
   g_clear_pointer (&why, g_free);
@@ -876,7 +838,7 @@ airlock_guest_image_ensure (AirlockArch arch, const AirlockGuestImageOptions *op
       || !install_build (tmp, dir, in->arch_dir, &local_error))
     {
       if (tmp)
-        rm_rf (tmp);
+        airlock_rm_rf (tmp);
       propagate_in_domain (error, g_steal_pointer (&local_error));
       goto out;
     }

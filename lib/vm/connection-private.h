@@ -1,6 +1,7 @@
 /* Opening a libvirt connection, and finding what crashed runs left behind. */
 #pragma once
 
+#include "fsutil-private.h"
 #include "vm/libvirt-private.h"
 
 G_BEGIN_DECLS
@@ -52,7 +53,5 @@ gboolean airlock_owner_is_alive (const char *boot_id, const char *host, gint64 p
  * (created 0700 and checked to be ours, not a link).  NULL with @error set. */
 char *airlock_runtime_dir (GError **error);
 
-/* Removes @path recursively without following symlinks.  Best effort. */
-void airlock_rm_rf (const char *path);
 
 G_END_DECLS

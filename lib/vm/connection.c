@@ -2,6 +2,8 @@
 
 #include "vm/connection-private.h"
 
+#include "fsutil-private.h"
+
 #include "vm/domain-xml-private.h"
 #include "vm/vm.h"
 
@@ -124,30 +126,6 @@ airlock_owner_is_alive (const char *boot_id, const char *host, gint64 pid, gint6
     return FALSE;
   /* A recycled pid has another start time. */
   return proc_start_time (pid) == start_time;
-}
-
-void
-airlock_rm_rf (const char *path)
-{
-  g_autoptr (GDir) dir = NULL;
-  const char *name;
-  struct stat st;
-
-  if (lstat (path, &st) < 0)
-    return;
-  if (!S_ISDIR (st.st_mode))
-    {
-      (void) unlink (path);
-      return;
-    }
-  dir = g_dir_open (path, 0, NULL);
-  if (dir)
-    while ((name = g_dir_read_name (dir)))
-      {
-        g_autofree char *child = g_build_filename (path, name, NULL);
-        airlock_rm_rf (child);
-      }
-  (void) rmdir (path);
 }
 
 /* Attributes of <airlock:owner> and <airlock:run-dir> in our metadata. */
