@@ -436,12 +436,36 @@ load_module (const char *path)
   return r == -EEXIST ? 0 : r;
 }
 
-/* Loads every module of MODULE_LIST in its order (the list is already in
- * dependency order; paths are relative to the initramfs root).  A failure is
- * logged and not fatal here: whether it mattered shows when the evidence
- * port does or does not appear.  Returns the number of failures. */
+/* Modules the evidence port needs.  They load before the hello; the rest
+ * (network, block, filesystems) load right after it, so the host's
+ * boot-to-ready does not wait for modules the handshake does not use. */
+static const char *const port_modules[] = {
+  "virtio", "virtio_ring", "virtio_pci_modern_dev", "virtio_pci_legacy_dev",
+  "virtio_pci", "virtio_console",
+};
+
+enum module_phase { MODULES_FOR_PORT, MODULES_AFTER_HELLO };
+
+/* Is the module at @path (".../name.ko[.xz|.zst|.gz]") one the port needs? */
+static bool
+is_port_module (const char *path)
+{
+  const char *base = strrchr (path, '/') ? strrchr (path, '/') + 1 : path;
+  size_t len = strcspn (base, ".");
+
+  for (size_t i = 0; i < sizeof port_modules / sizeof port_modules[0]; i++)
+    if (strlen (port_modules[i]) == len && strncmp (base, port_modules[i], len) == 0)
+      return true;
+  return false;
+}
+
+/* Loads the modules of MODULE_LIST that belong to @phase, in list order
+ * (the list is already in dependency order, and the port's modules depend
+ * on nothing else in it; paths are relative to the initramfs root).  A
+ * failure is logged and not fatal here: whether it mattered shows when the
+ * evidence port does or does not appear.  Returns the number of failures. */
 static unsigned
-load_modules (void)
+load_modules (enum module_phase phase)
 {
   static char list[MODULE_LIST_MAX];
   unsigned loaded = 0, failed = 0;
@@ -451,7 +475,8 @@ load_modules (void)
   n = read_file (MODULE_LIST, list, sizeof list);
   if (n == -ENOENT)
     {
-      console_log ("no '%s': loading no modules", MODULE_LIST);
+      if (phase == MODULES_FOR_PORT)
+        console_log ("no '%s': loading no modules", MODULE_LIST);
       return 0;
     }
   if (n < 0)
@@ -467,6 +492,8 @@ load_modules (void)
       line[strcspn (line, "\r")] = '\0';
       if (line[0] == '\0' || line[0] == '#')
         continue;
+      if (is_port_module (line) != (phase == MODULES_FOR_PORT))
+        continue;
       r = load_module (line);
       if (r < 0)
         {
@@ -476,7 +503,8 @@ load_modules (void)
       else
         loaded++;
     }
-  console_log ("loaded %u module(s), %u failed", loaded, failed);
+  console_log ("loaded %u module(s) %s, %u failed", loaded,
+               phase == MODULES_FOR_PORT ? "for the evidence port" : "after the hello", failed);
   return failed;
 }
 
@@ -920,8 +948,8 @@ main (int argc, char **argv)
   console_log ("started on %s %s; run_ms=%u%s%s", id.uts.machine, id.uts.release,
                cfg.run_ms, cfg.test != TEST_NONE ? "; TEST MODE " : "", cfg.test_name);
 
-  /* 2. Modules. */
-  module_failures = load_modules ();
+  /* 2. The modules the evidence port needs; the rest follow the hello. */
+  module_failures = load_modules (MODULES_FOR_PORT);
 
   /* 3. The evidence port, and the proof that it is exclusive. */
   t = clock_ns (CLOCK_MONOTONIC);
@@ -972,6 +1000,10 @@ main (int argc, char **argv)
     die ("the host asked for heartbeats every 0 ms");
 
   misbehave_after_hello (cfg.test);
+
+  /* The remaining modules, before anything runs that could need them. */
+  if (load_modules (MODULES_AFTER_HELLO) > 0)
+    channel_send_log ("some kernel modules failed to load after the hello; see the console log");
 
   /* 5. The run. */
   r = run_boot_check (&cfg, host.heartbeat_ms, &result);

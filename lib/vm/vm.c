@@ -637,6 +637,17 @@ endpoint_close (AirlockEndpoint *ep)
     }
 }
 
+/* Called with vm->lock held. */
+static void
+wait_for_stop_event (AirlockVm *vm, guint timeout_ms)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) timeout_ms * 1000;
+
+  while (!vm->domain_stopped)
+    if (!g_cond_wait_until (&vm->cond, &vm->lock, deadline))
+      break;
+}
+
 static void
 teardown (AirlockVm *vm)
 {
@@ -674,8 +685,16 @@ teardown (AirlockVm *vm)
     g_thread_join (g_steal_pointer (&vm->evidence_thread));
   if (vm->console_thread)
     g_thread_join (g_steal_pointer (&vm->console_thread));
+  /* libvirt delivers the stop event asynchronously; it says why the domain
+   * stopped (QEMU died, crashed, destroyed from outside), so wait for it
+   * before letting the callback go. */
   if (vm->lifecycle_cb >= 0)
-    (void) virConnectDomainEventDeregisterAny (vm->conn->conn, vm->lifecycle_cb);
+    {
+      g_mutex_lock (&vm->lock);
+      wait_for_stop_event (vm, 2000);
+      g_mutex_unlock (&vm->lock);
+      (void) virConnectDomainEventDeregisterAny (vm->conn->conn, vm->lifecycle_cb);
+    }
   vm->lifecycle_cb = -1;
   if ((vm->evidence_ep.stream || vm->console_ep.stream) && uuid[0])
     wait_domain_gone (vm, uuid);
@@ -750,6 +769,11 @@ airlock_vm_run (AirlockVm *vm, GError **error)
        * embedded, teardown kills QEMU at once (the evidence is complete). */
       if (airlock_channel_get_state (vm->channel) == AIRLOCK_CHANNEL_COMPLETE && !vm->conn->embedded)
         wait_for_poweroff (vm);
+      else if (vm->evidence_eof && airlock_channel_get_state (vm->channel) != AIRLOCK_CHANNEL_COMPLETE)
+        /* The channel closed under us: QEMU died or the guest stopped.  Let
+         * libvirt notice first, so its stop event says which, instead of
+         * our destroy. */
+        wait_for_stop_event (vm, 2000);
       g_mutex_unlock (&vm->lock);
     }
   else
