@@ -1,0 +1,1094 @@
+/* bench/boot: airlock's boot-to-ready per arch next to a bare-QEMU floor
+ * measured in the same run (DESIGN.md, "What fast means here").
+ *
+ * The floor is the same kernel file airlock boots, under qemu-system-* with
+ * the same machine, CPU model, memory and kernel command line tokens, and an
+ * initramfs holding only guest/floor-init, which prints one marker line and
+ * powers off.  Its "ready" is QEMU's spawn to the marker on the serial
+ * console: the kernel booted and ran init.  airlock's "ready" is the domain's
+ * creation to the guest's hello (AirlockVmTimings: hello - begin), which
+ * includes what libvirt adds, the guest's module loading and the handshake.
+ *
+ * Floor and airlock runs alternate within each round (and swap order every
+ * round) so that machine noise hits both alike.  Medians are printed with the
+ * ratio; this is a benchmark, not a test: nothing fails on a slow ratio, but
+ * the exit status is 1 when a run fails outright. */
+#define _GNU_SOURCE   /* memmem */
+
+#include "config.h"
+
+#include "airlock.h"
+#include "guestimg/cpio-private.h"
+#include "vm/domain-xml-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EXIT_RUN_FAILED 1
+#define EXIT_USAGE 2
+
+/* guest/floor-init.c writes this line to the console. */
+#define FLOOR_MARKER "airlock-floor: init"
+#define FLOOR_TIMEOUT_S 60
+#define FLOOR_OUTPUT_CAP (1024 * 1024)
+/* What airlock's domain gives the guest (lib/vm/vm.c defaults). */
+#define GUEST_MEMORY_MIB 512
+/* The kernel command line tokens lib/vm/domain-xml.c puts after console=;
+ * airlock adds only airlock.* tokens for its own init. */
+#define DEFAULT_CMDLINE_TOKENS "panic=-1 quiet cryptomgr.notests"
+#define TARGET_RATIO 1.5
+#define TAIL_BYTES 2000
+/* airlock's own timeouts end a boot and a run within about two minutes, but
+ * nothing bounds libvirt's part of a teardown (a console stream's abort once
+ * deadlocked there against the domain's disposal).  A benchmark must not
+ * hang CI: past this, say which run is stuck and exit. */
+#define AIRLOCK_RUN_WATCHDOG_S 300
+
+typedef struct {
+  double ready;   /* spawn → marker on the console */
+  double exit;    /* spawn → QEMU reaped */
+} FloorSample;
+
+typedef struct {
+  double connect;   /* airlock_vm_new (): connection and sweep; not in ready */
+  double ready;     /* begin → hello */
+  double define;    /* begin → created */
+  double start;     /* created → started (streams open, host hello, resume) */
+  double kernel;    /* started → first console byte */
+  double to_hello;  /* started → hello */
+  double guest_up;  /* the guest's uptime in its hello: kernel and init, as the guest saw it */
+  double teardown;  /* trailer → stopped */
+} AirlockSample;
+
+typedef struct {
+  AirlockArch arch;
+  AirlockGuestImage *image;
+  char *qemu;
+  char *qemu_version;
+  char *floor_initrd;
+  GArray *floor;       /* FloorSample, measured rounds only */
+  GArray *airlock;     /* AirlockSample, measured rounds only */
+  char *failure;       /* the first failure, which ends this arch's rounds */
+  guint noisy_rounds;  /* rounds that started with another QEMU running */
+  double steal;        /* share of the CPU time wanted during measured rounds
+                        * that the hypervisor gave to someone else; -1: unknown */
+} ArchBench;
+
+typedef struct {
+  int rounds;
+  int warmup;
+  int wait_idle_s;     /* before a round, wait this long for other QEMUs to end */
+  gboolean json;
+  gboolean floor_only;
+  char *cmdline_tokens;
+  char **floor_args;   /* extra QEMU arguments for the floor, for experiments */
+  char *load_before;   /* /proc/loadavg's first three fields at the start */
+} BenchOptions;
+
+typedef struct {
+  double median;
+  double min;
+  double max;
+} Stats;
+
+static void
+arch_bench_clear (ArchBench *ab)
+{
+  g_clear_pointer (&ab->image, airlock_guest_image_free);
+  g_clear_pointer (&ab->qemu, g_free);
+  g_clear_pointer (&ab->qemu_version, g_free);
+  if (ab->floor_initrd)
+    (void) g_unlink (ab->floor_initrd);
+  g_clear_pointer (&ab->floor_initrd, g_free);
+  g_clear_pointer (&ab->floor, g_array_unref);
+  g_clear_pointer (&ab->airlock, g_array_unref);
+  g_clear_pointer (&ab->failure, g_free);
+}
+
+static double
+secs (gint64 from, gint64 to)
+{
+  return (from && to && to >= from) ? (to - from) / 1e6 : -1;
+}
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a;
+  double y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+/* Median, min and max of the double at @offset in each of @samples
+ * (-1 when there are none, or a sample lacks the point). */
+static Stats
+stats_of (GArray *samples, gsize offset)
+{
+  g_autoptr (GArray) v = g_array_new (FALSE, FALSE, sizeof (double));
+  Stats s = { -1, -1, -1 };
+  guint n;
+
+  for (guint i = 0; i < samples->len; i++)
+    {
+      const char *base = samples->data + (gsize) i * g_array_get_element_size (samples);
+      double x = *(const double *) (base + offset);
+
+      if (x >= 0)
+        g_array_append_val (v, x);
+    }
+  n = v->len;
+  if (n == 0)
+    return s;
+  g_array_sort (v, compare_doubles);
+  s.min = g_array_index (v, double, 0);
+  s.max = g_array_index (v, double, n - 1);
+  s.median = n % 2 ? g_array_index (v, double, n / 2)
+                   : (g_array_index (v, double, n / 2 - 1) + g_array_index (v, double, n / 2)) / 2;
+  return s;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static void
+on_image_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
+{
+  char **last_stage = user_data;
+
+  /* One line per stage: this goes to logs more often than to a terminal. */
+  if (g_strcmp0 (*last_stage, stage) == 0)
+    return;
+  fprintf (stderr, "bench/boot: %s\n", stage);
+  g_free (*last_stage);
+  *last_stage = g_strdup (stage);
+}
+
+static char *
+qemu_for_arch (AirlockArch arch)
+{
+  const char *env = g_getenv (arch == AIRLOCK_ARCH_AMD64 ? "AIRLOCK_QEMU_X86_64" : "AIRLOCK_QEMU_AARCH64");
+
+  /* libvirt picks its own emulator unless airlock is told one: on a stock
+   * Debian host that is this same configured path. */
+  if (env && *env)
+    return g_strdup (env);
+  return g_strdup (arch == AIRLOCK_ARCH_AMD64 ? AIRLOCK_QEMU_X86_64 : AIRLOCK_QEMU_AARCH64);
+}
+
+static char *
+qemu_version (const char *qemu)
+{
+  const char *argv[] = { qemu, "--version", NULL };
+  g_autofree char *out = NULL;
+  char *nl;
+
+  if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out,
+                     NULL, NULL, NULL) || !out)
+    return g_strdup ("unknown");
+  nl = strchr (out, '\n');
+  if (nl)
+    *nl = '\0';
+  return g_steal_pointer (&out);
+}
+
+/* Writes an initramfs holding only /init = floor-init-<arch> into @tmp_dir.
+ * Returns its path, or NULL with @error set. */
+static char *
+write_floor_initrd (AirlockArch arch, const char *tmp_dir, GError **error)
+{
+  const char *arch_name = airlock_arch_to_string (arch);
+  g_autofree char *program_name = g_strdup_printf ("floor-init-%s", arch_name);
+  g_autofree char *program = g_build_filename (airlock_guest_programs_dir (), program_name, NULL);
+  g_autofree char *name = g_strdup_printf ("floor-%s.cpio", arch_name);
+  g_autofree char *path = g_build_filename (tmp_dir, name, NULL);
+  g_autoptr (AirlockCpio) cpio = airlock_cpio_new ();
+  g_autoptr (GFile) file = g_file_new_for_path (path);
+  g_autoptr (GFileOutputStream) out = NULL;
+
+  if (!g_file_test (program, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
+                   "cannot find the floor init '%s': build it (guest/floor-init.c) or point "
+                   "$AIRLOCK_GUEST_DIR at the directory holding %s",
+                   program, program_name);
+      return NULL;
+    }
+  if (!airlock_cpio_add_file (cpio, "init", 0755, program, error))
+    return NULL;
+  out = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_PRIVATE, NULL, error);
+  if (!out)
+    return NULL;
+  if (!airlock_cpio_write (cpio, G_OUTPUT_STREAM (out), NULL, NULL, error)
+      || !g_output_stream_close (G_OUTPUT_STREAM (out), NULL, error))
+    {
+      g_prefix_error (error, "cannot write the floor initramfs '%s': ", path);
+      (void) g_unlink (path);
+      return NULL;
+    }
+  return g_steal_pointer (&path);
+}
+
+/* Other QEMUs compete for the two cores and make the numbers noisy.  Ours
+ * are all gone between rounds, so any QEMU seen then is someone else's. */
+static guint
+count_other_qemus (void)
+{
+  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *entry;
+  guint n = 0;
+
+  if (!proc)
+    return 0;
+  while ((entry = g_dir_read_name (proc)))
+    {
+      g_autofree char *comm_path = NULL;
+      g_autofree char *comm = NULL;
+
+      if (!g_ascii_isdigit (entry[0]))
+        continue;
+      comm_path = g_build_filename ("/proc", entry, "comm", NULL);
+      if (g_file_get_contents (comm_path, &comm, NULL, NULL) && g_str_has_prefix (comm, "qemu-system"))
+        n++;
+    }
+  return n;
+}
+
+/* Waits up to @max_s seconds for other QEMUs to end.  Returns how many
+ * still run. */
+static guint
+wait_for_other_qemus (int max_s)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) max_s * G_USEC_PER_SEC;
+  guint others = count_other_qemus ();
+
+  if (others > 0 && max_s > 0)
+    fprintf (stderr, "bench/boot: waiting up to %d s for %u other QEMU process(es) to end\n", max_s, others);
+  while (others > 0 && g_get_monotonic_time () < deadline)
+    {
+      g_usleep (G_USEC_PER_SEC);
+      others = count_other_qemus ();
+    }
+  return others;
+}
+
+/* The 1, 5 and 15 minute load averages, as text: a busy machine explains
+ * a noisy run. */
+static char *
+load_average (void)
+{
+  g_autofree char *text = NULL;
+  g_auto (GStrv) fields = NULL;
+
+  if (!g_file_get_contents ("/proc/loadavg", &text, NULL, NULL))
+    return g_strdup ("unknown");
+  fields = g_strsplit (g_strstrip (text), " ", 4);
+  if (g_strv_length (fields) < 3)
+    return g_strdup ("unknown");
+  return g_strdup_printf ("%s %s %s", fields[0], fields[1], fields[2]);
+}
+
+/* /proc/stat's first line: the ticks all CPUs spent busy (steal included)
+ * and stolen by the hypervisor we run under. */
+static gboolean
+read_cpu_ticks (guint64 *ret_busy, guint64 *ret_steal)
+{
+  g_autofree char *text = NULL;
+  guint64 user, nice, system, idle, iowait, irq, softirq, steal;
+
+  if (!g_file_get_contents ("/proc/stat", &text, NULL, NULL)
+      || sscanf (text, "cpu %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+                 " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+                 " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT,
+                 &user, &nice, &system, &idle, &iowait, &irq, &softirq, &steal) != 8)
+    return FALSE;
+  *ret_busy = user + nice + system + irq + softirq + steal;
+  *ret_steal = steal;
+  return TRUE;
+}
+
+/* ---- the floor ---------------------------------------------------------- */
+
+static GPtrArray *
+floor_argv (const ArchBench *ab, const BenchOptions *o)
+{
+  GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
+  gboolean amd64 = ab->arch == AIRLOCK_ARCH_AMD64;
+
+  g_ptr_array_add (argv, g_strdup (ab->qemu));
+  /* The machine and CPU model airlock's domain XML asks libvirt for under TCG. */
+  g_ptr_array_add (argv, g_strdup ("-M"));
+  g_ptr_array_add (argv, g_strdup (amd64 ? "q35" : "virt"));
+  g_ptr_array_add (argv, g_strdup ("-cpu"));
+  g_ptr_array_add (argv, g_strdup (amd64 ? "max" : "cortex-a57"));
+  g_ptr_array_add (argv, g_strdup ("-accel"));
+  g_ptr_array_add (argv, g_strdup ("tcg"));
+  g_ptr_array_add (argv, g_strdup ("-m"));
+  g_ptr_array_add (argv, g_strdup_printf ("%d", GUEST_MEMORY_MIB));
+  g_ptr_array_add (argv, g_strdup ("-nodefaults"));
+  g_ptr_array_add (argv, g_strdup ("-no-user-config"));
+  /* What libvirt passes.  -nographic would also make SeaBIOS draw its boot
+   * messages on the serial port (sercon): ~0.1 s more for the amd64 floor
+   * under TCG, which would flatter airlock. */
+  g_ptr_array_add (argv, g_strdup ("-display"));
+  g_ptr_array_add (argv, g_strdup ("none"));
+  g_ptr_array_add (argv, g_strdup ("-no-reboot"));
+  g_ptr_array_add (argv, g_strdup ("-serial"));
+  g_ptr_array_add (argv, g_strdup ("stdio"));
+  g_ptr_array_add (argv, g_strdup ("-kernel"));
+  g_ptr_array_add (argv, g_strdup (ab->image->kernel_path));
+  g_ptr_array_add (argv, g_strdup ("-initrd"));
+  g_ptr_array_add (argv, g_strdup (ab->floor_initrd));
+  g_ptr_array_add (argv, g_strdup ("-append"));
+  g_ptr_array_add (argv, g_strdup_printf ("console=%s%s%s", airlock_domain_console_device (ab->arch),
+                                          *o->cmdline_tokens ? " " : "", o->cmdline_tokens));
+  for (char **a = o->floor_args; a && *a; a++)
+    g_ptr_array_add (argv, g_strdup (*a));
+  g_ptr_array_add (argv, NULL);
+  return argv;
+}
+
+static void
+print_tail (const char *what, const guint8 *data, gsize len)
+{
+  gsize from = len > TAIL_BYTES ? len - TAIL_BYTES : 0;
+
+  fprintf (stderr, "bench/boot: %s, last %" G_GSIZE_FORMAT " bytes:\n%.*s\n", what, len - from,
+           (int) (len - from), (const char *) data + from);
+}
+
+/* Boots the floor once.  Returns FALSE with @error set when QEMU cannot be
+ * spawned, the marker does not appear, QEMU does not exit within
+ * FLOOR_TIMEOUT_S (it is then killed), or it exits with a failure. */
+static gboolean
+run_floor (const ArchBench *ab, const BenchOptions *o, FloorSample *ret_sample, GError **error)
+{
+  g_autoptr (GPtrArray) argv = floor_argv (ab, o);
+  g_autoptr (GByteArray) output = g_byte_array_new ();
+  const char *arch_name = airlock_arch_to_string (ab->arch);
+  gsize marker_len = strlen (FLOOR_MARKER);
+  int pipe_fds[2] = { -1, -1 };
+  GPid pid = 0;
+  gint64 spawned;
+  gint64 deadline;
+  gint64 ready = 0;
+  gint64 reaped = 0;
+  gboolean eof = FALSE;
+  int wait_status = 0;
+
+  if (!g_unix_open_pipe (pipe_fds, FD_CLOEXEC, error))
+    return FALSE;
+  spawned = g_get_monotonic_time ();
+  /* stdout and stderr on one pipe: the console, and QEMU's own complaints
+   * when it fails. */
+  if (!g_spawn_async_with_pipes_and_fds (NULL, (const char *const *) argv->pdata, NULL,
+                                         G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDIN_FROM_DEV_NULL,
+                                         NULL, NULL, -1, pipe_fds[1], pipe_fds[1], NULL, NULL, 0,
+                                         &pid, NULL, NULL, NULL, error))
+    {
+      close (pipe_fds[0]);
+      close (pipe_fds[1]);
+      g_prefix_error (error, "cannot start the %s floor '%s': ", arch_name, ab->qemu);
+      return FALSE;
+    }
+  close (pipe_fds[1]);
+  deadline = spawned + (gint64) FLOOR_TIMEOUT_S * G_USEC_PER_SEC;
+
+  while (!eof)
+    {
+      gint64 now = g_get_monotonic_time ();
+      struct pollfd pfd = { .fd = pipe_fds[0], .events = POLLIN };
+      char buf[4096];
+      ssize_t got;
+      int n;
+
+      if (now >= deadline)
+        break;
+      n = poll (&pfd, 1, (int) ((deadline - now + 999) / 1000));
+      if (n <= 0)
+        continue;   /* EINTR or the deadline: the top of the loop decides */
+      got = read (pipe_fds[0], buf, sizeof buf);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        {
+          eof = TRUE;
+          break;
+        }
+      if (output->len + (gsize) got <= FLOOR_OUTPUT_CAP)
+        {
+          /* Search only what could hold a marker completed by this read. */
+          gsize from = output->len > marker_len ? output->len - marker_len : 0;
+
+          g_byte_array_append (output, (const guint8 *) buf, (guint) got);
+          if (!ready && memmem (output->data + from, output->len - from, FLOOR_MARKER, marker_len))
+            ready = g_get_monotonic_time ();
+        }
+    }
+  close (pipe_fds[0]);
+
+  /* QEMU closes its output only when it exits; still, never wait unbounded. */
+  while (!reaped)
+    {
+      pid_t r = waitpid (pid, &wait_status, WNOHANG);
+
+      if (r == pid)
+        reaped = g_get_monotonic_time ();
+      else if (r < 0 && errno != EINTR)
+        break;
+      else if (g_get_monotonic_time () >= deadline)
+        {
+          (void) kill (pid, SIGKILL);
+          (void) waitpid (pid, &wait_status, 0);
+          break;
+        }
+      else
+        g_usleep (1000);
+    }
+  g_spawn_close_pid (pid);
+
+  if (!reaped)
+    {
+      print_tail ("floor console", output->data, output->len);
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_TIMED_OUT,
+                   "the %s floor did not power off within %d s (%s); killed it", arch_name,
+                   FLOOR_TIMEOUT_S, ready ? "its init ran" : "its init never ran");
+      return FALSE;
+    }
+  if (!ready || !WIFEXITED (wait_status) || WEXITSTATUS (wait_status) != 0)
+    {
+      print_tail ("floor console", output->data, output->len);
+      if (!ready)
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                     "the %s floor never printed '%s' (its init did not run)", arch_name, FLOOR_MARKER);
+      else
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "the %s floor's QEMU %s %d", arch_name,
+                     WIFEXITED (wait_status) ? "exited with status" : "was killed by signal",
+                     WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : WTERMSIG (wait_status));
+      return FALSE;
+    }
+  ret_sample->ready = secs (spawned, ready);
+  ret_sample->exit = secs (spawned, reaped);
+  return TRUE;
+}
+
+/* ---- airlock ------------------------------------------------------------- */
+
+static struct {
+  GMutex lock;
+  GCond cond;
+  gint64 deadline;    /* 0: disarmed */
+  char *what;         /* "amd64 round 3/5" */
+  char *domain_name;  /* of the run in progress, once known */
+  const char *tmp_dir;  /* to remove before giving up */
+} watchdog;
+
+/* Removes the floor initramfs files and their temporary directory. */
+static void
+remove_tmp_dir (const char *tmp_dir)
+{
+  g_autoptr (GDir) dir = g_dir_open (tmp_dir, 0, NULL);
+  const char *entry;
+
+  while (dir && (entry = g_dir_read_name (dir)))
+    {
+      g_autofree char *path = g_build_filename (tmp_dir, entry, NULL);
+
+      (void) g_unlink (path);
+    }
+  (void) g_rmdir (tmp_dir);
+}
+
+/* Kills the QEMU of domain @name (libvirt names it in "-name guest=NAME,…"),
+ * so a stuck run leaves no guest behind.  Returns the pid killed, or 0. */
+static pid_t
+kill_domain_qemu (const char *name)
+{
+  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
+  g_autofree char *needle = g_strdup_printf ("guest=%s,", name);
+  const char *entry;
+
+  while (proc && (entry = g_dir_read_name (proc)))
+    {
+      g_autofree char *path = NULL;
+      g_autofree char *cmdline = NULL;
+      gsize len;
+
+      if (!g_ascii_isdigit (entry[0]))
+        continue;
+      path = g_build_filename ("/proc", entry, "cmdline", NULL);
+      if (!g_file_get_contents (path, &cmdline, &len, NULL))
+        continue;
+      for (gsize off = 0; off < len; off += strlen (cmdline + off) + 1)
+        if (g_str_has_prefix (cmdline + off, needle))
+          {
+            pid_t pid = (pid_t) g_ascii_strtoll (entry, NULL, 10);
+
+            (void) kill (pid, SIGKILL);
+            return pid;
+          }
+    }
+  return 0;
+}
+
+static gpointer
+watchdog_thread (gpointer data)
+{
+  g_mutex_lock (&watchdog.lock);
+  for (;;)
+    {
+      if (!watchdog.deadline)
+        g_cond_wait (&watchdog.cond, &watchdog.lock);
+      else if (g_get_monotonic_time () < watchdog.deadline)
+        g_cond_wait_until (&watchdog.cond, &watchdog.lock, watchdog.deadline);
+      else
+        {
+          pid_t killed = watchdog.domain_name ? kill_domain_qemu (watchdog.domain_name) : 0;
+
+          fprintf (stderr, "bench/boot: %s: the airlock run (domain '%s') did not end within %d s; "
+                   "%s; giving up\n", watchdog.what, watchdog.domain_name ? watchdog.domain_name : "-",
+                   AIRLOCK_RUN_WATCHDOG_S, killed ? "killed its QEMU" : "no QEMU of it was running");
+          fflush (stderr);
+          if (watchdog.tmp_dir)
+            remove_tmp_dir (watchdog.tmp_dir);
+          _exit (EXIT_RUN_FAILED);
+        }
+    }
+  g_mutex_unlock (&watchdog.lock);
+  return NULL;
+}
+
+static void
+watchdog_arm (const char *what)
+{
+  g_mutex_lock (&watchdog.lock);
+  g_free (watchdog.what);
+  watchdog.what = g_strdup (what);
+  g_clear_pointer (&watchdog.domain_name, g_free);
+  watchdog.deadline = g_get_monotonic_time () + (gint64) AIRLOCK_RUN_WATCHDOG_S * G_USEC_PER_SEC;
+  g_cond_signal (&watchdog.cond);
+  g_mutex_unlock (&watchdog.lock);
+}
+
+static void
+watchdog_set_domain (const char *name)
+{
+  g_mutex_lock (&watchdog.lock);
+  g_free (watchdog.domain_name);
+  watchdog.domain_name = g_strdup (name);
+  g_mutex_unlock (&watchdog.lock);
+}
+
+static void
+watchdog_disarm (void)
+{
+  g_mutex_lock (&watchdog.lock);
+  watchdog.deadline = 0;
+  g_cond_signal (&watchdog.cond);
+  g_mutex_unlock (&watchdog.lock);
+}
+
+/* Boots one airlock guest through the library, as `airlock boot` does.
+ * Returns FALSE with @error set when the VM cannot be prepared or started or
+ * the run is not complete. */
+static gboolean
+run_airlock (const ArchBench *ab, const AirlockVmOptions *vm_opts, AirlockSample *ret_sample,
+             GError **error)
+{
+  g_autoptr (AirlockVm) vm = NULL;
+  const AirlockVmTimings *t;
+  const AirlockGuestHello *hello;
+  gint64 before_new = g_get_monotonic_time ();
+  gint64 after_new;
+  GPtrArray *swept;
+
+  vm = airlock_vm_new (ab->arch, ab->image, vm_opts, error);
+  if (!vm)
+    return FALSE;
+  after_new = g_get_monotonic_time ();
+  watchdog_set_domain (airlock_vm_get_domain_name (vm));
+  swept = airlock_vm_get_swept (vm);
+  for (guint i = 0; i < swept->len; i++)
+    fprintf (stderr, "bench/boot: removed domain '%s' left behind by a crashed run\n",
+             (const char *) swept->pdata[i]);
+  if (!airlock_vm_run (vm, error))
+    return FALSE;
+  if (!airlock_vm_is_complete (vm))
+    {
+      g_autoptr (GBytes) console = airlock_vm_get_console (vm);
+      gsize len;
+      const guint8 *data = g_bytes_get_data (console, &len);
+
+      print_tail ("airlock console", data, len);
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                   "the %s airlock run is not complete: %s", airlock_arch_to_string (ab->arch),
+                   airlock_vm_get_reason (vm));
+      return FALSE;
+    }
+  t = airlock_vm_get_timings (vm);
+  ret_sample->connect = secs (before_new, after_new);
+  ret_sample->ready = secs (t->begin, t->hello);
+  ret_sample->define = secs (t->begin, t->created);
+  ret_sample->start = secs (t->created, t->started);
+  ret_sample->kernel = secs (t->started, t->first_console);
+  ret_sample->to_hello = secs (t->started, t->hello);
+  ret_sample->teardown = secs (t->trailer, t->stopped);
+  hello = airlock_channel_get_hello (airlock_vm_get_channel (vm));
+  ret_sample->guest_up = hello ? hello->uptime_ns / 1e9 : -1;
+  return TRUE;
+}
+
+/* ---- rounds ------------------------------------------------------------- */
+
+static void
+bench_arch (ArchBench *ab, const BenchOptions *o, const AirlockVmOptions *vm_opts)
+{
+  const char *arch_name = airlock_arch_to_string (ab->arch);
+  int total = o->warmup + o->rounds;
+  guint64 busy_before = 0, steal_before = 0, busy_after, steal_after;
+  gboolean have_ticks = FALSE;
+
+  ab->steal = -1;
+  for (int round = 0; round < total && !ab->failure; round++)
+    {
+      g_autoptr (GError) error = NULL;
+      gboolean warm = round < o->warmup;
+      guint others = wait_for_other_qemus (o->wait_idle_s);
+      FloorSample fs = { -1, -1 };
+      AirlockSample as = { -1, -1, -1, -1, -1, -1, -1, -1 };
+      g_autofree char *label = warm ? g_strdup_printf ("warm-up %d/%d", round + 1, o->warmup)
+                                    : g_strdup_printf ("round %d/%d", round - o->warmup + 1, o->rounds);
+
+      if (round == o->warmup)
+        have_ticks = read_cpu_ticks (&busy_before, &steal_before);
+      if (others > 0)
+        {
+          fprintf (stderr, "bench/boot: %s %s: %u other QEMU process(es) running: numbers will be noisy\n",
+                   arch_name, label, others);
+          if (!warm)
+            ab->noisy_rounds++;
+        }
+      /* Alternate which goes first, so neither always runs on a machine
+       * still busy with the other's teardown. */
+      for (int half = 0; half < 2 && !error; half++)
+        {
+          gboolean floor_turn = (half == 0) == (round % 2 == 0);
+          g_autofree char *what = g_strdup_printf ("%s %s", arch_name, label);
+
+          if (floor_turn)
+            (void) run_floor (ab, o, &fs, &error);
+          else if (!o->floor_only)
+            {
+              watchdog_arm (what);
+              (void) run_airlock (ab, vm_opts, &as, &error);
+              watchdog_disarm ();
+            }
+        }
+      if (error)
+        {
+          ab->failure = g_strdup (error->message);
+          fprintf (stderr, "bench/boot: %s %s: failed: %s\n", arch_name, label, error->message);
+          break;
+        }
+      if (o->floor_only)
+        fprintf (stderr, "bench/boot: %s %s: floor ready %.2fs (exit %.2fs)\n", arch_name, label,
+                 fs.ready, fs.exit);
+      else
+        fprintf (stderr, "bench/boot: %s %s: floor ready %.2fs (exit %.2fs), airlock ready %.2fs (%.2fx)\n",
+                 arch_name, label, fs.ready, fs.exit, as.ready, as.ready / fs.ready);
+      if (warm)
+        continue;
+      g_array_append_val (ab->floor, fs);
+      if (!o->floor_only)
+        g_array_append_val (ab->airlock, as);
+    }
+  /* Under a busy hypervisor the vCPUs this machine runs on are descheduled:
+   * that, not airlock, is the usual cause of a wide min-max spread. */
+  if (have_ticks && read_cpu_ticks (&busy_after, &steal_after) && busy_after > busy_before)
+    ab->steal = (double) (steal_after - steal_before) / (double) (busy_after - busy_before);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void
+print_secs (double s)
+{
+  if (s < 0)
+    printf (" %7s", "-");
+  else
+    printf (" %6.2fs", s);
+}
+
+static void
+print_ratio (double r)
+{
+  if (r < 0)
+    printf (" %7s", "-");
+  else
+    printf (" %6.2fx", r);
+}
+
+/* Ratio of the medians: the number the target is about. */
+static double
+ratio_of (const ArchBench *ab)
+{
+  Stats f = stats_of (ab->floor, G_STRUCT_OFFSET (FloorSample, ready));
+  Stats a = stats_of (ab->airlock, G_STRUCT_OFFSET (AirlockSample, ready));
+
+  return (f.median > 0 && a.median > 0) ? a.median / f.median : -1;
+}
+
+/* Median of each round's airlock/floor ratio.  The two runs of a round are
+ * seconds apart, so a slow spell of the machine mostly hits both: this is
+ * the steadier estimate when the spread is wide. */
+static double
+paired_ratio_of (const ArchBench *ab)
+{
+  g_autoptr (GArray) ratios = g_array_new (FALSE, FALSE, sizeof (double));
+  Stats s;
+
+  if (ab->airlock->len != ab->floor->len)
+    return -1;
+  for (guint i = 0; i < ab->floor->len; i++)
+    {
+      double f = g_array_index (ab->floor, FloorSample, i).ready;
+      double a = g_array_index (ab->airlock, AirlockSample, i).ready;
+      double r = (f > 0 && a > 0) ? a / f : -1;
+
+      g_array_append_val (ratios, r);
+    }
+  s = stats_of (ratios, 0);
+  return s.median;
+}
+
+static void
+print_table (ArchBench *benches, guint n, const BenchOptions *o)
+{
+  printf ("boot-to-ready under TCG, %d MiB, 1 vCPU; median of %d round(s) after %d warm-up(s), "
+          "floor and airlock interleaved; load average before: %s\n",
+          GUEST_MEMORY_MIB, o->rounds, o->warmup, o->load_before);
+  for (guint i = 0; i < n; i++)
+    printf ("  %s: %s; kernel %s\n", airlock_arch_to_string (benches[i].arch),
+            benches[i].qemu_version, benches[i].image->kernel_path);
+
+  printf ("\n%-6s %7s %7s %7s | %7s %7s %7s | %7s %7s\n", "arch", "floor", "min", "max", "airlock",
+          "min", "max", "ratio", "paired");
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+      Stats f = stats_of (ab->floor, G_STRUCT_OFFSET (FloorSample, ready));
+      Stats a = stats_of (ab->airlock, G_STRUCT_OFFSET (AirlockSample, ready));
+
+      printf ("%-6s", airlock_arch_to_string (ab->arch));
+      print_secs (f.median);
+      print_secs (f.min);
+      print_secs (f.max);
+      printf (" |");
+      print_secs (a.median);
+      print_secs (a.min);
+      print_secs (a.max);
+      printf (" |");
+      print_ratio (ratio_of (ab));
+      print_ratio (paired_ratio_of (ab));
+      printf ("\n");
+    }
+
+  printf ("\n%-6s %7s | %7s %7s %7s %7s %7s %7s %7s\n", "median", "f-exit", "connect", "define",
+          "start", "console", "guestup", "hello", "teardwn");
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+      static const gsize airlock_columns[] = {
+        G_STRUCT_OFFSET (AirlockSample, connect), G_STRUCT_OFFSET (AirlockSample, define),
+        G_STRUCT_OFFSET (AirlockSample, start), G_STRUCT_OFFSET (AirlockSample, kernel),
+        G_STRUCT_OFFSET (AirlockSample, guest_up), G_STRUCT_OFFSET (AirlockSample, to_hello),
+        G_STRUCT_OFFSET (AirlockSample, teardown),
+      };
+
+      printf ("%-6s", airlock_arch_to_string (ab->arch));
+      print_secs (stats_of (ab->floor, G_STRUCT_OFFSET (FloorSample, exit)).median);
+      printf (" |");
+      for (guint c = 0; c < G_N_ELEMENTS (airlock_columns); c++)
+        print_secs (stats_of (ab->airlock, airlock_columns[c]).median);
+      printf ("\n");
+    }
+  printf ("f-exit: the floor's spawn to QEMU gone.  airlock: connect = airlock_vm_new (), not in\n"
+          "ready; define = domain created, vCPUs paused; start = streams open, host hello sent,\n"
+          "resumed; console = resumed to first console byte (init's first line: the kernel is\n"
+          "quiet); guestup = the guest's uptime in its hello; hello = resumed to hello;\n"
+          "ready = define + start + hello; teardwn = trailer to domain gone.\n\n");
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+      const char *arch_name = airlock_arch_to_string (ab->arch);
+      double ratio = ratio_of (ab);
+
+      if (ab->noisy_rounds)
+        printf ("%s: %u of %d round(s) ran next to another QEMU: noisy\n", arch_name,
+                ab->noisy_rounds, o->rounds);
+      if (ab->steal >= 0.05)
+        printf ("%s: the hypervisor stole %.0f%% of the CPU time the runs wanted: noisy\n",
+                arch_name, ab->steal * 100);
+      if (ab->failure)
+        printf ("%s: failed: %s\n", arch_name, ab->failure);
+      else if (ratio > 0)
+        printf ("%s: boot-to-ready ratio: %.2fx (target %.1fx)\n", arch_name, ratio, TARGET_RATIO);
+    }
+}
+
+static void
+json_add_stats (JsonBuilder *b, const char *name, GArray *samples, gsize offset)
+{
+  Stats s = stats_of (samples, offset);
+
+  json_builder_set_member_name (b, name);
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "median");
+  json_builder_add_double_value (b, s.median);
+  json_builder_set_member_name (b, "min");
+  json_builder_add_double_value (b, s.min);
+  json_builder_set_member_name (b, "max");
+  json_builder_add_double_value (b, s.max);
+  json_builder_set_member_name (b, "samples");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < samples->len; i++)
+    {
+      const char *base = samples->data + (gsize) i * g_array_get_element_size (samples);
+
+      json_builder_add_double_value (b, *(const double *) (base + offset));
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+}
+
+static void
+print_json (ArchBench *benches, guint n, const BenchOptions *o)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *text = NULL;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "accel");
+  json_builder_add_string_value (b, "tcg");
+  json_builder_set_member_name (b, "memory_mib");
+  json_builder_add_int_value (b, GUEST_MEMORY_MIB);
+  json_builder_set_member_name (b, "rounds");
+  json_builder_add_int_value (b, o->rounds);
+  json_builder_set_member_name (b, "warmup");
+  json_builder_add_int_value (b, o->warmup);
+  json_builder_set_member_name (b, "load_before");
+  json_builder_add_string_value (b, o->load_before);
+  json_builder_set_member_name (b, "target_ratio");
+  json_builder_add_double_value (b, TARGET_RATIO);
+  json_builder_set_member_name (b, "arches");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+      double ratio = ratio_of (ab);
+      double paired = paired_ratio_of (ab);
+
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "arch");
+      json_builder_add_string_value (b, airlock_arch_to_string (ab->arch));
+      json_builder_set_member_name (b, "qemu");
+      json_builder_add_string_value (b, ab->qemu_version);
+      json_builder_set_member_name (b, "kernel");
+      json_builder_add_string_value (b, ab->image->kernel_path);
+      json_builder_set_member_name (b, "kernel_sha256");
+      json_builder_add_string_value (b, ab->image->kernel_sha256);
+      json_builder_set_member_name (b, "noisy_rounds");
+      json_builder_add_int_value (b, ab->noisy_rounds);
+      json_builder_set_member_name (b, "steal");
+      if (ab->steal >= 0)
+        json_builder_add_double_value (b, ab->steal);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "failure");
+      if (ab->failure)
+        json_builder_add_string_value (b, ab->failure);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "ratio");
+      if (ratio > 0)
+        json_builder_add_double_value (b, ratio);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "paired_ratio");
+      if (paired > 0)
+        json_builder_add_double_value (b, paired);
+      else
+        json_builder_add_null_value (b);
+      json_builder_set_member_name (b, "floor");
+      json_builder_begin_object (b);
+      json_add_stats (b, "ready", ab->floor, G_STRUCT_OFFSET (FloorSample, ready));
+      json_add_stats (b, "exit", ab->floor, G_STRUCT_OFFSET (FloorSample, exit));
+      json_builder_end_object (b);
+      json_builder_set_member_name (b, "airlock");
+      json_builder_begin_object (b);
+      json_add_stats (b, "ready", ab->airlock, G_STRUCT_OFFSET (AirlockSample, ready));
+      json_add_stats (b, "connect", ab->airlock, G_STRUCT_OFFSET (AirlockSample, connect));
+      json_add_stats (b, "define", ab->airlock, G_STRUCT_OFFSET (AirlockSample, define));
+      json_add_stats (b, "start", ab->airlock, G_STRUCT_OFFSET (AirlockSample, start));
+      json_add_stats (b, "first_console", ab->airlock, G_STRUCT_OFFSET (AirlockSample, kernel));
+      json_add_stats (b, "start_to_hello", ab->airlock, G_STRUCT_OFFSET (AirlockSample, to_hello));
+      json_add_stats (b, "guest_uptime_at_hello", ab->airlock, G_STRUCT_OFFSET (AirlockSample, guest_up));
+      json_add_stats (b, "teardown", ab->airlock, G_STRUCT_OFFSET (AirlockSample, teardown));
+      json_builder_end_object (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  text = json_generator_to_data (gen, NULL);
+  printf ("%s\n", text);
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+int
+main (int argc, char **argv)
+{
+  g_autofree char *arch_spec = NULL;
+  g_autofree char *cache_dir = NULL;
+  g_autofree char *cmdline_tokens = NULL;
+  g_auto (GStrv) floor_args = NULL;
+  g_autofree char *tmp_dir = NULL;
+  g_autofree char *last_stage = NULL;
+  g_autofree char *load_before = NULL;
+  g_autoptr (GOptionContext) ctx = NULL;
+  g_autoptr (GError) error = NULL;
+  BenchOptions o = { .rounds = 5, .warmup = 1 };
+  ArchBench benches[AIRLOCK_N_ARCHES] = { 0 };
+  guint n = 0;
+  int status = 0;
+  GOptionEntry entries[] = {
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec, "amd64, arm64 or all (default: all)", "ARCH" },
+    { "rounds", 'n', 0, G_OPTION_ARG_INT, &o.rounds, "measured rounds per arch (default: 5)", "N" },
+    { "warmup", 0, 0, G_OPTION_ARG_INT, &o.warmup, "unmeasured rounds first (default: 1)", "N" },
+    { "wait-idle", 0, 0, G_OPTION_ARG_INT, &o.wait_idle_s,
+      "before each round, wait up to S seconds for other QEMUs to end (default: 0)", "S" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "print the results as JSON, with every sample", NULL },
+    { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir,
+      "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { "floor-only", 0, 0, G_OPTION_ARG_NONE, &o.floor_only, "boot only the floor (for experiments)", NULL },
+    { "floor-cmdline", 0, 0, G_OPTION_ARG_STRING, &cmdline_tokens,
+      "the floor's kernel arguments after console= (default: '" DEFAULT_CMDLINE_TOKENS "', as airlock's)", "ARGS" },
+    { "floor-qemu-arg", 0, 0, G_OPTION_ARG_STRING_ARRAY, &floor_args,
+      "append one argument to the floor's QEMU command line (repeatable, for experiments)", "ARG" },
+    { NULL },
+  };
+
+  g_set_prgname ("bench/boot");
+  g_thread_unref (g_thread_new ("bench-watchdog", watchdog_thread, NULL));
+  ctx = g_option_context_new ("- airlock boot-to-ready next to a bare-QEMU floor");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "bench/boot: %s\n", error->message);
+      return EXIT_USAGE;
+    }
+  if (argc > 1 || o.rounds < 1 || o.warmup < 0 || o.wait_idle_s < 0)
+    {
+      fprintf (stderr, "bench/boot: %s\n",
+               argc > 1 ? "unexpected arguments"
+                        : "--rounds must be at least 1, --warmup and --wait-idle not negative");
+      return EXIT_USAGE;
+    }
+  o.cmdline_tokens = cmdline_tokens ? cmdline_tokens : (char *) DEFAULT_CMDLINE_TOKENS;
+  o.floor_args = floor_args;
+  if (!arch_spec || g_str_equal (arch_spec, "all"))
+    {
+      benches[n++].arch = AIRLOCK_ARCH_AMD64;
+      benches[n++].arch = AIRLOCK_ARCH_ARM64;
+    }
+  else if (!airlock_arch_from_string (arch_spec, &benches[n++].arch))
+    {
+      fprintf (stderr, "bench/boot: unknown arch '%s' (expected amd64, arm64 or all)\n", arch_spec);
+      return EXIT_USAGE;
+    }
+
+  tmp_dir = g_dir_make_tmp ("airlock-bench-boot-XXXXXX", &error);
+  if (!tmp_dir)
+    {
+      fprintf (stderr, "bench/boot: cannot create a temporary directory: %s\n", error->message);
+      return EXIT_RUN_FAILED;
+    }
+  g_mutex_lock (&watchdog.lock);
+  watchdog.tmp_dir = tmp_dir;
+  g_mutex_unlock (&watchdog.lock);
+
+  {
+    AirlockGuestImageOptions img_opts = {
+      .cache_dir = cache_dir,
+      .progress = on_image_progress,
+      .progress_data = &last_stage,
+    };
+    /* TCG explicitly: the floor is TCG, and a KVM probe would only add noise.
+     * A 1 ms run: only the boot is measured, the rest is kept short. */
+    AirlockVmOptions vm_opts = {
+      .cache_dir = cache_dir,
+      .accel = AIRLOCK_ACCEL_TCG,
+      .memory_mib = GUEST_MEMORY_MIB,
+      .guest_run_ms = 1,
+    };
+
+    for (guint i = 0; i < n && status == 0; i++)
+      {
+        ArchBench *ab = &benches[i];
+
+        ab->floor = g_array_new (FALSE, FALSE, sizeof (FloorSample));
+        ab->airlock = g_array_new (FALSE, FALSE, sizeof (AirlockSample));
+        ab->image = airlock_guest_image_ensure (ab->arch, &img_opts, &error);
+        if (!ab->image)
+          {
+            fprintf (stderr, "bench/boot: %s\n", error->message);
+            status = EXIT_RUN_FAILED;
+            break;
+          }
+        ab->floor_initrd = write_floor_initrd (ab->arch, tmp_dir, &error);
+        if (!ab->floor_initrd)
+          {
+            fprintf (stderr, "bench/boot: %s\n", error->message);
+            status = EXIT_RUN_FAILED;
+            break;
+          }
+        ab->qemu = qemu_for_arch (ab->arch);
+        ab->qemu_version = qemu_version (ab->qemu);
+      }
+
+    load_before = load_average ();
+    o.load_before = load_before;
+    for (guint i = 0; i < n && status == 0; i++)
+      bench_arch (&benches[i], &o, &vm_opts);
+  }
+
+  if (status == 0)
+    {
+      if (o.json)
+        print_json (benches, n, &o);
+      else
+        print_table (benches, n, &o);
+      for (guint i = 0; i < n; i++)
+        if (benches[i].failure)
+          status = EXIT_RUN_FAILED;
+    }
+
+  for (guint i = 0; i < n; i++)
+    arch_bench_clear (&benches[i]);
+  remove_tmp_dir (tmp_dir);
+  return status;
+}
