@@ -24,6 +24,7 @@
 #include "evidence/channel.h"
 
 #include "fuzz-channel.h"
+#include "fuzz-util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,43 +36,12 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 #define FUZZ_REAL_US 1700000000000000
 #define FUZZ_BYTEWISE_MAX 2048
 
-/* Not g_assert(): that can be compiled out, and a fuzzer that cannot fail
- * proves nothing. */
-#define fuzz_check(cond) \
-  do { \
-    if (!(cond)) \
-      { \
-        fprintf (stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-        abort (); \
-      } \
-  } while (0)
-
 typedef enum {
   FEED_WHOLE,
   FEED_BYTES,
   FEED_RANDOM,
   FEED_TIMED,
 } FeedMode;
-
-static guint64
-splitmix64 (guint64 *state)
-{
-  guint64 z = (*state += 0x9e3779b97f4a7c15ull);
-
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static guint64
-input_seed (const guint8 *data, gsize size)
-{
-  guint64 h = 0xcbf29ce484222325ull;
-
-  for (gsize i = 0; i < size; i++)
-    h = (h ^ data[i]) * 0x100000001b3ull;
-  return h;
-}
 
 typedef struct {
   guint64 calls;
@@ -90,15 +60,6 @@ check_frame (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_d
   fuzz_check (airlock_channel_get_state (channel) != AIRLOCK_CHANNEL_INCONCLUSIVE);
   fc->calls++;
   fc->next_offset += frame->size;
-}
-
-static void
-check_safe_text (const char *text)
-{
-  fuzz_check (text != NULL);
-  fuzz_check (g_utf8_validate (text, -1, NULL));
-  for (const char *p = text; *p; p = g_utf8_next_char (p))
-    fuzz_check (!g_unichar_iscntrl (g_utf8_get_char (p)));
 }
 
 static void
@@ -187,14 +148,14 @@ check_channel (AirlockChannel *channel, const guint8 *data, gsize size, const Fr
   fuzz_check (airlock_channel_get_heartbeat_count (channel) == heartbeats);
   fuzz_check (log->len == logs);
   for (guint i = 0; i < log->len; i++)
-    check_safe_text (log->pdata[i]);
+    fuzz_check_safe_text (log->pdata[i]);
 
   fuzz_check ((hello != NULL) == (frames->len > 0));
   if (hello)
     {
-      check_safe_text (hello->arch);
-      check_safe_text (hello->kernel_release);
-      check_safe_text (hello->build_id_hex);
+      fuzz_check_safe_text (hello->arch);
+      fuzz_check_safe_text (hello->kernel_release);
+      fuzz_check_safe_text (hello->build_id_hex);
       fuzz_check (hello->second_open_errno == 16);
     }
   if (trailer)
@@ -247,7 +208,7 @@ run (const guint8 *data, gsize size, FeedMode mode, guint64 seed, FrameCheck *fc
         case FEED_TIMED:
         default:
           /* mostly short reads, sometimes empty, sometimes long */
-          n = splitmix64 (&rng) % 4 == 0 ? splitmix64 (&rng) % 4096 : splitmix64 (&rng) % 24;
+          n = fuzz_splitmix64 (&rng) % 4 == 0 ? fuzz_splitmix64 (&rng) % 4096 : fuzz_splitmix64 (&rng) % 24;
           break;
         }
       n = MIN (n, size - pos);
@@ -256,8 +217,8 @@ run (const guint8 *data, gsize size, FeedMode mode, guint64 seed, FrameCheck *fc
       if (mode == FEED_TIMED)
         {
           /* up to twice the tolerance between reads, so gaps are common */
-          mono += (gint64) (splitmix64 (&rng) % (2 * FUZZ_CHANNEL_TOLERANCE_MS * 1000 + 1));
-          if (splitmix64 (&rng) % 8 == 0)
+          mono += (gint64) (fuzz_splitmix64 (&rng) % (2 * FUZZ_CHANNEL_TOLERANCE_MS * 1000 + 1));
+          if (fuzz_splitmix64 (&rng) % 8 == 0)
             airlock_channel_check_time (channel, mono);
         }
     }
@@ -304,7 +265,7 @@ check_prefix (AirlockChannel *timed, AirlockChannel *untimed)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  guint64 seed = input_seed (data, size);
+  guint64 seed = fuzz_input_hash (data, size);
   FrameCheck fc_whole, fc_bytes, fc_random, fc_timed;
   AirlockChannel *whole = run (data, size, FEED_WHOLE, seed, &fc_whole);
   AirlockChannel *bytes = run (data, size, FEED_BYTES, seed, &fc_bytes);

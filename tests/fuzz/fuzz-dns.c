@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include "evidence/dns.h"
+#include "fuzz-util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -34,37 +35,6 @@
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 #define FUZZ_BYTEWISE_MAX 2048
-
-/* Not g_assert(): that can be compiled out, and a fuzzer that cannot fail
- * proves nothing. */
-#define fuzz_check(cond) \
-  do { \
-    if (!(cond)) \
-      { \
-        fprintf (stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-        abort (); \
-      } \
-  } while (0)
-
-static guint64
-splitmix64 (guint64 *state)
-{
-  guint64 z = (*state += 0x9e3779b97f4a7c15ull);
-
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static guint64
-input_hash (const guint8 *data, gsize size)
-{
-  guint64 h = 0xcbf29ce484222325ull;
-
-  for (gsize i = 0; i < size; i++)
-    h = (h ^ data[i]) * 0x100000001b3ull;
-  return h;
-}
 
 static void
 check_query (const AirlockDnsQuery *q, const guint8 *data)
@@ -209,7 +179,7 @@ run_stream (const guint8 *data, gsize size, gsize cap, FeedMode mode, guint64 se
           break;
         case FEED_RANDOM:
         default:
-          n = splitmix64 (&rng) % 4 == 0 ? splitmix64 (&rng) % 4096 : splitmix64 (&rng) % 24;
+          n = fuzz_splitmix64 (&rng) % 4 == 0 ? fuzz_splitmix64 (&rng) % 4096 : fuzz_splitmix64 (&rng) % 24;
           break;
         }
       n = MIN (n, size - pos);
@@ -352,7 +322,7 @@ check_framed (const guint8 *data, gsize size, const AirlockDnsQuery *udp, guint6
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  guint64 h = input_hash (data, size);
+  guint64 h = fuzz_input_hash (data, size);
   /* an exact copy, so ASan sees the message's real extent */
   g_autofree guint8 *msg = g_memdup2 (data, size);
   AirlockDnsQuery *full = airlock_dns_parse_query (msg, size, size);

@@ -20,6 +20,7 @@
 #include "evidence/sockaddr.h"
 
 #include "fuzz-sockaddr.h"
+#include "fuzz-util.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -27,37 +28,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
-
-/* Not g_assert(): that can be compiled out, and a fuzzer that cannot fail
- * proves nothing. */
-#define fuzz_check(cond) \
-  do { \
-    if (!(cond)) \
-      { \
-        fprintf (stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
-        abort (); \
-      } \
-  } while (0)
-
-static guint64
-input_hash (const guint8 *data, gsize size)
-{
-  guint64 h = 0xcbf29ce484222325ull;
-
-  for (gsize i = 0; i < size; i++)
-    h = (h ^ data[i]) * 0x100000001b3ull;
-  return h;
-}
-
-static void
-check_safe_text (const char *text)
-{
-  fuzz_check (text != NULL);
-  fuzz_check (text[0] != '\0');
-  fuzz_check (g_utf8_validate (text, -1, NULL));
-  for (const char *p = text; *p; p = g_utf8_next_char (p))
-    fuzz_check (!g_unichar_iscntrl (g_utf8_get_char (p)));
-}
 
 /* Runs one decode with a poisoned result and checks the error contract. */
 static gboolean
@@ -86,7 +56,8 @@ run_decode (gboolean socket_aware, int family, int type, int protocol, AirlockSo
   fuzz_check (error->domain == AIRLOCK_SOCKADDR_ERROR);
   fuzz_check (error->code >= AIRLOCK_SOCKADDR_ERROR_TOO_LONG
               && error->code <= AIRLOCK_SOCKADDR_ERROR_NOT_SUPPORTED);
-  check_safe_text (error->message);
+  fuzz_check_safe_text (error->message);
+  fuzz_check (error->message[0] != '\0');
   fuzz_check (memcmp (ret, &before, sizeof before) == 0);
   g_error_free (error);
   return FALSE;
@@ -197,7 +168,8 @@ key_of (int family, int type, int protocol, const AirlockSockaddr *sa)
 {
   char *key = airlock_attempt_key (family, type, protocol, sa);
 
-  check_safe_text (key);
+  fuzz_check_safe_text (key);
+  fuzz_check (key[0] != '\0');
   fuzz_check (strchr (key, '\n') == NULL);
   return key;
 }
@@ -212,7 +184,8 @@ check_text (const AirlockSockaddr *sa, int family, int type, int protocol)
   g_autofree char *udp = key_of (family, SOCK_DGRAM, 0, sa);
   g_autofree char *own = key_of (family, type, protocol, sa);
 
-  check_safe_text (text);
+  fuzz_check_safe_text (text);
+  fuzz_check (text[0] != '\0');
   fuzz_check (strcmp (text, text2) == 0);
   fuzz_check (strcmp (tcp, tcp2) == 0);
   fuzz_check (strcmp (tcp, udp) != 0);
@@ -326,7 +299,7 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   const guint8 *bytes = data + FUZZ_SOCKADDR_HEADER;
-  guint64 h = input_hash (data, size);
+  guint64 h = fuzz_input_hash (data, size);
   AirlockSockaddr sa, generic;
   AirlockSockaddrCall call;
   int family, type, protocol;

@@ -1,0 +1,51 @@
+/* Helpers shared by the libFuzzer harnesses: an invariant check that cannot
+ * be compiled out, a deterministic PRNG seeded from the input (so a crash
+ * replays with the same read splits), and the check that a string is safe
+ * to print. */
+#pragma once
+
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Not g_assert(): that can be compiled out, and a fuzzer that cannot fail
+ * proves nothing. */
+#define fuzz_check(cond) \
+  do { \
+    if (!(cond)) \
+      { \
+        fprintf (stderr, "%s:%d: invariant failed: %s\n", __FILE__, __LINE__, #cond); \
+        abort (); \
+      } \
+  } while (0)
+
+static inline guint64
+fuzz_splitmix64 (guint64 *state)
+{
+  guint64 z = (*state += 0x9e3779b97f4a7c15ull);
+
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* FNV-1a over the input: the PRNG seed. */
+static inline guint64
+fuzz_input_hash (const guint8 *data, gsize size)
+{
+  guint64 h = 0xcbf29ce484222325ull;
+
+  for (gsize i = 0; i < size; i++)
+    h = (h ^ data[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* Valid UTF-8 without control characters: what the escaping promises. */
+static inline void
+fuzz_check_safe_text (const char *text)
+{
+  fuzz_check (text != NULL);
+  fuzz_check (g_utf8_validate (text, -1, NULL));
+  for (const char *p = text; *p; p = g_utf8_next_char (p))
+    fuzz_check (!g_unichar_iscntrl (g_utf8_get_char (p)));
+}
