@@ -604,17 +604,13 @@ wait_for_poweroff (AirlockVm *vm)
 static void
 wait_domain_gone (AirlockVm *vm, const char *uuid)
 {
+  /* Our domains are transient: gone from the list once stopped. */
   for (int i = 0; i < 100; i++)
     {
       virDomainPtr d = virDomainLookupByUUIDString (vm->conn->conn, uuid);
 
       if (!d)
         break;
-      if (virDomainIsActive (d) == 0 && virDomainIsPersistent (d) == 1)
-        {
-          virDomainFree (d);
-          break;
-        }
       virDomainFree (d);
       g_usleep (20 * 1000);
     }
