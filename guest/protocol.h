@@ -22,7 +22,9 @@
  *   HELLO      first frame; echoes the nonce, describes the guest
  *   HEARTBEAT  every heartbeat_ms (from the host hello) until the trailer
  *   LOG        a line of diagnostic text from a trusted guest program
- *   EVENT      a supervisor record (defined with the supervisor)
+ *   EVENT      a supervisor record: a traced system call (what the workload
+ *              asked for, written before the call proceeds), the result of a
+ *              call the supervisor performed, or the workload's start and end
  *   TRAILER    last frame; counts of what was sent, how the run ended
  *
  * Anything else (unknown type, unknown tag, a TLV running past the payload, a
@@ -51,9 +53,17 @@ struct airlock_host_hello {
   uint8_t flags;                     /* 0; reserved */
   uint16_t reserved;                 /* 0 */
   uint32_t heartbeat_ms;             /* period the guest must keep */
-  uint32_t reserved2;                /* 0 */
+  uint32_t spec_length;              /* bytes of run spec that follow (0: boot check) */
   uint8_t nonce[AIRLOCK_NONCE_LEN];  /* fresh per run */
 } __attribute__ ((packed));
+
+/* The run spec: spec_length bytes of TLVs (the frame TLV encoding) right
+ * after the host hello, at most AIRLOCK_SPEC_MAX.  It tells the supervisor
+ * what to run.  It is host → guest and the host is trusted, but the guest
+ * still rejects a spec it cannot parse (LOG + error trailer).  The host
+ * seeds the hash chain with the hello and the spec, so the evidence is bound
+ * to the exact case that was asked for. */
+#define AIRLOCK_SPEC_MAX 65536
 
 _Static_assert (sizeof (struct airlock_host_hello) == AIRLOCK_HOST_HELLO_SIZE,
                 "host hello is 48 bytes on the wire");
@@ -105,6 +115,98 @@ enum airlock_tlv_tag {
   AIRLOCK_TLV_END_REASON = 11,     /* u32: enum airlock_end_reason */
   /* LOG (mandatory there) */
   AIRLOCK_TLV_MESSAGE = 12,        /* string */
+
+  /* EVENT.  Mandatory in every event: KIND, TIME_NS.  Per kind:
+   *   SYSCALL         ACTION, SYSCALL, AUDIT_ARCH, ARGS, PID, TID; REASON iff
+   *                   ACTION is DENY; the rest when they apply and could be read
+   *   RESULT          REF, RESULT
+   *   WORKLOAD_START  PID (the workload's reaper, pid 1 of its namespace)
+   *   WORKLOAD_EXIT   EXIT_STATUS
+   * Addresses are sent as the raw bytes the workload passed (the host decodes
+   * them by the kernel's rules); nothing is rendered to text in the guest. */
+  AIRLOCK_TLV_EV_KIND = 32,        /* u32: enum airlock_event_kind */
+  AIRLOCK_TLV_EV_TIME_NS = 33,     /* u64: guest CLOCK_BOOTTIME when the call was seen */
+  AIRLOCK_TLV_EV_ACTION = 34,      /* u32: enum airlock_event_action */
+  AIRLOCK_TLV_EV_REASON = 35,      /* u32: enum airlock_deny_reason */
+  AIRLOCK_TLV_EV_SYSCALL = 36,     /* u32: system call number as the kernel saw it */
+  AIRLOCK_TLV_EV_AUDIT_ARCH = 37,  /* u32: AUDIT_ARCH_* of the call (foreign ABIs differ) */
+  AIRLOCK_TLV_EV_ARGS = 38,        /* 6 x u64: the raw arguments */
+  AIRLOCK_TLV_EV_PID = 39,         /* u32: thread group id, guest's initial pid namespace */
+  AIRLOCK_TLV_EV_TID = 40,         /* u32: thread id, same namespace */
+  AIRLOCK_TLV_EV_PPID = 41,        /* u32: parent's pid, same namespace */
+  AIRLOCK_TLV_EV_NSPID = 42,       /* u32: pid inside the workload's namespace */
+  AIRLOCK_TLV_EV_UID = 43,         /* u32: real uid */
+  AIRLOCK_TLV_EV_GID = 44,         /* u32: real gid */
+  AIRLOCK_TLV_EV_EXE = 45,         /* string: /proc/PID/exe, at most 4096 bytes */
+  AIRLOCK_TLV_EV_ARGV = 46,        /* bytes: /proc/PID/cmdline (NUL-separated), at most 4096 */
+  AIRLOCK_TLV_EV_FD = 47,          /* u32: the socket fd the call names */
+  AIRLOCK_TLV_EV_SOCKET = 48,      /* 3 x u32: family, type (no flags), protocol */
+  AIRLOCK_TLV_EV_SOCK_ID = 49,     /* u64: socket inode number (one socket, across dups) */
+  AIRLOCK_TLV_EV_ADDR = 50,        /* bytes: the sockaddr passed, min(addrlen, 128) bytes */
+  AIRLOCK_TLV_EV_ADDRLEN = 51,     /* u32: addrlen / msg_namelen as passed */
+  AIRLOCK_TLV_EV_PEER = 52,        /* bytes: getpeername() of a connected socket used
+                                    * without an address (the earlier connect's peer) */
+  AIRLOCK_TLV_EV_MSG_FLAGS = 53,   /* u32: send flags */
+  AIRLOCK_TLV_EV_MSG_INDEX = 54,   /* 2 x u32: entry index and vlen, for sendmmsg */
+  AIRLOCK_TLV_EV_PAYLOAD = 55,     /* bytes: first bytes of the data sent, only when the
+                                    * destination port is 53 (DNS), at most 4096 */
+  AIRLOCK_TLV_EV_PAYLOAD_LEN = 56, /* u64: bytes of data the call asked to send */
+  AIRLOCK_TLV_EV_PATH = 57,        /* string: execve/execveat path, at most 4096 */
+  AIRLOCK_TLV_EV_REF = 58,         /* u64: seq of the SYSCALL frame a RESULT belongs to */
+  AIRLOCK_TLV_EV_RESULT = 59,      /* u64: return value, or -errno, as two's complement */
+  AIRLOCK_TLV_EV_EXIT_STATUS = 60, /* u32: wait status of the entrypoint */
+  AIRLOCK_TLV_EV_NOTE = 61,        /* string: why something is missing ("process gone", …) */
+  AIRLOCK_TLV_EV_LOCAL = 62,       /* bytes: getsockname() of the socket, where useful */
+
+  /* Run spec (host → guest, after the hello; see AIRLOCK_SPEC_MAX). */
+  AIRLOCK_SPEC_ARG = 96,           /* string, repeated: argv in order (at least argv[0]) */
+  AIRLOCK_SPEC_ENV = 97,           /* string "NAME=VALUE", repeated: the whole environment */
+  AIRLOCK_SPEC_CWD = 98,           /* string: absolute working directory (default "/") */
+  AIRLOCK_SPEC_UID = 99,           /* u32 (default 0) */
+  AIRLOCK_SPEC_GID = 100,          /* u32 (default 0) */
+  AIRLOCK_SPEC_GROUPS = 101,       /* n x u32: supplementary groups (default none) */
+  AIRLOCK_SPEC_ROOT = 102,         /* string: guest path of the workload's root (mandatory) */
+  AIRLOCK_SPEC_TIMEOUT_MS = 103,   /* u32: end the run after this long (mandatory, > 0) */
+  AIRLOCK_SPEC_HOSTNAME = 104,     /* string: the workload's hostname (default "airlock") */
+};
+
+enum airlock_event_kind {
+  AIRLOCK_EVENT_SYSCALL = 1,         /* a traced call, written before it proceeds */
+  AIRLOCK_EVENT_RESULT = 2,          /* the outcome of a call the supervisor performed */
+  AIRLOCK_EVENT_WORKLOAD_START = 3,  /* the workload's namespaces exist; its entrypoint follows */
+  AIRLOCK_EVENT_WORKLOAD_EXIT = 4,   /* the entrypoint exited and its process tree is gone */
+};
+
+enum airlock_event_action {
+  AIRLOCK_ACTION_CONTINUE = 1,  /* the kernel runs the call as the workload made it */
+  AIRLOCK_ACTION_DENY = 2,      /* the workload got an error; nothing happened */
+  AIRLOCK_ACTION_EMULATE = 3,   /* the supervisor made the call itself, with the bytes it
+                                 * recorded (no time-of-check/time-of-use gap); a RESULT
+                                 * event follows */
+};
+
+/* Why a call was denied.  The workload gets the errno in parentheses. */
+enum airlock_deny_reason {
+  AIRLOCK_DENY_FOREIGN_ABI = 1,     /* i386 on x86_64, AArch32 on arm64 (ENOSYS) */
+  AIRLOCK_DENY_X32 = 2,             /* x32 system call numbers (ENOSYS) */
+  AIRLOCK_DENY_IO_URING = 3,        /* io_uring_setup/enter/register (ENOSYS) */
+  AIRLOCK_DENY_RAW_SOCKET = 4,      /* SOCK_RAW in inet/inet6 (EPERM); netlink's SOCK_RAW
+                                     * is how glibc asks for addresses and stays allowed */
+  AIRLOCK_DENY_PACKET_SOCKET = 5,   /* AF_PACKET, or SOCK_PACKET in inet (EPERM) */
+  AIRLOCK_DENY_VSOCK = 6,           /* AF_VSOCK (EPERM) */
+  AIRLOCK_DENY_SCTP = 7,            /* IPPROTO_SCTP (EPERM) */
+  AIRLOCK_DENY_SOCKET_FAMILY = 8,   /* any family but unix, inet, inet6, netlink, or an inet
+                                     * type/protocol pair other than stream tcp/mptcp and
+                                     * dgram udp/udplite/icmp/icmpv6 (EAFNOSUPPORT) */
+  AIRLOCK_DENY_PTRACE = 9,          /* ptrace (EPERM) */
+  AIRLOCK_DENY_PROCESS_VM_WRITEV = 10, /* (EPERM) */
+  AIRLOCK_DENY_SECCOMP_LISTENER = 11,  /* a filter with SECCOMP_FILTER_FLAG_NEW_LISTENER (EPERM) */
+  AIRLOCK_DENY_CLONE_UNTRACED = 12, /* clone with CLONE_UNTRACED (EPERM) */
+  AIRLOCK_DENY_CLONE3 = 13,         /* clone3: its flags live in memory (ENOSYS; libcs fall back to clone) */
+  AIRLOCK_DENY_KEYRING = 14,        /* keyctl, add_key, request_key (EPERM) */
+  AIRLOCK_DENY_BPF = 15,            /* bpf (EPERM) */
+  AIRLOCK_DENY_KERNEL = 16,         /* module loading, kexec, iopl/ioperm, perf_event_open,
+                                     * userfaultfd: ways around the supervisor (EPERM) */
 };
 
 enum airlock_end_reason {
