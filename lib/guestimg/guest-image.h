@@ -46,6 +46,9 @@ typedef struct {
   const char *modules_dir;  /* with kernel_path: its lib/modules/<release> directory */
   gboolean force;           /* rebuild even when cached */
   gboolean offline;         /* never download or build: only find a cached image */
+  gboolean with_testroot;   /* initramfs_path also holds /airlock/testroot: the test
+                             * programs (tests/guest) that `airlock run --guest-program`
+                             * and the VM tests run under the supervisor */
   AirlockProgressFunc progress;
   gpointer progress_data;
 } AirlockGuestImageOptions;
