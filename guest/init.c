@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <pthread.h>
 #include <linux/module.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -44,8 +45,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "protocol.h"
-#include "wire.h"
+#include "guest.h"
 
 #define LOG_PREFIX "airlock-init: "
 
@@ -53,8 +53,6 @@
 #define MODULE_LIST_MAX (64 * 1024)
 #define VIRTIO_PORTS_DIR "/sys/class/virtio-ports"
 
-#define NS_PER_MS 1000000ull
-#define NS_PER_S 1000000000ull
 /* Ports appear asynchronously (the port name arrives from the host in a
  * control message handled on a workqueue): poll, don't spin. */
 #define POLL_INTERVAL_MS 10
@@ -117,8 +115,12 @@ struct host_hello {
   uint8_t magic[4];      /* as received, for the message when it is wrong */
   uint8_t version;
   uint32_t heartbeat_ms;
+  uint32_t spec_length;  /* run spec bytes that followed the hello (0: boot check) */
   uint8_t nonce[AIRLOCK_NONCE_LEN];
 };
+
+/* The run spec, read right after the host hello. */
+static uint8_t spec_bytes[AIRLOCK_SPEC_MAX];
 
 /* The evidence channel.  Global because die() must be able to close the
  * stream from anywhere. */
@@ -135,7 +137,7 @@ static struct channel channel = { .fd = -1 };
 
 /* ---- console ---------------------------------------------------------- */
 
-static int
+int
 write_all (int fd, const void *buf, size_t len)
 {
   const uint8_t *p = buf;
@@ -156,11 +158,9 @@ write_all (int fd, const void *buf, size_t len)
   return 0;
 }
 
-static void console_log (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
-
 /* One line to the console (fd 2, see setup_console()); errors are ignored
  * because there is nowhere else to report them. */
-static void
+void
 console_log (const char *fmt, ...)
 {
   char line[512];
@@ -205,7 +205,7 @@ setup_console (void)
 
 /* ---- clocks ----------------------------------------------------------- */
 
-static uint64_t
+uint64_t
 clock_ns (clockid_t clock)
 {
   struct timespec ts;
@@ -217,7 +217,7 @@ clock_ns (clockid_t clock)
 
 /* Sleeps until @deadline_ns on CLOCK_MONOTONIC.  An absolute deadline, so
  * a schedule of deadlines does not drift by the time spent between them. */
-static void
+void
 sleep_until_ns (uint64_t deadline_ns)
 {
   struct timespec ts = {
@@ -229,7 +229,7 @@ sleep_until_ns (uint64_t deadline_ns)
     ;
 }
 
-static void
+void
 sleep_ms (uint32_t ms)
 {
   sleep_until_ns (clock_ns (CLOCK_MONOTONIC) + ms * NS_PER_MS);
@@ -239,7 +239,7 @@ sleep_ms (uint32_t ms)
 
 /* Reads all of @path into @buf and NUL-terminates it.  Returns the length,
  * -EFBIG when it does not fit in @size - 1 bytes, or another -errno. */
-static ssize_t
+ssize_t
 read_file (const char *path, char *buf, size_t size)
 {
   size_t len = 0;
@@ -293,7 +293,6 @@ power_off (void)
   _exit (1);
 }
 
-static int channel_send_log (const char *message);
 static int channel_send_trailer (uint32_t exit_status, uint32_t end_reason);
 
 static __attribute__ ((noreturn, format (printf, 1, 2))) void
@@ -333,6 +332,30 @@ mount_at (const char *fstype, const char *target, unsigned long flags, const cha
     return -errno;
   if (mount (fstype, target, fstype, flags, options) < 0)
     return -errno;
+  return 0;
+}
+
+/* The kernel starts init on its rootfs, which pivot_root(2) refuses to
+ * leave ("the current root is on the rootfs").  Binding the rootfs onto
+ * itself and moving that mount over "/" gives a root that is an ordinary
+ * mount with a parent, same files, no copy: the supervisor can then
+ * pivot_root the workload into its own root, out of sight of ours. */
+static int
+make_root_pivotable (void)
+{
+  if (mkdir ("/.root", 0700) < 0 && errno != EEXIST)
+    return -errno;
+  if (mount ("/", "/.root", NULL, MS_BIND, NULL) < 0)
+    return -errno;
+  if (chdir ("/.root") < 0)
+    return -errno;
+  if (mount (".", "/", NULL, MS_MOVE, NULL) < 0)
+    return -errno;
+  if (chroot (".") < 0)
+    return -errno;
+  if (chdir ("/") < 0)
+    return -errno;
+  (void) rmdir ("/.root");   /* no longer a mount point: just an empty dir */
   return 0;
 }
 
@@ -643,22 +666,19 @@ read_guest_identity (struct guest_identity *id)
   return 0;
 }
 
-/* Reads the 48-byte host hello.  The host speaks first; this blocks until
- * all of it arrived.  Returns 0, -EPROTO when it is not an airlock host
- * hello of our version (@ret then holds only the magic and version, for the
- * message), -ECONNRESET when the host left mid-hello, or the -errno of a
- * failed read. */
+/* Reads exactly @len bytes of what the host sends.  Returns 0,
+ * -ECONNRESET when the host left part way (@mid_message: the bytes continue
+ * a message that already started), or the -errno of a failed read. */
 static int
-read_host_hello (int fd, struct host_hello *ret)
+read_host_bytes (int fd, uint8_t *buf, size_t len, bool mid_message)
 {
-  uint8_t buf[AIRLOCK_HOST_HELLO_SIZE];
   uint64_t start = clock_ns (CLOCK_MONOTONIC);
   bool said_waiting = false;
   size_t got = 0;
 
-  while (got < sizeof buf)
+  while (got < len)
     {
-      ssize_t n = read (fd, buf + got, sizeof buf - got);
+      ssize_t n = read (fd, buf + got, len - got);
 
       if (n > 0)
         {
@@ -672,8 +692,8 @@ read_host_hello (int fd, struct host_hello *ret)
       /* virtio_console's read returns 0, instead of blocking, while no host
        * is connected to the port, and poll() then reports the port readable
        * (with POLLHUP).  So waiting for a host that has not connected yet
-       * means polling; losing one mid-hello means this run is over. */
-      if (got > 0)
+       * means polling; losing one mid-message means this run is over. */
+      if (got > 0 || mid_message)
         return -ECONNRESET;
       if (!said_waiting && clock_ns (CLOCK_MONOTONIC) - start > NS_PER_S)
         {
@@ -682,38 +702,69 @@ read_host_hello (int fd, struct host_hello *ret)
         }
       sleep_ms (POLL_INTERVAL_MS);
     }
+  return 0;
+}
+
+/* Reads the 48-byte host hello and the run spec after it (into
+ * spec_bytes).  The host speaks first; this blocks until all of it
+ * arrived.  Returns 0, -EPROTO when it is not an airlock host hello of our
+ * version (@ret then holds only the magic and version, for the message),
+ * -EMSGSIZE when the spec is longer than AIRLOCK_SPEC_MAX, -ECONNRESET when
+ * the host left mid-message, or the -errno of a failed read. */
+static int
+read_host_hello (int fd, struct host_hello *ret)
+{
+  uint8_t buf[AIRLOCK_HOST_HELLO_SIZE];
+  int r;
+
+  r = read_host_bytes (fd, buf, sizeof buf, false);
+  if (r < 0)
+    return r;
 
   memcpy (ret->magic, buf, sizeof ret->magic);
   ret->version = buf[offsetof (struct airlock_host_hello, version)];
   if (memcmp (ret->magic, AIRLOCK_HOST_HELLO_MAGIC, sizeof ret->magic) != 0
       || ret->version != AIRLOCK_PROTO_VERSION)
     return -EPROTO;
-  /* flags and the reserved fields are not checked: version 1 gives them no
+  /* flags and the reserved field are not checked: version 1 gives them no
    * meaning, so whatever they hold cannot change what this guest does. */
   ret->heartbeat_ms = wire_get_le32 (buf + offsetof (struct airlock_host_hello, heartbeat_ms));
+  ret->spec_length = wire_get_le32 (buf + offsetof (struct airlock_host_hello, spec_length));
   memcpy (ret->nonce, buf + offsetof (struct airlock_host_hello, nonce), AIRLOCK_NONCE_LEN);
-  return 0;
+  if (ret->spec_length > AIRLOCK_SPEC_MAX)
+    return -EMSGSIZE;
+  /* The spec is part of the same message: the host already connected. */
+  return read_host_bytes (fd, spec_bytes, ret->spec_length, true);
 }
 
 /* ---- frames ----------------------------------------------------------- */
 
-/* Sends @f with the next sequence number.  A write to a virtio port blocks
- * until the host side took the buffer, so when this returns the frame is out
- * of the guest. */
-static int
-channel_send (struct wire_frame *f)
+static pthread_mutex_t channel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int
+channel_send (struct wire_frame *f, uint64_t *ret_seq)
 {
   size_t len = wire_end (f);
   int r;
 
   if (len == 0)
     return -EMSGSIZE;
+  pthread_mutex_lock (&channel_lock);
+  wire_le64 (f->bytes + 8, channel.seq);
   r = write_all (channel.fd, f->bytes, len);
-  if (r < 0)
-    return r;
-  channel.seq++;
-  channel.frames_sent++;
-  return 0;
+  if (r == 0)
+    {
+      if (ret_seq)
+        *ret_seq = channel.seq;
+      channel.seq++;
+      channel.frames_sent++;
+      if (f->bytes[5] == AIRLOCK_FRAME_EVENT)
+        channel.events_sent++;
+      if (f->bytes[5] == AIRLOCK_FRAME_HEARTBEAT)
+        channel.heartbeats_sent++;
+    }
+  pthread_mutex_unlock (&channel_lock);
+  return r;
 }
 
 static int
@@ -729,31 +780,40 @@ channel_send_hello (const struct guest_identity *id, const uint8_t nonce[AIRLOCK
   wire_put (&f, AIRLOCK_TLV_BUILD_ID, id->build_id, id->build_id_len);
   wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, clock_ns (CLOCK_BOOTTIME));
   wire_put_u32 (&f, AIRLOCK_TLV_SECOND_OPEN_ERRNO, second_open_errno);
-  return channel_send (&f);
+  return channel_send (&f, NULL);
 }
 
-static int
+int
 channel_send_heartbeat (void)
 {
   struct wire_frame f;
-  int r;
 
   wire_begin (&f, AIRLOCK_FRAME_HEARTBEAT, channel.seq);
   wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, clock_ns (CLOCK_BOOTTIME));
-  r = channel_send (&f);
-  if (r == 0)
-    channel.heartbeats_sent++;
-  return r;
+  return channel_send (&f, NULL);
 }
 
-static int
+int
 channel_send_log (const char *message)
 {
   struct wire_frame f;
 
   wire_begin (&f, AIRLOCK_FRAME_LOG, channel.seq);
   wire_put_str (&f, AIRLOCK_TLV_MESSAGE, message);
-  return channel_send (&f);
+  return channel_send (&f, NULL);
+}
+
+void
+channel_logf (const char *fmt, ...)
+{
+  char message[512];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (message, sizeof message, fmt, ap);
+  va_end (ap);
+  console_log ("%s", message);
+  (void) channel_send_log (message);
 }
 
 static int
@@ -770,7 +830,7 @@ channel_send_trailer (uint32_t exit_status, uint32_t end_reason)
   wire_put_u64 (&f, AIRLOCK_TLV_EVENT_COUNT, channel.events_sent);
   wire_put_u32 (&f, AIRLOCK_TLV_EXIT_STATUS, exit_status);
   wire_put_u32 (&f, AIRLOCK_TLV_END_REASON, end_reason);
-  return channel_send (&f);
+  return channel_send (&f, NULL);
 }
 
 /* ---- test modes acting right after the hello -------------------------- */
@@ -808,7 +868,7 @@ misbehave_after_hello (enum test_mode test)
 
         wire_begin (&f, TEST_FRAME_TYPE_UNKNOWN, channel.seq);
         wire_put_str (&f, AIRLOCK_TLV_MESSAGE, "test frame of an unknown type");
-        r = channel_send (&f);
+        r = channel_send (&f, NULL);
         if (r < 0)
           die ("cannot send the unknown-type frame: %s", strerror (-r));
         return;
@@ -840,12 +900,6 @@ misbehave_after_hello (enum test_mode test)
 }
 
 /* ---- step 5: the run -------------------------------------------------- */
-
-/* How the run ended, for the trailer. */
-struct run_result {
-  uint32_t exit_status;  /* wait status of the workload; 0 when none ran */
-  uint32_t end_reason;   /* enum airlock_end_reason */
-};
 
 /* The run.  Until the supervisor exists there is no workload: this is the
  * boot check, which keeps heartbeats every @heartbeat_ms for cfg->run_ms
@@ -925,6 +979,9 @@ main (int argc, char **argv)
   umask (022);
   if (chdir ("/") < 0)
     die ("cannot change to '/': %s", strerror (errno));
+  r = make_root_pivotable ();
+  if (r < 0)
+    die ("cannot make '/' a bind mount: %s", strerror (-r));
 
   /* 1. Filesystems.  Until setup_console() fd 2 may be closed, so a
    * failure to mount /dev may show only as a power-off with no hello. */
@@ -977,6 +1034,9 @@ main (int argc, char **argv)
     die ("the host hello on '%s' is not airlock's (magic %02x%02x%02x%02x version %u, "
          "want '%s' version %u)", dev, host.magic[0], host.magic[1], host.magic[2],
          host.magic[3], host.version, AIRLOCK_HOST_HELLO_MAGIC, AIRLOCK_PROTO_VERSION);
+  if (r == -EMSGSIZE)
+    die ("the host's run spec is %u bytes, more than the %u this guest reads", host.spec_length,
+         AIRLOCK_SPEC_MAX);
   if (r < 0)
     die ("cannot read the host hello on '%s': %s", dev, strerror (-r));
   channel.host_spoke = true;
@@ -1005,10 +1065,23 @@ main (int argc, char **argv)
   if (load_modules (MODULES_AFTER_HELLO) > 0)
     channel_send_log ("some kernel modules failed to load after the hello; see the console log");
 
-  /* 5. The run. */
-  r = run_boot_check (&cfg, host.heartbeat_ms, &result);
-  if (r < 0)
-    die ("the run failed: %s", strerror (-r));
+  /* 5. The run: the workload under the supervisor when the host sent a
+   * spec, the boot check otherwise. */
+  if (host.spec_length > 0)
+    {
+      char error[400] = "";
+
+      r = supervisor_run (spec_bytes, host.spec_length, host.heartbeat_ms, &result, error,
+                          sizeof error);
+      if (r < 0)
+        die ("the supervisor failed: %s", error[0] ? error : strerror (-r));
+    }
+  else
+    {
+      r = run_boot_check (&cfg, host.heartbeat_ms, &result);
+      if (r < 0)
+        die ("the run failed: %s", strerror (-r));
+    }
 
   if (cfg.test == TEST_NO_TRAILER)
     {

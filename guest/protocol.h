@@ -157,6 +157,8 @@ enum airlock_tlv_tag {
   AIRLOCK_TLV_EV_EXIT_STATUS = 60, /* u32: wait status of the entrypoint */
   AIRLOCK_TLV_EV_NOTE = 61,        /* string: why something is missing ("process gone", …) */
   AIRLOCK_TLV_EV_LOCAL = 62,       /* bytes: getsockname() of the socket, where useful */
+  AIRLOCK_TLV_EV_EXEC_ARGV = 63,   /* bytes: the argv an execve/execveat passes, NUL-separated,
+                                    * at most 4096 */
 
   /* Run spec (host → guest, after the hello; see AIRLOCK_SPEC_MAX). */
   AIRLOCK_SPEC_ARG = 96,           /* string, repeated: argv in order (at least argv[0]) */
@@ -193,8 +195,8 @@ enum airlock_deny_reason {
   AIRLOCK_DENY_RAW_SOCKET = 4,      /* SOCK_RAW in inet/inet6 (EPERM); netlink's SOCK_RAW
                                      * is how glibc asks for addresses and stays allowed */
   AIRLOCK_DENY_PACKET_SOCKET = 5,   /* AF_PACKET, or SOCK_PACKET in inet (EPERM) */
-  AIRLOCK_DENY_VSOCK = 6,           /* AF_VSOCK (EPERM) */
-  AIRLOCK_DENY_SCTP = 7,            /* IPPROTO_SCTP (EPERM) */
+  AIRLOCK_DENY_VSOCK = 6,           /* AF_VSOCK (EAFNOSUPPORT) */
+  AIRLOCK_DENY_SCTP = 7,            /* IPPROTO_SCTP, SOCK_SEQPACKET in inet (EPROTONOSUPPORT) */
   AIRLOCK_DENY_SOCKET_FAMILY = 8,   /* any family but unix, inet, inet6, netlink, or an inet
                                      * type/protocol pair other than stream tcp/mptcp and
                                      * dgram udp/udplite/icmp/icmpv6 (EAFNOSUPPORT) */

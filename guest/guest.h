@@ -1,0 +1,59 @@
+/* What the guest programs share: the console, clocks, files and the
+ * evidence channel.  Static C, no GLib.  init.c defines these; the
+ * supervisor (supervisor.c, notify.c, filter.c) uses them. */
+#ifndef AIRLOCK_GUEST_H
+#define AIRLOCK_GUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "protocol.h"
+#include "wire.h"
+
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+
+/* ---- console and time (init.c) --------------------------------------- */
+
+int write_all (int fd, const void *buf, size_t len);
+/* One line "airlock-init: …" to the console; never fails. */
+void console_log (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+uint64_t clock_ns (clockid_t clock);
+void sleep_until_ns (uint64_t deadline_ns);
+void sleep_ms (uint32_t ms);
+/* Reads all of @path into @buf (NUL-terminated).  Returns the length,
+ * -EFBIG when it does not fit in @size - 1 bytes, or another -errno. */
+ssize_t read_file (const char *path, char *buf, size_t size);
+
+/* ---- the evidence channel (init.c) ------------------------------------ */
+
+/* Sends @f (begun with any seq) as the next frame: the sequence number is
+ * assigned under the channel's lock, so any thread may send.  A write to a
+ * virtio port returns once the host side took the buffer, so when this
+ * returns the frame has left the guest.  Stores the seq used in @ret_seq
+ * (may be NULL).  Returns 0 or -errno. */
+int channel_send (struct wire_frame *f, uint64_t *ret_seq);
+int channel_send_heartbeat (void);
+int channel_send_log (const char *message);
+/* printf-style LOG frame, also echoed to the console. */
+void channel_logf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
+
+/* ---- the supervisor (supervisor.c) ------------------------------------ */
+
+/* How the run ended, for the trailer. */
+struct run_result {
+  uint32_t exit_status;  /* wait status of the workload's entrypoint; 0 when none ran */
+  uint32_t end_reason;   /* enum airlock_end_reason */
+};
+
+/* Runs the workload the host's run spec (@spec, @spec_len bytes of TLVs)
+ * describes, under the supervisor, keeping heartbeats every @heartbeat_ms.
+ * Returns 0 and fills @ret (main() then sends the trailer), or -errno with
+ * a sentence in @error (main() reports it and sends an error trailer). */
+int supervisor_run (const uint8_t *spec, size_t spec_len, uint32_t heartbeat_ms,
+                    struct run_result *ret, char *error, size_t error_size);
+
+#endif /* AIRLOCK_GUEST_H */

@@ -1,0 +1,168 @@
+/* See msg.h.  No libc beyond memory and string functions, so it builds
+ * into the host's fuzzer unchanged. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+static uint64_t
+le64 (const uint8_t *p)
+{
+  uint64_t v = 0;
+
+  for (int i = 7; i >= 0; i--)
+    v = (v << 8) | p[i];
+  return v;
+}
+
+static uint32_t
+le32 (const uint8_t *p)
+{
+  return (uint32_t) p[0] | ((uint32_t) p[1] << 8) | ((uint32_t) p[2] << 16)
+         | ((uint32_t) p[3] << 24);
+}
+
+int
+msg_read_exact (const struct msg_mem *m, uint64_t addr, void *buf, size_t len)
+{
+  size_t got = 0;
+
+  if (len == 0)
+    return 0;
+  if (addr + len < addr)
+    return -EFAULT;
+  while (got < len)
+    {
+      ssize_t n = m->read (m->ctx, addr + got, (uint8_t *) buf + got, len - got);
+
+      if (n <= 0 || (size_t) n > len - got)
+        return -EFAULT;
+      got += (size_t) n;
+    }
+  return 0;
+}
+
+int
+msg_gather_iov (const struct msg_mem *m, uint64_t iov_addr, uint64_t iovcnt, size_t cap,
+                struct msg_data *out)
+{
+  uint8_t iov[MSG_IOVEC_SIZE];
+
+  memset (out, 0, sizeof *out);
+  if (iovcnt > MSG_UIO_MAXIOV)
+    return -EMSGSIZE;
+  for (uint64_t i = 0; i < iovcnt; i++)
+    {
+      uint64_t base, len, want;
+      int r = msg_read_exact (m, iov_addr + i * MSG_IOVEC_SIZE, iov, sizeof iov);
+
+      if (r < 0 || iov_addr + i * MSG_IOVEC_SIZE < iov_addr)
+        return -EFAULT;
+      base = le64 (iov);
+      len = le64 (iov + 8);
+      /* lib/iov_iter.c iovec_from_user / __import_iovec: a negative
+       * ssize_t length is EINVAL; the total is clamped to MAX_RW_COUNT. */
+      if ((int64_t) len < 0)
+        return -EINVAL;
+      if (len > MSG_MAX_RW_COUNT - out->total)
+        len = MSG_MAX_RW_COUNT - out->total;
+      out->total += len;
+      want = len;
+      if (want > cap - out->len)
+        want = cap - out->len;
+      if (want > 0)
+        {
+          uint8_t *grown = realloc (out->bytes, out->len + (size_t) want);
+
+          if (!grown)
+            return -ENOMEM;
+          out->bytes = grown;
+          r = msg_read_exact (m, base, out->bytes + out->len, (size_t) want);
+          if (r < 0)
+            return -EFAULT;
+          out->len += (size_t) want;
+        }
+    }
+  return 0;
+}
+
+int
+msg_copy_read (const struct msg_mem *m, uint64_t addr, size_t data_cap, bool want_control,
+               struct msg_copy *out)
+{
+  uint8_t hdr[MSG_MSGHDR_SIZE];
+  int r;
+
+  memset (out, 0, sizeof *out);
+  r = msg_read_exact (m, addr, hdr, sizeof hdr);
+  if (r < 0)
+    return -EFAULT;
+  out->name_addr = le64 (hdr);
+  out->namelen = (int32_t) le32 (hdr + 8);
+  out->iov_addr = le64 (hdr + 16);
+  out->iovlen = le64 (hdr + 24);
+  out->control_addr = le64 (hdr + 32);
+  out->controllen = le64 (hdr + 40);
+  out->flags = le32 (hdr + 48);
+
+  /* net/socket.c __copy_msghdr: no name means length 0; a negative length
+   * is EINVAL; more than a sockaddr_storage is clamped; a name is used
+   * only when both pointer and length are non-zero. */
+  if (out->name_addr == 0)
+    out->namelen = 0;
+  if (out->namelen < 0)
+    return -EINVAL;
+  out->named = out->name_addr != 0 && out->namelen != 0;
+  if (out->named)
+    {
+      out->name_len = (size_t) out->namelen > MSG_SOCKADDR_MAX ? MSG_SOCKADDR_MAX
+                                                                : (size_t) out->namelen;
+      r = msg_read_exact (m, out->name_addr, out->name, out->name_len);
+      if (r < 0)
+        return -EFAULT;
+    }
+
+  r = msg_gather_iov (m, out->iov_addr, out->iovlen, data_cap, &out->data);
+  if (r < 0)
+    return r;
+
+  if (want_control && out->controllen > 0)
+    {
+      /* ____sys_sendmsg: above INT_MAX is ENOBUFS, and the buffer comes from
+       * sock_kmalloc, which refuses more than optmem_max. */
+      if (out->controllen > MSG_OPTMEM_MAX)
+        return -ENOBUFS;
+      out->control = malloc ((size_t) out->controllen);
+      if (!out->control)
+        return -ENOMEM;
+      r = msg_read_exact (m, out->control_addr, out->control, (size_t) out->controllen);
+      if (r < 0)
+        return -EFAULT;
+    }
+  return 0;
+}
+
+void
+msg_copy_clear (struct msg_copy *c)
+{
+  free (c->control);
+  free (c->data.bytes);
+  c->control = NULL;
+  c->data.bytes = NULL;
+}
+
+int
+msg_sockaddr_port (const uint8_t *sa, size_t len)
+{
+  uint16_t family;
+
+  if (len < 4)
+    return -1;
+  family = (uint16_t) (sa[0] | (sa[1] << 8));
+  /* AF_UNSPEC (0), AF_INET (2), AF_INET6 (10): the port is bytes 2-3 in
+   * network order in all three. */
+  if (family != 0 && family != 2 && family != 10)
+    return -1;
+  return (sa[2] << 8) | sa[3];
+}

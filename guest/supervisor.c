@@ -1,0 +1,907 @@
+/* The supervisor: runs the workload the host's spec describes and reports
+ * every network system call it makes.
+ *
+ * It is part of the guest's PID 1 (init.c), not a process of its own: if
+ * it dies, the kernel panics and the VM stops (panic=-1), so the workload
+ * cannot outlive it and the host sees a run without a trailer.
+ *
+ * Process layout:
+ *
+ *   PID 1 (init + supervisor; holds the evidence port; initial namespaces)
+ *    ├─ heartbeat thread, worker threads for calls it performs
+ *    └─ reaper: pid 1 of the workload's pid namespace; new mount, ipc and
+ *       uts namespaces; root pivoted onto an overlay of the spec's root;
+ *       installs the seccomp filter (so it and every descendant carry it),
+ *       hands the listener to PID 1, then forks the entrypoint and reaps
+ *       until no process is left in the namespace
+ *        └─ entrypoint: credentials and capabilities dropped, the spec's
+ *           argv/env/cwd, stdin /dev/null, stdout/stderr a pipe to PID 1
+ *
+ * The reaper is ours and static: it runs nothing from the image.  Signals
+ * from inside its namespace cannot kill it (pid-1 rules), and it is not
+ * dumpable, so the workload (without CAP_SYS_PTRACE) cannot reach its
+ * memory.  When it exits the kernel kills whatever is left in the
+ * namespace. */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <grp.h>
+
+#include "supervisor.h"
+
+#define SPEC_MAX_ARGS 1024
+#define SPEC_MAX_ENV 1024
+#define SPEC_MAX_GROUPS 64
+#define HANDOFF_TIMEOUT_MS 10000
+#define RUN_DIR "/airlock/run"
+#define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* ---- the run spec ------------------------------------------------------- */
+
+struct run_spec {
+  char *argv[SPEC_MAX_ARGS + 1];
+  size_t argc;
+  char *envp[SPEC_MAX_ENV + 1];
+  size_t envc;
+  char *cwd;
+  char *root;
+  char *hostname;
+  uint32_t uid, gid;
+  gid_t groups[SPEC_MAX_GROUPS];
+  size_t n_groups;
+  uint32_t timeout_ms;
+};
+
+/* Copies of the spec's strings, NUL-terminated (the TLVs are not). */
+static char spec_strings[AIRLOCK_SPEC_MAX + 2 * (SPEC_MAX_ARGS + SPEC_MAX_ENV) + 16];
+
+static __attribute__ ((format (printf, 3, 4))) int
+fail (char *error, size_t size, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (error, size, fmt, ap);
+  va_end (ap);
+  return -EINVAL;
+}
+
+static int
+parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, size_t error_size)
+{
+  size_t pos = 0, used = 0;
+  bool have_uid = false, have_gid = false, have_timeout = false;
+
+  memset (s, 0, sizeof *s);
+  while (pos < len)
+    {
+      uint16_t tag, vlen;
+      const uint8_t *v;
+      char *str = NULL;
+
+      if (len - pos < AIRLOCK_TLV_HEADER_SIZE)
+        return fail (error, error_size, "run spec: TLV header cut short at byte %zu", pos);
+      tag = wire_get_le16 (spec + pos);
+      vlen = wire_get_le16 (spec + pos + 2);
+      v = spec + pos + AIRLOCK_TLV_HEADER_SIZE;
+      if (vlen > len - pos - AIRLOCK_TLV_HEADER_SIZE)
+        return fail (error, error_size, "run spec: TLV %u at byte %zu runs past the end", tag, pos);
+      pos += AIRLOCK_TLV_HEADER_SIZE + vlen;
+
+      switch (tag)
+        {
+        case AIRLOCK_SPEC_ARG:
+        case AIRLOCK_SPEC_ENV:
+        case AIRLOCK_SPEC_CWD:
+        case AIRLOCK_SPEC_ROOT:
+        case AIRLOCK_SPEC_HOSTNAME:
+          if (memchr (v, '\0', vlen))
+            return fail (error, error_size, "run spec: string TLV %u holds a NUL byte", tag);
+          if (used + vlen + 1 > sizeof spec_strings)
+            return fail (error, error_size, "run spec: strings too long");
+          str = spec_strings + used;
+          memcpy (str, v, vlen);
+          str[vlen] = '\0';
+          used += (size_t) vlen + 1;
+          break;
+        case AIRLOCK_SPEC_UID:
+        case AIRLOCK_SPEC_GID:
+        case AIRLOCK_SPEC_TIMEOUT_MS:
+          if (vlen != 4)
+            return fail (error, error_size, "run spec: TLV %u is %u bytes, want 4", tag, vlen);
+          break;
+        case AIRLOCK_SPEC_GROUPS:
+          if (vlen % 4 != 0 || vlen / 4 > SPEC_MAX_GROUPS)
+            return fail (error, error_size, "run spec: %u bytes of groups (at most %d groups)",
+                         vlen, SPEC_MAX_GROUPS);
+          break;
+        default:
+          return fail (error, error_size, "run spec: unknown TLV %u at byte %zu", tag,
+                       pos - AIRLOCK_TLV_HEADER_SIZE - vlen);
+        }
+
+      switch (tag)
+        {
+        case AIRLOCK_SPEC_ARG:
+          if (s->argc == SPEC_MAX_ARGS)
+            return fail (error, error_size, "run spec: more than %d arguments", SPEC_MAX_ARGS);
+          s->argv[s->argc++] = str;
+          break;
+        case AIRLOCK_SPEC_ENV:
+          if (s->envc == SPEC_MAX_ENV)
+            return fail (error, error_size, "run spec: more than %d environment entries",
+                         SPEC_MAX_ENV);
+          if (!strchr (str, '='))
+            return fail (error, error_size, "run spec: environment entry '%s' has no '='", str);
+          s->envp[s->envc++] = str;
+          break;
+        case AIRLOCK_SPEC_CWD:
+          s->cwd = str;
+          break;
+        case AIRLOCK_SPEC_ROOT:
+          s->root = str;
+          break;
+        case AIRLOCK_SPEC_HOSTNAME:
+          s->hostname = str;
+          break;
+        case AIRLOCK_SPEC_UID:
+          s->uid = wire_get_le32 (v);
+          have_uid = true;
+          break;
+        case AIRLOCK_SPEC_GID:
+          s->gid = wire_get_le32 (v);
+          have_gid = true;
+          break;
+        case AIRLOCK_SPEC_TIMEOUT_MS:
+          s->timeout_ms = wire_get_le32 (v);
+          have_timeout = true;
+          break;
+        case AIRLOCK_SPEC_GROUPS:
+          s->n_groups = vlen / 4;
+          for (size_t i = 0; i < s->n_groups; i++)
+            s->groups[i] = wire_get_le32 (v + 4 * i);
+          break;
+        }
+    }
+
+  (void) have_uid;
+  (void) have_gid;
+  if (s->argc == 0)
+    return fail (error, error_size, "run spec: no argv");
+  if (!s->root || s->root[0] != '/')
+    return fail (error, error_size, "run spec: the root must be an absolute guest path");
+  /* The root goes into overlayfs's option string, where these separate. */
+  if (strpbrk (s->root, ",:\\"))
+    return fail (error, error_size, "run spec: root '%s' holds ',', ':' or '\\'", s->root);
+  if (!have_timeout || s->timeout_ms == 0)
+    return fail (error, error_size, "run spec: no timeout");
+  if (!s->cwd)
+    s->cwd = "/";
+  if (s->cwd[0] != '/')
+    return fail (error, error_size, "run spec: working directory '%s' is not absolute", s->cwd);
+  if (!s->hostname)
+    s->hostname = "airlock";
+  return 0;
+}
+
+/* ---- the reaper ----------------------------------------------------------- */
+
+/* Shared between PID 1 and the reaper (MAP_SHARED, made before the
+ * clone): the listener handoff and the entrypoint's status. */
+enum handoff_state { HANDOFF_WAITING, HANDOFF_PUBLISHED, HANDOFF_ACKED, HANDOFF_FAILED };
+
+struct handoff {
+  int state;               /* enum handoff_state, atomic */
+  int listener_fd;         /* the reaper's fd number of the listener */
+  int entrypoint_exited;   /* atomic */
+  int entrypoint_status;   /* wait status */
+  int exec_errno;          /* the entrypoint's execve failed with this */
+  char error[400];         /* HANDOFF_FAILED: why */
+};
+
+struct reaper_args {
+  struct run_spec *spec;
+  struct handoff *handoff;
+  int out_fd;              /* write end of the workload output pipe */
+};
+
+static int
+reaper_fail (struct handoff *h, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (h->error, sizeof h->error, fmt, ap);
+  va_end (ap);
+  __atomic_store_n (&h->state, HANDOFF_FAILED, __ATOMIC_RELEASE);
+  return 1;
+}
+
+static int
+mkdir_p (const char *path, mode_t mode)
+{
+  char buf[4096];
+  size_t len = strlen (path);
+
+  if (len >= sizeof buf)
+    return -ENAMETOOLONG;
+  memcpy (buf, path, len + 1);
+  for (char *p = buf + 1; *p; p++)
+    if (*p == '/')
+      {
+        *p = '\0';
+        if (mkdir (buf, mode) < 0 && errno != EEXIST)
+          return -errno;
+        *p = '/';
+      }
+  if (mkdir (buf, mode) < 0 && errno != EEXIST)
+    return -errno;
+  return 0;
+}
+
+static int
+write_text (const char *path, const char *text)
+{
+  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  int r;
+
+  if (fd < 0)
+    return -errno;
+  r = write_all (fd, text, strlen (text));
+  close (fd);
+  return r;
+}
+
+/* A minimal /dev, as container runtimes give one: no evidence port, no
+ * disks, no console. */
+static int
+populate_dev (const char *dev)
+{
+  static const struct { const char *name; unsigned major, minor; } nodes[] = {
+    { "null", 1, 3 }, { "zero", 1, 5 }, { "full", 1, 7 },
+    { "random", 1, 8 }, { "urandom", 1, 9 }, { "tty", 5, 0 },
+  };
+  static const struct { const char *name, *target; } links[] = {
+    { "fd", "/proc/self/fd" }, { "stdin", "/proc/self/fd/0" },
+    { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+    { "ptmx", "pts/ptmx" },
+  };
+  char path[512];
+
+  if (mount ("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=755,size=65536k") < 0)
+    return -errno;
+  for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++)
+    {
+      snprintf (path, sizeof path, "%s/%s", dev, nodes[i].name);
+      if (mknod (path, S_IFCHR | 0666, makedev (nodes[i].major, nodes[i].minor)) < 0)
+        return -errno;
+      if (chmod (path, 0666) < 0)   /* past the umask */
+        return -errno;
+    }
+  for (size_t i = 0; i < sizeof links / sizeof links[0]; i++)
+    {
+      snprintf (path, sizeof path, "%s/%s", dev, links[i].name);
+      if (symlink (links[i].target, path) < 0)
+        return -errno;
+    }
+  snprintf (path, sizeof path, "%s/pts", dev);
+  if (mkdir (path, 0755) < 0
+      || mount ("devpts", path, "devpts", MS_NOSUID | MS_NOEXEC,
+                "newinstance,ptmxmode=0666,mode=620") < 0)
+    return -errno;
+  snprintf (path, sizeof path, "%s/shm", dev);
+  if (mkdir (path, 01777) < 0
+      || mount ("shm", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777,size=65536k") < 0)
+    return -errno;
+  return 0;
+}
+
+/* The workload's root: an overlay of the spec's root under a tmpfs upper
+ * layer (every run starts from the pristine tree, and nothing it writes
+ * reaches ours), with /proc of its pid namespace, a read-only /sys, a
+ * minimal /dev and /etc/hosts and /etc/hostname.  Then pivot_root into it
+ * and drop ours from view. */
+static int
+setup_root (const struct run_spec *spec, struct handoff *h)
+{
+  char opts[4096 + 128], root[] = RUN_DIR "/root", path[256];
+  struct stat st;
+  int r;
+
+  if (mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return reaper_fail (h, "cannot make the mounts private: %s", strerror (errno));
+  if ((r = mkdir_p (RUN_DIR, 0700)) < 0)
+    return reaper_fail (h, "cannot create '%s': %s", RUN_DIR, strerror (-r));
+  if (mount ("tmpfs", RUN_DIR, "tmpfs", MS_NOSUID | MS_NODEV, "mode=700") < 0)
+    return reaper_fail (h, "cannot mount a tmpfs on '%s': %s", RUN_DIR, strerror (errno));
+  if (mkdir (RUN_DIR "/upper", 0755) < 0 || mkdir (RUN_DIR "/work", 0700) < 0
+      || mkdir (root, 0755) < 0)
+    return reaper_fail (h, "cannot create the overlay's directories: %s", strerror (errno));
+  if (stat (spec->root, &st) < 0 || !S_ISDIR (st.st_mode))
+    return reaper_fail (h, "the workload's root '%s' is not a directory: %s", spec->root,
+                        strerror (errno ? errno : ENOTDIR));
+  snprintf (opts, sizeof opts, "lowerdir=%s,upperdir=%s/upper,workdir=%s/work", spec->root,
+            RUN_DIR, RUN_DIR);
+  if (mount ("overlay", root, "overlay", 0, opts) < 0)
+    return reaper_fail (h, "cannot mount the overlay of '%s': %s", spec->root, strerror (errno));
+
+  for (const char *const *d = (const char *const[]) { "proc", "dev", "sys", "tmp", "etc", NULL }; *d; d++)
+    {
+      snprintf (path, sizeof path, "%s/%s", root, *d);
+      if (lstat (path, &st) < 0 && mkdir (path, strcmp (*d, "tmp") == 0 ? 01777 : 0755) < 0)
+        return reaper_fail (h, "cannot create '/%s' in the workload's root: %s", *d,
+                            strerror (errno));
+    }
+  snprintf (path, sizeof path, "%s/proc", root);
+  if (mount ("proc", path, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+    return reaper_fail (h, "cannot mount /proc for the workload: %s", strerror (errno));
+  snprintf (path, sizeof path, "%s/sys", root);
+  if (mount ("sysfs", path, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, NULL) < 0)
+    return reaper_fail (h, "cannot mount /sys for the workload: %s", strerror (errno));
+  snprintf (path, sizeof path, "%s/dev", root);
+  if ((r = populate_dev (path)) < 0)
+    return reaper_fail (h, "cannot build the workload's /dev: %s", strerror (-r));
+
+  {
+    char hosts[512];
+
+    snprintf (hosts, sizeof hosts,
+              "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+              "127.0.1.1\t%s\n", spec->hostname);
+    snprintf (path, sizeof path, "%s/etc/hosts", root);
+    if ((r = write_text (path, hosts)) < 0)
+      return reaper_fail (h, "cannot write /etc/hosts for the workload: %s", strerror (-r));
+    snprintf (hosts, sizeof hosts, "%s\n", spec->hostname);
+    snprintf (path, sizeof path, "%s/etc/hostname", root);
+    if ((r = write_text (path, hosts)) < 0)
+      return reaper_fail (h, "cannot write /etc/hostname for the workload: %s", strerror (-r));
+  }
+
+  /* pivot_root(".", ".") stacks the old root on the new one; detaching it
+   * leaves only the new one (pivot_root(2), "new_root and put_old may be
+   * the same directory"). */
+  if (chdir (root) < 0)
+    return reaper_fail (h, "cannot enter '%s': %s", root, strerror (errno));
+  if (syscall (SYS_pivot_root, ".", ".") < 0)
+    return reaper_fail (h, "pivot_root into the workload's root failed: %s", strerror (errno));
+  if (umount2 (".", MNT_DETACH) < 0)
+    return reaper_fail (h, "cannot detach the supervisor's root: %s", strerror (errno));
+  if (chdir ("/") < 0)
+    return reaper_fail (h, "cannot enter the workload's '/': %s", strerror (errno));
+  if (sethostname (spec->hostname, strlen (spec->hostname)) < 0)
+    return reaper_fail (h, "cannot set the hostname '%s': %s", spec->hostname, strerror (errno));
+  return 0;
+}
+
+/* Docker's default capability set (moby oci/caps/defaults.go): what images
+ * expect to have as root.  Everything else leaves the bounding set, so no
+ * process of the workload can load modules, mount, trace or reach raw I/O,
+ * setuid binaries included. */
+static const int default_caps[] = {
+  CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FSETID, CAP_FOWNER, CAP_MKNOD, CAP_NET_RAW,
+  CAP_SETGID, CAP_SETUID, CAP_SETFCAP, CAP_SETPCAP, CAP_NET_BIND_SERVICE,
+  CAP_SYS_CHROOT, CAP_KILL, CAP_AUDIT_WRITE,
+};
+
+static bool
+is_default_cap (int cap)
+{
+  for (size_t i = 0; i < sizeof default_caps / sizeof default_caps[0]; i++)
+    if (default_caps[i] == cap)
+      return true;
+  return false;
+}
+
+static int
+drop_capabilities (bool root)
+{
+  struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+  struct __user_cap_data_struct data[2] = { { 0 } };
+
+  for (int cap = 0; cap <= 63; cap++)
+    {
+      if (is_default_cap (cap))
+        continue;
+      if (prctl (PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+        return -errno;
+    }
+  if (prctl (PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+    return -errno;
+  if (!root)
+    return 0;   /* setresuid to a non-zero uid clears the sets */
+  for (size_t i = 0; i < sizeof default_caps / sizeof default_caps[0]; i++)
+    {
+      int cap = default_caps[i];
+      data[cap / 32].effective |= 1u << (cap % 32);
+      data[cap / 32].permitted |= 1u << (cap % 32);
+    }
+  if (syscall (SYS_capset, &hdr, data) < 0)
+    return -errno;
+  return 0;
+}
+
+static const char *
+spec_getenv (const struct run_spec *spec, const char *name)
+{
+  size_t len = strlen (name);
+
+  for (size_t i = 0; i < spec->envc; i++)
+    if (strncmp (spec->envp[i], name, len) == 0 && spec->envp[i][len] == '=')
+      return spec->envp[i] + len + 1;
+  return NULL;
+}
+
+static void __attribute__ ((format (printf, 1, 2)))
+entry_error (const char *fmt, ...)
+{
+  char line[600];
+  va_list ap;
+  int n;
+
+  va_start (ap, fmt);
+  n = vsnprintf (line, sizeof line - 1, fmt, ap);
+  va_end (ap);
+  if (n < 0)
+    return;
+  if ((size_t) n > sizeof line - 2)
+    n = (int) sizeof line - 2;
+  line[n++] = '\n';
+  (void) write_all (STDERR_FILENO, line, (size_t) n);
+}
+
+/* The entrypoint process, after the reaper's fork: credentials, stdio,
+ * cwd, then execve of argv[0] (searched in the spec's PATH when it has no
+ * '/', as container runtimes do). */
+static __attribute__ ((noreturn)) void
+run_entrypoint (const struct run_spec *spec, int out_fd, struct handoff *h)
+{
+  int null_fd, r, exec_errno = ENOENT;
+
+  if (setsid () < 0)
+    _exit (126);
+  null_fd = open ("/dev/null", O_RDONLY);
+  if (null_fd < 0 || dup2 (null_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (out_fd, 2) < 0)
+    _exit (126);
+  if (null_fd > 2)
+    close (null_fd);
+  if (out_fd > 2)
+    close (out_fd);
+
+  if ((r = drop_capabilities (spec->uid == 0)) < 0)
+    {
+      entry_error ("airlock: cannot drop capabilities: %s", strerror (-r));
+      _exit (126);
+    }
+  if (setgroups (spec->n_groups, spec->groups) < 0
+      || setresgid (spec->gid, spec->gid, spec->gid) < 0
+      || setresuid (spec->uid, spec->uid, spec->uid) < 0)
+    {
+      entry_error ("airlock: cannot become uid %u gid %u: %s", spec->uid, spec->gid,
+                   strerror (errno));
+      _exit (126);
+    }
+  if (chdir (spec->cwd) < 0)
+    {
+      entry_error ("airlock: cannot change to the working directory '%s': %s", spec->cwd,
+                   strerror (errno));
+      _exit (126);
+    }
+  umask (022);
+
+  if (strchr (spec->argv[0], '/'))
+    {
+      execve (spec->argv[0], spec->argv, spec->envp);
+      exec_errno = errno;
+    }
+  else
+    {
+      const char *path = spec_getenv (spec, "PATH");
+      char candidate[4096];
+
+      if (!path)
+        path = DEFAULT_PATH;
+      while (*path)
+        {
+          const char *end = strchr (path, ':');
+          size_t dlen = end ? (size_t) (end - path) : strlen (path);
+
+          if (dlen > 0 && dlen + 1 + strlen (spec->argv[0]) < sizeof candidate)
+            {
+              snprintf (candidate, sizeof candidate, "%.*s/%s", (int) dlen, path, spec->argv[0]);
+              execve (candidate, spec->argv, spec->envp);
+              /* Like execvp: a file that exists but cannot run is the answer. */
+              if (errno != ENOENT && errno != ENOTDIR)
+                {
+                  exec_errno = errno;
+                  break;
+                }
+            }
+          path = end ? end + 1 : path + dlen;
+        }
+    }
+  h->exec_errno = exec_errno;
+  entry_error ("airlock: cannot execute '%s': %s", spec->argv[0], strerror (exec_errno));
+  _exit (exec_errno == ENOENT ? 127 : 126);
+}
+
+/* pid 1 of the workload's namespaces. */
+static int
+reaper_main (void *data)
+{
+  struct reaper_args *a = data;
+  struct handoff *h = a->handoff;
+  struct sock_filter insns[128];
+  struct sock_fprog prog;
+  size_t n_insns;
+  uint64_t deadline;
+  pid_t entry;
+  int listener, r;
+
+  /* Only the output pipe: the evidence port and everything else of PID 1
+   * stays behind. */
+  if (a->out_fd != 3 && (dup2 (a->out_fd, 3) < 0 || close (a->out_fd) < 0))
+    return reaper_fail (h, "cannot move the output pipe: %s", strerror (errno));
+  a->out_fd = 3;
+  if (syscall (SYS_close_range, 4, ~0u, 0) < 0)
+    return reaper_fail (h, "cannot close inherited fds: %s", strerror (errno));
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  /* PID 1 blocks SIGCHLD for its signalfd: nothing of that may reach the
+   * workload, so every signal starts unblocked and at its default. */
+  {
+    sigset_t none;
+    struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+    sigemptyset (&none);
+    sigprocmask (SIG_SETMASK, &none, NULL);
+    for (int sig = 1; sig < NSIG; sig++)
+      if (sig != SIGKILL && sig != SIGSTOP)
+        sigaction (sig, &dfl, NULL);
+  }
+  if (prctl (PR_SET_DUMPABLE, 0) < 0)
+    return reaper_fail (h, "cannot make the reaper non-dumpable: %s", strerror (errno));
+
+  if (setup_root (a->spec, h) != 0)
+    return 1;
+
+  r = filter_build (insns, sizeof insns / sizeof insns[0], &n_insns);
+  if (r < 0)
+    return reaper_fail (h, "cannot assemble the seccomp filter: %s", strerror (-r));
+  prog.len = (unsigned short) n_insns;
+  prog.filter = insns;
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return reaper_fail (h, "cannot set no_new_privs: %s", strerror (errno));
+  /* WAIT_KILLABLE_RECV: once the supervisor has a call in hand, only a
+   * fatal signal interrupts it, so a call it performs for the workload is
+   * never run twice by a signal-restarted system call. */
+  listener = (int) syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                            SECCOMP_FILTER_FLAG_NEW_LISTENER
+                            | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+  if (listener < 0)
+    return reaper_fail (h, "cannot install the seccomp filter: %s", strerror (errno));
+
+  /* From here on the reaper's own calls are filtered too; it makes none
+   * the filter selects until the entrypoint's fork.  The supervisor takes
+   * the listener with pidfd_getfd(); no message on a socket (sendmsg is
+   * itself a notified call nobody would answer yet). */
+  h->listener_fd = listener;
+  __atomic_store_n (&h->state, HANDOFF_PUBLISHED, __ATOMIC_RELEASE);
+  deadline = clock_ns (CLOCK_MONOTONIC) + HANDOFF_TIMEOUT_MS * NS_PER_MS;
+  while (__atomic_load_n (&h->state, __ATOMIC_ACQUIRE) != HANDOFF_ACKED)
+    {
+      if (clock_ns (CLOCK_MONOTONIC) > deadline)
+        return reaper_fail (h, "the supervisor did not take the listener");
+      sleep_ms (1);
+    }
+  close (listener);
+
+  entry = fork ();
+  if (entry < 0)
+    {
+      entry_error ("airlock: cannot fork the entrypoint: %s", strerror (errno));
+      return 1;
+    }
+  if (entry == 0)
+    run_entrypoint (a->spec, a->out_fd, h);
+  close (a->out_fd);
+
+  /* Reap until nothing is left: orphans of the workload are re-parented
+   * here, and the run lasts as long as any of them does. */
+  for (;;)
+    {
+      int status;
+      pid_t p = waitpid (-1, &status, __WALL);
+
+      if (p < 0 && errno == EINTR)
+        continue;
+      if (p < 0)
+        break;
+      if (p == entry)
+        {
+          h->entrypoint_status = status;
+          __atomic_store_n (&h->entrypoint_exited, 1, __ATOMIC_RELEASE);
+        }
+    }
+  return 0;
+}
+
+/* ---- PID 1's side ---------------------------------------------------------- */
+
+struct heartbeat {
+  pthread_t thread;
+  uint32_t period_ms;
+  int stop;          /* atomic */
+  int error;         /* first send error (-errno), atomic */
+};
+
+/* Heartbeats come from their own thread, on an absolute schedule, so a
+ * slow notification (a large read of the workload's memory) never delays
+ * one. */
+static void *
+heartbeat_main (void *data)
+{
+  struct heartbeat *hb = data;
+  uint64_t period = hb->period_ms * NS_PER_MS;
+  uint64_t next = clock_ns (CLOCK_MONOTONIC) + period;
+
+  while (!__atomic_load_n (&hb->stop, __ATOMIC_ACQUIRE))
+    {
+      uint64_t now;
+      int r;
+
+      sleep_until_ns (next);
+      if (__atomic_load_n (&hb->stop, __ATOMIC_ACQUIRE))
+        break;
+      r = channel_send_heartbeat ();
+      if (r < 0)
+        {
+          __atomic_store_n (&hb->error, r, __ATOMIC_RELEASE);
+          break;
+        }
+      next += period;
+      now = clock_ns (CLOCK_MONOTONIC);
+      if (now > next)
+        next += ((now - next) / period + 1) * period;
+    }
+  return NULL;
+}
+
+static int
+send_simple_event (uint32_t kind, pid_t pid, bool has_status, uint32_t status)
+{
+  struct wire_frame f;
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 0);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, kind);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, clock_ns (CLOCK_BOOTTIME));
+  if (pid > 0)
+    wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, (uint32_t) pid);
+  if (has_status)
+    wire_put_u32 (&f, AIRLOCK_TLV_EV_EXIT_STATUS, status);
+  return channel_send (&f, NULL);
+}
+
+/* Copies the workload's output to the console, a line at a time with a
+ * prefix, so it cannot pass for the kernel's or ours.  Returns false at
+ * end of file. */
+struct relay {
+  char line[1024];
+  size_t len;
+};
+
+static void
+relay_flush (struct relay *rl)
+{
+  if (rl->len == 0)
+    return;
+  console_log ("workload: %.*s", (int) rl->len, rl->line);
+  rl->len = 0;
+}
+
+static bool
+relay_output (int fd, struct relay *rl)
+{
+  char buf[4096];
+  ssize_t n = read (fd, buf, sizeof buf);
+
+  if (n < 0)
+    return errno == EINTR || errno == EAGAIN;
+  if (n == 0)
+    {
+      relay_flush (rl);
+      return false;
+    }
+  for (ssize_t i = 0; i < n; i++)
+    {
+      if (buf[i] == '\n')
+        {
+          relay_flush (rl);
+          continue;
+        }
+      /* Control characters would let the workload forge console lines
+       * (a bare \r, escape sequences). */
+      rl->line[rl->len++] = (buf[i] >= 0x20 && buf[i] < 0x7f) ? buf[i] : '?';
+      if (rl->len == sizeof rl->line)
+        relay_flush (rl);
+    }
+  return true;
+}
+
+int
+supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms,
+                struct run_result *ret, char *error, size_t error_size)
+{
+  static struct run_spec spec;
+  static uint8_t reaper_stack[256 * 1024] __attribute__ ((aligned (16)));
+  struct reaper_args args;
+  struct handoff *h;
+  struct heartbeat hb = { .period_ms = heartbeat_ms };
+  struct notifier *notifier;
+  struct relay relay = { .len = 0 };
+  sigset_t sigchld;
+  uint64_t deadline, handoff_deadline;
+  int pipefd[2], sfd, pidfd, listener, r, status = 0;
+  pid_t reaper;
+  bool timed_out = false, output_open = true, reaper_gone = false;
+
+  r = parse_spec (spec_bytes, spec_len, &spec, error, error_size);
+  if (r < 0)
+    return r;
+
+  h = mmap (NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (h == MAP_FAILED)
+    return fail (error, error_size, "cannot map the handoff page: %s", strerror (errno));
+  memset (h, 0, sizeof *h);
+  if (pipe2 (pipefd, O_CLOEXEC) < 0)
+    return fail (error, error_size, "cannot create the output pipe: %s", strerror (errno));
+
+  sigemptyset (&sigchld);
+  sigaddset (&sigchld, SIGCHLD);
+  sigprocmask (SIG_BLOCK, &sigchld, NULL);
+  sfd = signalfd (-1, &sigchld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0)
+    return fail (error, error_size, "cannot create a signalfd: %s", strerror (errno));
+
+  /* No thread exists yet: the reaper starts from a copy of a
+   * single-threaded process, so no lock can be held in it. */
+  args.spec = &spec;
+  args.handoff = h;
+  args.out_fd = pipefd[1];
+  reaper = clone (reaper_main, reaper_stack + sizeof reaper_stack,
+                  CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, &args);
+  if (reaper < 0)
+    return fail (error, error_size, "cannot start the workload's namespaces: %s", strerror (errno));
+  close (pipefd[1]);
+  fcntl (pipefd[0], F_SETFL, O_NONBLOCK);
+
+  /* Take the listener from the reaper. */
+  handoff_deadline = clock_ns (CLOCK_MONOTONIC) + HANDOFF_TIMEOUT_MS * NS_PER_MS;
+  for (;;)
+    {
+      int state = __atomic_load_n (&h->state, __ATOMIC_ACQUIRE);
+
+      if (state == HANDOFF_PUBLISHED)
+        break;
+      if (state == HANDOFF_FAILED || waitpid (reaper, &status, WNOHANG) == reaper
+          || clock_ns (CLOCK_MONOTONIC) > handoff_deadline)
+        {
+          kill (reaper, SIGKILL);
+          waitpid (reaper, NULL, 0);
+          return fail (error, error_size, "the workload's setup failed: %s",
+                       h->error[0] ? h->error : "the reaper exited or hung before its filter was in place");
+        }
+      sleep_ms (1);
+    }
+  pidfd = (int) syscall (SYS_pidfd_open, reaper, 0);
+  listener = pidfd < 0 ? -1 : (int) syscall (SYS_pidfd_getfd, pidfd, h->listener_fd, 0);
+  if (listener < 0)
+    {
+      int e = errno;
+      kill (reaper, SIGKILL);
+      waitpid (reaper, NULL, 0);
+      return fail (error, error_size, "cannot take the seccomp listener from the reaper: %s",
+                   strerror (e));
+    }
+  close (pidfd);
+  fcntl (listener, F_SETFD, FD_CLOEXEC);
+  __atomic_store_n (&h->state, HANDOFF_ACKED, __ATOMIC_RELEASE);
+
+  r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_START, reaper, false, 0);
+  if (r < 0)
+    return fail (error, error_size, "cannot send the workload-start event: %s", strerror (-r));
+  if (pthread_create (&hb.thread, NULL, heartbeat_main, &hb) != 0)
+    return fail (error, error_size, "cannot start the heartbeat thread");
+
+  notifier = notifier_new (listener, reaper);
+  if (!notifier)
+    return fail (error, error_size, "out of memory");
+
+  /* The loop: notifications, output, the reaper's end, the deadline. */
+  deadline = clock_ns (CLOCK_MONOTONIC) + spec.timeout_ms * NS_PER_MS;
+  while (!reaper_gone)
+    {
+      struct pollfd fds[3] = {
+        { .fd = listener, .events = POLLIN },
+        { .fd = sfd, .events = POLLIN },
+        { .fd = output_open ? pipefd[0] : -1, .events = POLLIN },
+      };
+      uint64_t now = clock_ns (CLOCK_MONOTONIC);
+      int timeout;
+
+      if (now >= deadline && !timed_out)
+        {
+          /* The reaper's death takes the whole namespace with it. */
+          timed_out = true;
+          kill (reaper, SIGKILL);
+        }
+      timeout = timed_out ? 100 : (int) ((deadline - now) / NS_PER_MS) + 1;
+      r = poll (fds, 3, timeout);
+      if (r < 0 && errno != EINTR)
+        return fail (error, error_size, "poll failed: %s", strerror (errno));
+      if (r <= 0)
+        continue;
+      if (fds[0].revents & POLLIN)
+        {
+          r = notifier_handle_one (notifier);
+          if (r < 0)
+            return fail (error, error_size, "the seccomp listener failed: %s", strerror (-r));
+        }
+      if (fds[2].revents & (POLLIN | POLLHUP))
+        output_open = relay_output (pipefd[0], &relay);
+      if (fds[1].revents & POLLIN)
+        {
+          struct signalfd_siginfo si;
+
+          while (read (sfd, &si, sizeof si) == sizeof si)
+            ;
+          if (waitpid (reaper, &status, WNOHANG) == reaper)
+            reaper_gone = true;
+        }
+      r = __atomic_load_n (&hb.error, __ATOMIC_ACQUIRE);
+      if (r < 0)
+        return fail (error, error_size, "cannot send a heartbeat: %s", strerror (-r));
+    }
+
+  /* Everything in the namespace is gone.  Late output, then the calls the
+   * supervisor was still performing. */
+  while (output_open && relay_output (pipefd[0], &relay))
+    ;
+  notifier_finish (notifier);
+  close (listener);
+
+  r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_EXIT, 0, true,
+                         __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
+                         ? (uint32_t) h->entrypoint_status : (uint32_t) status);
+  __atomic_store_n (&hb.stop, 1, __ATOMIC_RELEASE);
+  pthread_join (hb.thread, NULL);
+  if (r < 0)
+    return fail (error, error_size, "cannot send the workload-exit event: %s", strerror (-r));
+  if (h->state == HANDOFF_FAILED)
+    channel_logf ("workload setup: %s", h->error);
+  console_log ("workload ended (%s) after %llu traced call(s)",
+               timed_out ? "timeout" : "completed",
+               (unsigned long long) notifier_count (notifier));
+
+  ret->exit_status = __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
+                     ? (uint32_t) h->entrypoint_status : (uint32_t) status;
+  ret->end_reason = timed_out ? AIRLOCK_END_TIMEOUT : AIRLOCK_END_COMPLETED;
+  return 0;
+}

@@ -1,0 +1,32 @@
+/* Internals of the supervisor, shared by supervisor.c (the workload's
+ * namespaces and the main loop), filter.c (the seccomp program) and
+ * notify.c (one notification: read, record, answer). */
+#ifndef AIRLOCK_SUPERVISOR_H
+#define AIRLOCK_SUPERVISOR_H
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "guest.h"
+
+/* filter.c */
+uint32_t filter_native_arch (void);
+/* Assembles the workload's filter into @out (room for @max instructions). */
+int filter_build (struct sock_filter *out, size_t max, size_t *ret_len);
+
+/* notify.c */
+struct notifier;
+/* @listener: the seccomp notification fd.  @reaper_pid: the workload's
+ * pid-1 process, whose own calls are not the workload's. */
+struct notifier *notifier_new (int listener, pid_t reaper_pid);
+/* Receives and answers one notification.  Returns 0, or -errno when the
+ * listener itself failed (the run cannot go on). */
+int notifier_handle_one (struct notifier *n);
+/* Ends calls the supervisor is still performing for the workload (a
+ * blocking connect in a worker thread) and waits for their workers. */
+void notifier_finish (struct notifier *n);
+uint64_t notifier_count (struct notifier *n);
+
+#endif /* AIRLOCK_SUPERVISOR_H */
