@@ -561,7 +561,9 @@ worker_main (void *data)
   return NULL;
 }
 
-/* Runs @j now when it cannot block, in a worker when it can.  Takes it. */
+/* Runs @j now when it cannot block, in a worker when it can.  Takes it.
+ * Inline sends carry MSG_DONTWAIT, so a workload that clears O_NONBLOCK
+ * after we looked still cannot make this thread wait. */
 static void
 job_start (struct notifier *n, struct job *j, bool can_block)
 {
@@ -594,6 +596,8 @@ job_start (struct notifier *n, struct job *j, bool can_block)
       pthread_mutex_unlock (&n->lock);
       /* No worker to spare: block here (heartbeats go on in their thread). */
     }
+  else if (j->op != JOB_CONNECT)
+    j->flags |= MSG_DONTWAIT;
   job_finish (j);
   job_free (j);
 }

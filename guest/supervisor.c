@@ -220,6 +220,7 @@ struct handoff {
 
 struct reaper_args {
   struct run_spec *spec;
+  bool filter;
   struct handoff *handoff;
   int out_fd;              /* write end of the workload output pipe */
 };
@@ -582,6 +583,13 @@ reaper_main (void *data)
   if (setup_root (a->spec, h) != 0)
     return 1;
 
+  if (!a->filter)
+    {
+      /* Benchmark floor: same namespaces and process tree, no filter. */
+      __atomic_store_n (&h->state, HANDOFF_PUBLISHED, __ATOMIC_RELEASE);
+      listener = -1;
+      goto wait_ack;
+    }
   r = filter_build (insns, sizeof insns / sizeof insns[0], &n_insns);
   if (r < 0)
     return reaper_fail (h, "cannot assemble the seccomp filter: %s", strerror (-r));
@@ -604,6 +612,7 @@ reaper_main (void *data)
    * itself a notified call nobody would answer yet). */
   h->listener_fd = listener;
   __atomic_store_n (&h->state, HANDOFF_PUBLISHED, __ATOMIC_RELEASE);
+wait_ack:
   deadline = clock_ns (CLOCK_MONOTONIC) + HANDOFF_TIMEOUT_MS * NS_PER_MS;
   while (__atomic_load_n (&h->state, __ATOMIC_ACQUIRE) != HANDOFF_ACKED)
     {
@@ -611,7 +620,8 @@ reaper_main (void *data)
         return reaper_fail (h, "the supervisor did not take the listener");
       sleep_ms (1);
     }
-  close (listener);
+  if (listener >= 0)
+    close (listener);
 
   entry = fork ();
   if (entry < 0)
@@ -647,14 +657,16 @@ reaper_main (void *data)
 
 struct heartbeat {
   pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t wake;   /* on CLOCK_MONOTONIC */
   uint32_t period_ms;
-  int stop;          /* atomic */
-  int error;         /* first send error (-errno), atomic */
+  bool stop;             /* under lock */
+  int error;             /* first send error (-errno), atomic */
 };
 
 /* Heartbeats come from their own thread, on an absolute schedule, so a
  * slow notification (a large read of the workload's memory) never delays
- * one. */
+ * one.  Stopping wakes it at once instead of a period later. */
 static void *
 heartbeat_main (void *data)
 {
@@ -662,15 +674,18 @@ heartbeat_main (void *data)
   uint64_t period = hb->period_ms * NS_PER_MS;
   uint64_t next = clock_ns (CLOCK_MONOTONIC) + period;
 
-  while (!__atomic_load_n (&hb->stop, __ATOMIC_ACQUIRE))
+  pthread_mutex_lock (&hb->lock);
+  while (!hb->stop)
     {
+      struct timespec ts = { .tv_sec = (time_t) (next / NS_PER_S), .tv_nsec = (long) (next % NS_PER_S) };
       uint64_t now;
       int r;
 
-      sleep_until_ns (next);
-      if (__atomic_load_n (&hb->stop, __ATOMIC_ACQUIRE))
-        break;
+      if (pthread_cond_timedwait (&hb->wake, &hb->lock, &ts) != ETIMEDOUT || hb->stop)
+        continue;
+      pthread_mutex_unlock (&hb->lock);
       r = channel_send_heartbeat ();
+      pthread_mutex_lock (&hb->lock);
       if (r < 0)
         {
           __atomic_store_n (&hb->error, r, __ATOMIC_RELEASE);
@@ -681,7 +696,34 @@ heartbeat_main (void *data)
       if (now > next)
         next += ((now - next) / period + 1) * period;
     }
+  pthread_mutex_unlock (&hb->lock);
   return NULL;
+}
+
+static int
+heartbeat_start (struct heartbeat *hb, uint32_t period_ms)
+{
+  pthread_condattr_t attr;
+
+  hb->period_ms = period_ms;
+  hb->stop = false;
+  hb->error = 0;
+  pthread_mutex_init (&hb->lock, NULL);
+  pthread_condattr_init (&attr);
+  pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
+  pthread_cond_init (&hb->wake, &attr);
+  pthread_condattr_destroy (&attr);
+  return pthread_create (&hb->thread, NULL, heartbeat_main, hb) == 0 ? 0 : -EAGAIN;
+}
+
+static void
+heartbeat_stop (struct heartbeat *hb)
+{
+  pthread_mutex_lock (&hb->lock);
+  hb->stop = true;
+  pthread_cond_signal (&hb->wake);
+  pthread_mutex_unlock (&hb->lock);
+  pthread_join (hb->thread, NULL);
 }
 
 static int
@@ -738,7 +780,7 @@ relay_output (int fd, struct relay *rl)
         }
       /* Control characters would let the workload forge console lines
        * (a bare \r, escape sequences). */
-      rl->line[rl->len++] = (buf[i] >= 0x20 && buf[i] < 0x7f) ? buf[i] : '?';
+      rl->line[rl->len++] = buf[i] == '\t' ? ' ' : (buf[i] >= 0x20 && buf[i] < 0x7f) ? buf[i] : '?';
       if (rl->len == sizeof rl->line)
         relay_flush (rl);
     }
@@ -746,14 +788,14 @@ relay_output (int fd, struct relay *rl)
 }
 
 int
-supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms,
+supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms, bool filter,
                 struct run_result *ret, char *error, size_t error_size)
 {
   static struct run_spec spec;
   static uint8_t reaper_stack[256 * 1024] __attribute__ ((aligned (16)));
   struct reaper_args args;
   struct handoff *h;
-  struct heartbeat hb = { .period_ms = heartbeat_ms };
+  struct heartbeat hb;
   struct notifier *notifier;
   struct relay relay = { .len = 0 };
   sigset_t sigchld;
@@ -783,6 +825,7 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   /* No thread exists yet: the reaper starts from a copy of a
    * single-threaded process, so no lock can be held in it. */
   args.spec = &spec;
+  args.filter = filter;
   args.handoff = h;
   args.out_fd = pipefd[1];
   reaper = clone (reaper_main, reaper_stack + sizeof reaper_stack,
@@ -810,24 +853,28 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
         }
       sleep_ms (1);
     }
-  pidfd = (int) syscall (SYS_pidfd_open, reaper, 0);
-  listener = pidfd < 0 ? -1 : (int) syscall (SYS_pidfd_getfd, pidfd, h->listener_fd, 0);
-  if (listener < 0)
+  listener = -1;
+  if (filter)
     {
-      int e = errno;
-      kill (reaper, SIGKILL);
-      waitpid (reaper, NULL, 0);
-      return fail (error, error_size, "cannot take the seccomp listener from the reaper: %s",
-                   strerror (e));
+      pidfd = (int) syscall (SYS_pidfd_open, reaper, 0);
+      listener = pidfd < 0 ? -1 : (int) syscall (SYS_pidfd_getfd, pidfd, h->listener_fd, 0);
+      if (listener < 0)
+        {
+          int e = errno;
+          kill (reaper, SIGKILL);
+          waitpid (reaper, NULL, 0);
+          return fail (error, error_size, "cannot take the seccomp listener from the reaper: %s",
+                       strerror (e));
+        }
+      close (pidfd);
+      fcntl (listener, F_SETFD, FD_CLOEXEC);
     }
-  close (pidfd);
-  fcntl (listener, F_SETFD, FD_CLOEXEC);
   __atomic_store_n (&h->state, HANDOFF_ACKED, __ATOMIC_RELEASE);
 
   r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_START, reaper, false, 0);
   if (r < 0)
     return fail (error, error_size, "cannot send the workload-start event: %s", strerror (-r));
-  if (pthread_create (&hb.thread, NULL, heartbeat_main, &hb) != 0)
+  if (heartbeat_start (&hb, heartbeat_ms) < 0)
     return fail (error, error_size, "cannot start the heartbeat thread");
 
   notifier = notifier_new (listener, reaper);
@@ -885,13 +932,13 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   while (output_open && relay_output (pipefd[0], &relay))
     ;
   notifier_finish (notifier);
-  close (listener);
+  if (listener >= 0)
+    close (listener);
 
   r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_EXIT, 0, true,
                          __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
                          ? (uint32_t) h->entrypoint_status : (uint32_t) status);
-  __atomic_store_n (&hb.stop, 1, __ATOMIC_RELEASE);
-  pthread_join (hb.thread, NULL);
+  heartbeat_stop (&hb);
   if (r < 0)
     return fail (error, error_size, "cannot send the workload-exit event: %s", strerror (-r));
   if (h->state == HANDOFF_FAILED)
