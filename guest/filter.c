@@ -36,13 +36,21 @@
 
 #include "supervisor.h"
 
+/* The foreign ABI the kernel also accepts, and its exit/exit_group numbers
+ * (arch/x86/entry/syscalls/syscall_32.tbl, arch/arm/tools/syscall.tbl). */
 #if defined(__x86_64__)
 #define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#define COMPAT_AUDIT_ARCH AUDIT_ARCH_I386
+#define COMPAT_NR_EXIT 1
+#define COMPAT_NR_EXIT_GROUP 252
 #ifndef __X32_SYSCALL_BIT
 #define __X32_SYSCALL_BIT 0x40000000
 #endif
 #elif defined(__aarch64__)
 #define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#define COMPAT_AUDIT_ARCH AUDIT_ARCH_ARM
+#define COMPAT_NR_EXIT 1
+#define COMPAT_NR_EXIT_GROUP 248
 #else
 #error "airlock's supervisor supports x86_64 and aarch64 guests"
 #endif
@@ -85,7 +93,7 @@ static const int notified_syscalls[] = {
 
 /* Jumps are relative and 8-bit: the program is assembled with symbolic
  * targets, resolved once its length is known. */
-enum label { L_NONE, L_NOTIFY, L_ALLOW, L_CLONE, L_SECCOMP, L_FD };
+enum label { L_NONE, L_NOTIFY, L_ALLOW, L_CLONE, L_SECCOMP, L_FD, L_NATIVE };
 
 struct asm_insn {
   struct sock_filter insn;
@@ -105,14 +113,24 @@ int
 filter_build (struct sock_filter *out, size_t max, size_t *ret_len)
 {
   struct asm_insn prog[128];
-  size_t label_at[L_FD + 1] = { 0 };
+  size_t label_at[L_NATIVE + 1] = { 0 };
   size_t n = 0;
 
   /* Any other ABI (i386 int 0x80 on x86_64, AArch32 on arm64): every call
-   * goes to the supervisor, which denies and reports it. */
+   * goes to the supervisor, which denies and reports it — except exit and
+   * exit_group of the compat ABI, so a 32-bit program can still end. */
   n = emit (prog, n, (struct sock_filter) LD_ABS (arch), L_NONE, L_NONE);
   n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, NATIVE_AUDIT_ARCH, 0, 0),
+            L_NATIVE, L_NONE);
+  n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, COMPAT_AUDIT_ARCH, 0, 0),
             L_NONE, L_NOTIFY);
+  n = emit (prog, n, (struct sock_filter) LD_ABS (nr), L_NONE, L_NONE);
+  n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, COMPAT_NR_EXIT, 0, 0),
+            L_ALLOW, L_NONE);
+  n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, COMPAT_NR_EXIT_GROUP, 0, 0),
+            L_ALLOW, L_NOTIFY);
+
+  label_at[L_NATIVE] = n;
   n = emit (prog, n, (struct sock_filter) LD_ABS (nr), L_NONE, L_NONE);
 #ifdef __x86_64__
   /* x32 shares AUDIT_ARCH_X86_64 and sets bit 30 of the number. */
