@@ -563,7 +563,9 @@ worker_main (void *data)
 
 /* Runs @j now when it cannot block, in a worker when it can.  Takes it.
  * Inline sends carry MSG_DONTWAIT, so a workload that clears O_NONBLOCK
- * after we looked still cannot make this thread wait. */
+ * after we looked still cannot make this thread wait.  Without a worker to
+ * spare (MAX_WORKERS busy) the call runs here and may block this loop;
+ * heartbeats go on in their own thread. */
 static void
 job_start (struct notifier *n, struct job *j, bool can_block)
 {
@@ -779,7 +781,9 @@ handle_connect_bind (struct call *c, bool is_connect)
   j->ref = seq;
   memcpy (j->addr, sa, sa_len);
   j->addr_len = (socklen_t) sa_len;
-  job_start (c->n, j, !si.nonblock);
+  /* Always a worker: connect has no per-call "don't wait" flag, and the
+   * workload could clear O_NONBLOCK right after we looked. */
+  job_start (c->n, j, true);
 out:
   sock_info_clear (&si);
 }
