@@ -45,6 +45,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <grp.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "supervisor.h"
 
@@ -787,6 +790,32 @@ relay_output (int fd, struct relay *rl)
   return true;
 }
 
+/* The workload shares the guest's network namespace (its egress is what
+ * the capture sees); like any container it finds loopback up.  It has no
+ * CAP_NET_ADMIN to do this itself. */
+static int
+loopback_up (void)
+{
+  struct ifreq ifr;
+  int fd = socket (AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  int r = 0;
+
+  if (fd < 0)
+    return -errno;
+  memset (&ifr, 0, sizeof ifr);
+  strcpy (ifr.ifr_name, "lo");
+  if (ioctl (fd, SIOCGIFFLAGS, &ifr) < 0)
+    r = -errno;
+  else if (!(ifr.ifr_flags & IFF_UP))
+    {
+      ifr.ifr_flags |= IFF_UP;
+      if (ioctl (fd, SIOCSIFFLAGS, &ifr) < 0)
+        r = -errno;
+    }
+  close (fd);
+  return r;
+}
+
 int
 supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms, bool filter,
                 struct run_result *ret, char *error, size_t error_size)
@@ -807,6 +836,9 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   r = parse_spec (spec_bytes, spec_len, &spec, error, error_size);
   if (r < 0)
     return r;
+  r = loopback_up ();
+  if (r < 0)
+    return fail (error, error_size, "cannot bring the loopback interface up: %s", strerror (-r));
 
   h = mmap (NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (h == MAP_FAILED)
