@@ -2,8 +2,9 @@
  *
  * The same entries give the same bytes whatever order they were added in and
  * whatever the files' metadata on the host: entries are sorted by path, every
- * parent directory is listed (mode 0755), mtime/uid/gid/device numbers are 0
- * and inode numbers are assigned in archive order. */
+ * parent directory is listed (mode 0755 unless added with another), mtime/
+ * uid/gid/device numbers are 0 and inode numbers are assigned in archive
+ * order. */
 #pragma once
 
 #include "airlock-macros.h"
@@ -30,6 +31,19 @@ gboolean airlock_cpio_add_bytes (AirlockCpio *cpio, const char *path, guint mode
  * (mapped, read when the archive is written). */
 gboolean airlock_cpio_add_file (AirlockCpio *cpio, const char *path, guint mode,
                                 const char *source, GError **error);
+
+/* Adds a symbolic link at @path (normalised as above) pointing to @target
+ * (stored as given: "testprog", "../lib/x"; not checked, it is resolved in
+ * the guest).  Fails like airlock_cpio_add_bytes(), or for an empty target. */
+gboolean airlock_cpio_add_symlink (AirlockCpio *cpio, const char *path, const char *target,
+                                   GError **error);
+
+/* Adds a directory at @path with permission bits @mode (07777 bits: 01777
+ * for a sticky, world-writable /tmp); it is listed even when empty.  A
+ * directory that is only a parent of other entries needs no call.  Fails
+ * like airlock_cpio_add_bytes(). */
+gboolean airlock_cpio_add_directory (AirlockCpio *cpio, const char *path, guint mode,
+                                     GError **error);
 
 /* Number of entries the archive will have, directories included (the
  * trailer excluded). */

@@ -14,12 +14,12 @@
 typedef struct {
   char *path;
   guint32 mode;   /* full st_mode: type and permission bits */
-  GBytes *data;   /* regular files given as bytes */
+  GBytes *data;   /* regular files given as bytes; a symlink's target */
   char *source;   /* regular files given as a host path */
 } CpioEntry;
 
 struct _AirlockCpio {
-  GHashTable *entries;   /* path → CpioEntry, regular files only */
+  GHashTable *entries;   /* path → CpioEntry: what was added (parents are implied) */
 };
 
 static void
@@ -77,6 +77,7 @@ path_is_normalised (const char *path)
   return TRUE;
 }
 
+/* @mode is a full st_mode: the file type and the permission bits. */
 static gboolean
 add_entry (AirlockCpio *cpio, const char *path, guint mode, GBytes *data, const char *source,
            GError **error)
@@ -97,7 +98,7 @@ add_entry (AirlockCpio *cpio, const char *path, guint mode, GBytes *data, const 
     }
   e = g_new0 (CpioEntry, 1);
   e->path = g_strdup (path);
-  e->mode = S_IFREG | (mode & 07777);
+  e->mode = mode;
   e->data = data ? g_bytes_ref (data) : NULL;
   e->source = g_strdup (source);
   g_hash_table_insert (cpio->entries, e->path, e);
@@ -109,7 +110,7 @@ airlock_cpio_add_bytes (AirlockCpio *cpio, const char *path, guint mode, GBytes 
                         GError **error)
 {
   g_return_val_if_fail (cpio != NULL && path != NULL && data != NULL, FALSE);
-  return add_entry (cpio, path, mode, data, NULL, error);
+  return add_entry (cpio, path, S_IFREG | (mode & 07777), data, NULL, error);
 }
 
 gboolean
@@ -117,7 +118,31 @@ airlock_cpio_add_file (AirlockCpio *cpio, const char *path, guint mode, const ch
                        GError **error)
 {
   g_return_val_if_fail (cpio != NULL && path != NULL && source != NULL, FALSE);
-  return add_entry (cpio, path, mode, NULL, source, error);
+  return add_entry (cpio, path, S_IFREG | (mode & 07777), NULL, source, error);
+}
+
+gboolean
+airlock_cpio_add_symlink (AirlockCpio *cpio, const char *path, const char *target, GError **error)
+{
+  g_autoptr (GBytes) data = NULL;
+
+  g_return_val_if_fail (cpio != NULL && path != NULL && target != NULL, FALSE);
+  if (*target == '\0')
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                   "cannot add '%s' to the initramfs: a symlink needs a target", path);
+      return FALSE;
+    }
+  /* newc stores a symlink's target as its data, without a NUL. */
+  data = g_bytes_new (target, strlen (target));
+  return add_entry (cpio, path, S_IFLNK | 0777, data, NULL, error);
+}
+
+gboolean
+airlock_cpio_add_directory (AirlockCpio *cpio, const char *path, guint mode, GError **error)
+{
+  g_return_val_if_fail (cpio != NULL && path != NULL, FALSE);
+  return add_entry (cpio, path, S_IFDIR | (mode & 07777), NULL, NULL, error);
 }
 
 static int
@@ -153,11 +178,15 @@ sorted_entries (AirlockCpio *cpio, GPtrArray **ret_dirs, GError **error)
         {
           g_autofree char *dir = g_strndup (e->path, slash - e->path);
           CpioEntry *d;
+          CpioEntry *added = g_hash_table_lookup (cpio->entries, dir);
 
-          if (g_hash_table_contains (cpio->entries, dir))
+          if (added && S_ISDIR (added->mode))
+            continue;   /* added with its own mode: listed once, as added */
+          if (added)
             {
               g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                           "cannot add '%s' to the initramfs: '%s' is a file", e->path, dir);
+                           "cannot add '%s' to the initramfs: '%s' is not a directory",
+                           e->path, dir);
               return NULL;
             }
           if (g_hash_table_contains (dir_paths, dir))

@@ -11,6 +11,7 @@
 #include "guestimg/modules-private.h"
 #include "guestimg/package-private.h"
 #include "guestimg/recipe-private.h"
+#include "guestimg/testroot-private.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -758,11 +759,11 @@ propagate_in_domain (GError **error, GError *local_error)
   g_propagate_error (error, local_error);
 }
 
-AirlockGuestImage *
-airlock_guest_image_ensure (AirlockArch arch, const AirlockGuestImageOptions *options,
-                            GError **error)
+/* The base image (kernel + initramfs) for @arch; @ret_in gets its inputs. */
+static AirlockGuestImage *
+ensure_base_image (AirlockArch arch, const AirlockGuestImageOptions *options,
+                   AirlockGuestInputs **ret_in, GError **error)
 {
-  static const AirlockGuestImageOptions defaults = { NULL };
   g_autoptr (AirlockGuestInputs) in = NULL;
   g_autofree char *dir = NULL;
   g_autofree char *stage_dir = NULL;
@@ -773,11 +774,6 @@ airlock_guest_image_ensure (AirlockArch arch, const AirlockGuestImageOptions *op
   AirlockGuestImage *image = NULL;
   int lock_fd;
 
-  g_return_val_if_fail ((unsigned) arch < AIRLOCK_N_ARCHES, NULL);
-  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-
-  if (!options)
-    options = &defaults;
   in = load_inputs (arch, options, &local_error);
   if (!in)
     {
@@ -803,6 +799,8 @@ airlock_guest_image_ensure (AirlockArch arch, const AirlockGuestImageOptions *op
                          "'airlock images build --arch %s --kernel %s --modules %s'",
                          airlock_arch_to_string (arch), dir, why, airlock_arch_to_string (arch),
                          in->custom_kernel, in->custom_modules_dir);
+          if (image)
+            *ret_in = g_steal_pointer (&in);
           return image;
         }
     }
@@ -851,5 +849,109 @@ airlock_guest_image_ensure (AirlockArch arch, const AirlockGuestImageOptions *op
 
 out:
   close (lock_fd);
+  if (image)
+    *ret_in = g_steal_pointer (&in);
   return image;
+}
+
+/* Points @image at its testroot variant: the base initramfs with the
+ * testroot archive appended, cached in <arch>/testroot-<key>/ (the key
+ * covers the base initramfs and every testroot entry), built now unless
+ * cached (or forced).  Returns FALSE with @error set. */
+static gboolean
+ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
+                 const AirlockGuestImageOptions *options, GError **error)
+{
+  g_autoptr (AirlockTestroot) testroot = NULL;
+  g_autoptr (GError) local_error = NULL;
+  g_autofree char *key = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *tmp = NULL;
+  g_autofree char *why = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *sha256 = NULL;
+  gboolean ok = FALSE;
+  int lock_fd;
+
+  testroot = airlock_testroot_load (in->arch, airlock_guest_programs_dir (), error);
+  if (!testroot)
+    return FALSE;
+  key = airlock_testroot_key (testroot, image->initramfs_sha256);
+  name = g_strdup_printf ("testroot-%s", key);
+  dir = g_build_filename (in->arch_dir, name, NULL);
+
+  if (!options->force || options->offline)
+    {
+      ok = airlock_testroot_cache_load (dir, key, &path, &sha256, &why);
+      if (!ok && options->offline)
+        {
+          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT,
+                       "no usable %s testroot for these inputs in '%s': %s; build it by "
+                       "running without --offline", airlock_arch_to_string (in->arch), dir, why);
+          return FALSE;
+        }
+    }
+  if (!ok)
+    {
+      lock_fd = lock_arch (in, options, error);
+      if (lock_fd < 0)
+        return FALSE;
+      g_clear_pointer (&why, g_free);
+      /* Whoever held the lock before us may have built it. */
+      if (!options->force)
+        ok = airlock_testroot_cache_load (dir, key, &path, &sha256, &why);
+      if (!ok)
+        {
+          report (options, "write testroot", 0, 0);
+          tmp = make_build_dir (in, &local_error);
+          if (!tmp
+              || !airlock_testroot_build (testroot, key, image->initramfs_path,
+                                          image->initramfs_sha256, tmp, options->progress,
+                                          options->progress_data, &local_error)
+              || !install_build (tmp, dir, in->arch_dir, &local_error))
+            {
+              if (tmp)
+                airlock_rm_rf (tmp);
+              close (lock_fd);
+              propagate_in_domain (error, g_steal_pointer (&local_error));
+              return FALSE;
+            }
+          g_clear_pointer (&why, g_free);
+          ok = airlock_testroot_cache_load (dir, key, &path, &sha256, &why);
+          if (!ok)
+            g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                         "the %s testroot just built in '%s' does not check out: %s",
+                         airlock_arch_to_string (in->arch), dir, why);
+        }
+      close (lock_fd);
+      if (!ok)
+        return FALSE;
+    }
+  g_free (image->initramfs_path);
+  image->initramfs_path = g_steal_pointer (&path);
+  g_free (image->initramfs_sha256);
+  image->initramfs_sha256 = g_steal_pointer (&sha256);
+  return TRUE;
+}
+
+AirlockGuestImage *
+airlock_guest_image_ensure (AirlockArch arch, const AirlockGuestImageOptions *options,
+                            GError **error)
+{
+  static const AirlockGuestImageOptions defaults = { NULL };
+  g_autoptr (AirlockGuestInputs) in = NULL;
+  g_autoptr (AirlockGuestImage) image = NULL;
+
+  g_return_val_if_fail ((unsigned) arch < AIRLOCK_N_ARCHES, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!options)
+    options = &defaults;
+  image = ensure_base_image (arch, options, &in, error);
+  if (!image)
+    return NULL;
+  if (options->with_testroot && !ensure_testroot (in, image, options, error))
+    return NULL;
+  return g_steal_pointer (&image);
 }

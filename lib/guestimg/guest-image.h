@@ -32,7 +32,8 @@ typedef struct {
   AirlockArch arch;
   char *dir;              /* the cache directory holding the files below */
   char *kernel_path;      /* amd64: vmlinux (ELF, PVH entry); arm64: Image */
-  char *initramfs_path;   /* newc cpio: /init, modules, modules.dep */
+  char *initramfs_path;   /* newc cpio: /init, modules, modules.dep; with_testroot: that
+                           * archive followed by the testroot's (a file of its own) */
   char *manifest_path;    /* manifest.json: inputs and outputs with sha256 */
   char *kernel_release;   /* "6.1.0-50-amd64" */
   char *kernel_sha256;    /* of kernel_path */
@@ -48,7 +49,9 @@ typedef struct {
   gboolean offline;         /* never download or build: only find a cached image */
   gboolean with_testroot;   /* initramfs_path also holds /airlock/testroot: the test
                              * programs (tests/guest) that `airlock run --guest-program`
-                             * and the VM tests run under the supervisor */
+                             * and the VM tests run under the supervisor, from
+                             * $AIRLOCK_GUEST_DIR (testprog-<arch>, …); cached
+                             * beside the image in <arch>/testroot-<key>/ */
   AirlockProgressFunc progress;
   gpointer progress_data;
 } AirlockGuestImageOptions;

@@ -312,6 +312,56 @@ test_cpio_file_source (void)
   rm_rf (dir);
 }
 
+/* Symlinks and explicit directories (the testroot's links and its 1777
+ * /tmp): listed once, with their own type and mode. */
+static void
+test_cpio_links_and_dirs (void)
+{
+  g_autoptr (AirlockCpio) cpio = airlock_cpio_new ();
+  g_autoptr (GBytes) data = g_bytes_new_static ("x", 1);
+  g_autoptr (GBytes) archive = NULL;
+  g_autoptr (GPtrArray) entries = NULL;
+  g_autoptr (GOutputStream) out = NULL;
+  g_autoptr (GError) error = NULL;
+  NewcEntry *e;
+
+  g_assert_true (airlock_cpio_add_bytes (cpio, "root/bin/prog", 0755, data, &error));
+  g_assert_true (airlock_cpio_add_symlink (cpio, "root/bin/link", "prog", &error));
+  g_assert_true (airlock_cpio_add_directory (cpio, "root/tmp", 01777, &error));
+  g_assert_true (airlock_cpio_add_directory (cpio, "root/bin", 0700, &error));
+  g_assert_no_error (error);
+
+  /* Nothing can live under a symlink or a file; a target is required. */
+  g_assert_false (airlock_cpio_add_symlink (cpio, "root/empty", "", &error));
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED);
+  g_clear_error (&error);
+  g_assert_false (airlock_cpio_add_directory (cpio, "root/bin/link", 0755, &error));
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED);
+  g_clear_error (&error);
+
+  archive = cpio_to_bytes (cpio);
+  entries = newc_parse (g_bytes_get_data (archive, NULL), g_bytes_get_size (archive));
+  /* root (implied), root/bin (added, 0700), prog, link, tmp. */
+  g_assert_cmpuint (entries->len, ==, 5);
+  e = newc_find (entries, "root");
+  g_assert_cmpuint (e->mode, ==, S_IFDIR | 0755);
+  e = newc_find (entries, "root/bin");
+  g_assert_cmpuint (e->mode, ==, S_IFDIR | 0700);
+  g_assert_cmpuint (e->nlink, ==, 2);
+  e = newc_find (entries, "root/bin/link");
+  g_assert_cmpuint (e->mode, ==, S_IFLNK | 0777);
+  g_assert_cmpmem (g_bytes_get_data (e->data, NULL), g_bytes_get_size (e->data), "prog", 4);
+  e = newc_find (entries, "root/tmp");
+  g_assert_cmpuint (e->mode, ==, S_IFDIR | 01777);
+  g_assert_cmpuint (e->filesize, ==, 0);
+
+  /* A file under a symlink is refused when the archive is laid out. */
+  g_assert_true (airlock_cpio_add_bytes (cpio, "root/bin/link/x", 0644, data, &error));
+  out = g_memory_output_stream_new_resizable ();
+  g_assert_false (airlock_cpio_write (cpio, out, NULL, NULL, &error));
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED);
+}
+
 static void
 test_cpio_rejects_bad_paths (void)
 {
@@ -1270,6 +1320,127 @@ test_pipeline_program_change (Pipeline *p, gconstpointer user_data)
   g_assert_cmpint (before.st_mtime, ==, after.st_mtime);
 }
 
+/* The testroot variant: the base initramfs byte for byte, then a second
+ * archive with the test programs, a /bin link per behaviour of the arch and
+ * the empty directories; cached in a file of its own, rebuilt when a test
+ * program changes, refused offline until built. */
+static void
+test_pipeline_testroot (Pipeline *p, gconstpointer user_data)
+{
+  g_autofree char *cache = g_build_filename (p->root, "cache", NULL);
+  g_autoptr (AirlockGuestImage) base = NULL;
+  g_autoptr (AirlockGuestImage) image = NULL;
+  g_autoptr (AirlockGuestImage) again = NULL;
+  g_autoptr (AirlockGuestImage) changed = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) base_bytes = NULL;
+  g_autoptr (GBytes) bytes = NULL;
+  g_autoptr (GPtrArray) entries = NULL;
+  g_autofree char *sha = NULL;
+  g_autofree char *exec_path = NULL;
+  AirlockGuestImageOptions opts = {
+    .cache_dir = cache,
+    .kernel_path = p->kernel,
+    .modules_dir = p->modules_dir,
+    .with_testroot = TRUE,
+  };
+  const guint8 *data;
+  gsize base_len, len;
+  GStatBuf before, after;
+  NewcEntry *e;
+
+  if (!have_depmod ())
+    return;
+  write_file (p->guest_dir, "testprog-amd64", "testprog for amd64");
+  write_file (p->guest_dir, "testprog-exec-amd64", "testprog-exec for amd64");
+
+  base = ensure (p, cache, FALSE, FALSE, &error);
+  g_assert_no_error (error);
+  /* Offline: the base is cached, the testroot is not. */
+  opts.offline = TRUE;
+  image = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_null (image);
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT);
+  g_clear_error (&error);
+  opts.offline = FALSE;
+
+  image = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (image->kernel_path, ==, base->kernel_path);
+  g_assert_cmpstr (image->initramfs_path, !=, base->initramfs_path);
+  g_assert_true (g_str_has_prefix (image->initramfs_path, cache));
+  sha = airlock_sha256_file (image->initramfs_path, &error);
+  g_assert_cmpstr (sha, ==, image->initramfs_sha256);
+
+  base_bytes = read_bytes (base->initramfs_path);
+  bytes = read_bytes (image->initramfs_path);
+  base_len = g_bytes_get_size (base_bytes);
+  data = g_bytes_get_data (bytes, &len);
+  g_assert_cmpuint (len, >, base_len);
+  g_assert_cmpmem (data, base_len, g_bytes_get_data (base_bytes, NULL), base_len);
+  entries = newc_parse (data + base_len, len - base_len);
+
+  e = newc_find (entries, "airlock/testroot/bin/testprog");
+  g_assert_nonnull (e);
+  g_assert_cmpuint (e->mode, ==, S_IFREG | 0755);
+  g_assert_cmpmem (g_bytes_get_data (e->data, NULL), g_bytes_get_size (e->data),
+                   "testprog for amd64", strlen ("testprog for amd64"));
+  g_assert_nonnull (newc_find (entries, "airlock/testroot/bin/testprog-exec"));
+  /* No AArch32 program on amd64, and no arm64-only behaviour. */
+  g_assert_null (newc_find (entries, "airlock/testroot/bin/testprog-arm32"));
+  g_assert_null (newc_find (entries, "airlock/testroot/bin/aarch32"));
+  for (guint i = 0; i < 3; i++)
+    {
+      static const char *const links[] = { "connect-tcp4", "tree", "i386-int80" };
+      g_autofree char *path = g_strdup_printf ("airlock/testroot/bin/%s", links[i]);
+
+      e = newc_find (entries, path);
+      g_assert_nonnull (e);
+      g_assert_cmpuint (e->mode, ==, S_IFLNK | 0777);
+      g_assert_cmpmem (g_bytes_get_data (e->data, NULL), g_bytes_get_size (e->data), "testprog", 8);
+    }
+  e = newc_find (entries, "airlock/testroot/tmp");
+  g_assert_nonnull (e);
+  g_assert_cmpuint (e->mode, ==, S_IFDIR | 01777);
+  for (guint i = 0; i < 5; i++)
+    {
+      static const char *const dirs[] = { "proc", "dev", "sys", "etc", "root" };
+      g_autofree char *path = g_strdup_printf ("airlock/testroot/%s", dirs[i]);
+
+      e = newc_find (entries, path);
+      g_assert_nonnull (e);
+      g_assert_true (S_ISDIR (e->mode));
+    }
+
+  /* Cached: found offline, nothing rewritten. */
+  g_assert_cmpint (g_stat (image->initramfs_path, &before), ==, 0);
+  opts.offline = TRUE;
+  again = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (again->initramfs_path, ==, image->initramfs_path);
+  g_assert_cmpstr (again->initramfs_sha256, ==, image->initramfs_sha256);
+  g_assert_cmpint (g_stat (image->initramfs_path, &after), ==, 0);
+  g_assert_cmpint (before.st_ino, ==, after.st_ino);
+  opts.offline = FALSE;
+
+  /* A changed test program: another testroot, the same base. */
+  write_file (p->guest_dir, "testprog-amd64", "testprog for amd64, rebuilt");
+  changed = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (changed->dir, ==, image->dir);
+  g_assert_cmpstr (changed->initramfs_path, !=, image->initramfs_path);
+  g_assert_cmpstr (changed->initramfs_sha256, !=, image->initramfs_sha256);
+
+  /* A missing test program is named. */
+  exec_path = g_build_filename (p->guest_dir, "testprog-exec-amd64", NULL);
+  g_assert_cmpint (g_unlink (exec_path), ==, 0);
+  g_clear_pointer (&again, airlock_guest_image_free);
+  again = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_null (again);
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_GUEST_PROGRAM);
+  g_assert_nonnull (strstr (error->message, "testprog-exec-amd64"));
+}
+
 typedef struct {
   Pipeline *p;
   const char *cache;
@@ -1333,6 +1504,7 @@ main (int argc, char **argv)
   g_test_add_func ("/guestimg/cpio/reproducible", test_cpio_reproducible);
   g_test_add_func ("/guestimg/cpio/file-source", test_cpio_file_source);
   g_test_add_func ("/guestimg/cpio/rejects-bad-paths", test_cpio_rejects_bad_paths);
+  g_test_add_func ("/guestimg/cpio/links-and-dirs", test_cpio_links_and_dirs);
   g_test_add_func ("/guestimg/bzimage/extract-xz", test_bzimage_extract_xz);
   g_test_add_func ("/guestimg/bzimage/extract-gzip", test_bzimage_extract_gzip);
   g_test_add_func ("/guestimg/bzimage/no-pvh-boots-bzimage", test_bzimage_no_pvh_boots_bzimage);
@@ -1355,6 +1527,8 @@ main (int argc, char **argv)
               test_pipeline_program_change, pipeline_teardown);
   g_test_add ("/guestimg/pipeline/concurrent", Pipeline, NULL, pipeline_setup,
               test_pipeline_concurrent, pipeline_teardown);
+  g_test_add ("/guestimg/pipeline/testroot", Pipeline, NULL, pipeline_setup,
+              test_pipeline_testroot, pipeline_teardown);
 
   status = g_test_run ();
   rm_rf (env_root);

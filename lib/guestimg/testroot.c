@@ -1,0 +1,360 @@
+#include "config.h"
+
+#include "guestimg/testroot-private.h"
+
+#include "guestimg/guest-image.h"
+
+/* The behaviours list the test program dispatches on: one source for its
+ * table and for the links made here. */
+#include "../../tests/guest/behaviours.h"
+
+#include <errno.h>
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The test programs: @name-<arch> in the programs directory, stored as
+ * bin/@name.  Optional ones are left out when they were not built (the
+ * AArch32 binary needs a cross compiler the build may lack; the behaviour
+ * that runs it says so in the guest). */
+static const struct {
+  const char *name;
+  guint arches;
+  gboolean optional;
+} testroot_programs[] = {
+  { "testprog", TESTPROG_BOTH, FALSE },
+  { "testprog-exec", TESTPROG_BOTH, FALSE },
+  { "testprog-arm32", TESTPROG_ARM64, TRUE },
+};
+
+/* Directories a root needs that nothing else creates: mount points for the
+ * supervisor (proc, dev, sys), files it writes (etc), a home and a /tmp. */
+static const struct {
+  const char *name;
+  guint mode;
+} testroot_dirs[] = {
+  { "dev", 0755 }, { "etc", 0755 }, { "proc", 0555 }, { "root", 0700 }, { "sys", 0555 },
+  { "tmp", 01777 },
+};
+
+static const struct {
+  const char *command;
+  guint arches;
+} testroot_commands[] = {
+#define COMMAND(command, function, arches) { command, arches },
+  TESTPROG_BEHAVIOURS (COMMAND)
+#undef COMMAND
+};
+
+static void
+testroot_program_free (gpointer p)
+{
+  AirlockTestrootProgram *prog = p;
+
+  g_free (prog->name);
+  g_free (prog->path);
+  g_free (prog->host_path);
+  g_free (prog->sha256);
+  g_free (prog);
+}
+
+void
+airlock_testroot_free (AirlockTestroot *testroot)
+{
+  if (!testroot)
+    return;
+  g_clear_pointer (&testroot->programs, g_ptr_array_unref);
+  g_clear_pointer (&testroot->commands, g_ptr_array_unref);
+  g_free (testroot);
+}
+
+static guint
+arch_mask (AirlockArch arch)
+{
+  return arch == AIRLOCK_ARCH_AMD64 ? TESTPROG_AMD64 : TESTPROG_ARM64;
+}
+
+AirlockTestroot *
+airlock_testroot_load (AirlockArch arch, const char *programs_dir, GError **error)
+{
+  g_autoptr (AirlockTestroot) testroot = g_new0 (AirlockTestroot, 1);
+  const char *arch_name = airlock_arch_to_string (arch);
+
+  testroot->arch = arch;
+  testroot->programs = g_ptr_array_new_with_free_func (testroot_program_free);
+  testroot->commands = g_ptr_array_new ();
+  for (guint i = 0; i < G_N_ELEMENTS (testroot_programs); i++)
+    {
+      g_autofree char *file = NULL;
+      g_autofree char *host_path = NULL;
+      g_autofree char *sha256 = NULL;
+      g_autoptr (GError) local_error = NULL;
+      AirlockTestrootProgram *prog;
+
+      if (!(testroot_programs[i].arches & arch_mask (arch)))
+        continue;
+      file = g_strdup_printf ("%s-%s", testroot_programs[i].name, arch_name);
+      host_path = g_build_filename (programs_dir, file, NULL);
+      if (testroot_programs[i].optional && !g_file_test (host_path, G_FILE_TEST_EXISTS))
+        continue;
+      sha256 = airlock_sha256_file (host_path, &local_error);
+      if (!sha256)
+        {
+          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_GUEST_PROGRAM,
+                       "cannot use test program '%s' for the %s testroot: %s (build airlock "
+                       "with its tests, or point $AIRLOCK_GUEST_DIR at the directory holding %s)",
+                       host_path, arch_name, local_error->message, file);
+          return NULL;
+        }
+      prog = g_new0 (AirlockTestrootProgram, 1);
+      prog->name = g_strdup (testroot_programs[i].name);
+      prog->path = g_strdup_printf (AIRLOCK_TESTROOT_PATH "/bin/%s", testroot_programs[i].name);
+      prog->host_path = g_steal_pointer (&host_path);
+      prog->sha256 = g_steal_pointer (&sha256);
+      g_ptr_array_add (testroot->programs, prog);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (testroot_commands); i++)
+    if (testroot_commands[i].arches & arch_mask (arch))
+      g_ptr_array_add (testroot->commands, (gpointer) testroot_commands[i].command);
+  return g_steal_pointer (&testroot);
+}
+
+char *
+airlock_testroot_key (AirlockTestroot *testroot, const char *base_initramfs_sha256)
+{
+  g_autoptr (GString) s = g_string_new (NULL);
+
+  /* One line per input; names and digests hold no newline. */
+  g_string_append_printf (s, "builder %s\narch %s\nbase %s\n", AIRLOCK_TESTROOT_BUILDER,
+                          airlock_arch_to_string (testroot->arch), base_initramfs_sha256);
+  for (guint i = 0; i < testroot->programs->len; i++)
+    {
+      AirlockTestrootProgram *prog = testroot->programs->pdata[i];
+      g_string_append_printf (s, "file %s 755 %s\n", prog->path, prog->sha256);
+    }
+  for (guint i = 0; i < testroot->commands->len; i++)
+    g_string_append_printf (s, "link %s/bin/%s testprog\n", AIRLOCK_TESTROOT_PATH,
+                            (const char *) testroot->commands->pdata[i]);
+  for (guint i = 0; i < G_N_ELEMENTS (testroot_dirs); i++)
+    g_string_append_printf (s, "dir %s/%s %o\n", AIRLOCK_TESTROOT_PATH, testroot_dirs[i].name,
+                            testroot_dirs[i].mode);
+  return g_compute_checksum_for_string (G_CHECKSUM_SHA256, s->str, s->len);
+}
+
+gboolean
+airlock_testroot_add_to (AirlockTestroot *testroot, AirlockCpio *cpio, GError **error)
+{
+  for (guint i = 0; i < testroot->programs->len; i++)
+    {
+      AirlockTestrootProgram *prog = testroot->programs->pdata[i];
+
+      if (!airlock_cpio_add_file (cpio, prog->path, 0755, prog->host_path, error))
+        return FALSE;
+    }
+  for (guint i = 0; i < testroot->commands->len; i++)
+    {
+      g_autofree char *link = g_strdup_printf (AIRLOCK_TESTROOT_PATH "/bin/%s",
+                                               (const char *) testroot->commands->pdata[i]);
+
+      if (!airlock_cpio_add_symlink (cpio, link, "testprog", error))
+        return FALSE;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (testroot_dirs); i++)
+    {
+      g_autofree char *dir = g_strdup_printf (AIRLOCK_TESTROOT_PATH "/%s", testroot_dirs[i].name);
+
+      if (!airlock_cpio_add_directory (cpio, dir, testroot_dirs[i].mode, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+typedef struct {
+  AirlockProgressFunc progress;
+  gpointer progress_data;
+} ProgressClosure;
+
+static void
+cpio_progress (guint done, guint total, gpointer user_data)
+{
+  ProgressClosure *c = user_data;
+
+  c->progress ("write testroot", done, total, c->progress_data);
+}
+
+gboolean
+airlock_testroot_build (AirlockTestroot *testroot, const char *key, const char *base_path,
+                        const char *base_sha256, const char *dir, AirlockProgressFunc progress,
+                        gpointer progress_data, GError **error)
+{
+  g_autoptr (AirlockCpio) cpio = airlock_cpio_new ();
+  g_autofree char *out_path = g_build_filename (dir, AIRLOCK_TESTROOT_INITRAMFS_FILE, NULL);
+  g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_TESTROOT_MANIFEST_FILE, NULL);
+  g_autoptr (GFile) out_file = g_file_new_for_path (out_path);
+  g_autoptr (GFileOutputStream) file_out = NULL;
+  g_autoptr (GOutputStream) out = NULL;
+  g_autoptr (GMappedFile) base = NULL;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *json = NULL;
+  g_autofree char *sha256 = NULL;
+  ProgressClosure closure = { progress, progress_data };
+  GStatBuf st;
+
+  if (!airlock_testroot_add_to (testroot, cpio, error))
+    return FALSE;
+  base = g_mapped_file_new (base_path, FALSE, error);
+  if (!base)
+    {
+      g_prefix_error (error, "cannot read initramfs '%s': ", base_path);
+      return FALSE;
+    }
+  file_out = g_file_create (out_file, G_FILE_CREATE_NONE, NULL, error);
+  if (!file_out)
+    return FALSE;
+  out = g_buffered_output_stream_new_sized (G_OUTPUT_STREAM (file_out), 1 << 20);
+  /* The base archive ends with its trailer, padded to 4 bytes: the kernel
+   * starts the next archive right after it. */
+  if (!g_output_stream_write_all (out, g_mapped_file_get_contents (base),
+                                  g_mapped_file_get_length (base), NULL, NULL, error)
+      || !airlock_cpio_write (cpio, out, progress ? cpio_progress : NULL, &closure, error)
+      || !g_output_stream_close (out, NULL, error))
+    {
+      g_prefix_error (error, "cannot write testroot initramfs '%s': ", out_path);
+      return FALSE;
+    }
+  if (g_stat (out_path, &st) < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                   "cannot read '%s': %s", out_path, g_strerror (saved_errno));
+      return FALSE;
+    }
+  sha256 = airlock_sha256_file (out_path, error);
+  if (!sha256)
+    return FALSE;
+
+  /* Last: the manifest's mtime vouches for the file written before it. */
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "builder");
+  json_builder_add_string_value (b, AIRLOCK_TESTROOT_BUILDER);
+  json_builder_set_member_name (b, "key");
+  json_builder_add_string_value (b, key);
+  json_builder_set_member_name (b, "arch");
+  json_builder_add_string_value (b, airlock_arch_to_string (testroot->arch));
+  json_builder_set_member_name (b, "base_initramfs_sha256");
+  json_builder_add_string_value (b, base_sha256);
+  json_builder_set_member_name (b, "programs");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < testroot->programs->len; i++)
+    {
+      AirlockTestrootProgram *prog = testroot->programs->pdata[i];
+
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "name");
+      json_builder_add_string_value (b, prog->name);
+      json_builder_set_member_name (b, "path");
+      json_builder_add_string_value (b, prog->path);
+      json_builder_set_member_name (b, "sha256");
+      json_builder_add_string_value (b, prog->sha256);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "commands");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < testroot->commands->len; i++)
+    json_builder_add_string_value (b, testroot->commands->pdata[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "initramfs");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "file");
+  json_builder_add_string_value (b, AIRLOCK_TESTROOT_INITRAMFS_FILE);
+  json_builder_set_member_name (b, "size");
+  json_builder_add_int_value (b, st.st_size);
+  json_builder_set_member_name (b, "sha256");
+  json_builder_add_string_value (b, sha256);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  json = json_generator_to_data (gen, NULL);
+  return g_file_set_contents_full (manifest_path, json, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+}
+
+static const char *
+member_string (JsonObject *o, const char *name)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+
+  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+           ? json_node_get_string (n) : NULL;
+}
+
+gboolean
+airlock_testroot_cache_load (const char *dir, const char *key, char **ret_path, char **ret_sha256,
+                             char **ret_why)
+{
+  g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_TESTROOT_MANIFEST_FILE, NULL);
+  g_autofree char *path = g_build_filename (dir, AIRLOCK_TESTROOT_INITRAMFS_FILE, NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *root, *initramfs;
+  JsonNode *size_node;
+  const char *sha256;
+  struct stat manifest_st, st;
+
+  if (lstat (manifest_path, &manifest_st) < 0)
+    {
+      *ret_why = g_strdup ("not built yet");
+      return FALSE;
+    }
+  if (!json_parser_load_from_file (parser, manifest_path, NULL)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      *ret_why = g_strdup ("its manifest cannot be read");
+      return FALSE;
+    }
+  root = json_node_get_object (json_parser_get_root (parser));
+  if (g_strcmp0 (member_string (root, "builder"), AIRLOCK_TESTROOT_BUILDER) != 0
+      || g_strcmp0 (member_string (root, "key"), key) != 0)
+    {
+      *ret_why = g_strdup ("its manifest is for other inputs");
+      return FALSE;
+    }
+  initramfs = json_object_has_member (root, "initramfs")
+                  && JSON_NODE_HOLDS_OBJECT (json_object_get_member (root, "initramfs"))
+                ? json_object_get_object_member (root, "initramfs") : NULL;
+  sha256 = member_string (initramfs, "sha256");
+  size_node = initramfs ? json_object_get_member (initramfs, "size") : NULL;
+  if (!sha256 || !size_node || !JSON_NODE_HOLDS_VALUE (size_node)
+      || json_node_get_value_type (size_node) != G_TYPE_INT64)
+    {
+      *ret_why = g_strdup ("its manifest has no valid initramfs output");
+      return FALSE;
+    }
+  if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      *ret_why = g_strdup_printf ("'%s' is missing", AIRLOCK_TESTROOT_INITRAMFS_FILE);
+      return FALSE;
+    }
+  if (st.st_size != json_node_get_int (size_node))
+    {
+      *ret_why = g_strdup_printf ("'%s' is not the size its manifest says",
+                                  AIRLOCK_TESTROOT_INITRAMFS_FILE);
+      return FALSE;
+    }
+  if (st.st_mtim.tv_sec > manifest_st.st_mtim.tv_sec
+      || (st.st_mtim.tv_sec == manifest_st.st_mtim.tv_sec
+          && st.st_mtim.tv_nsec > manifest_st.st_mtim.tv_nsec))
+    {
+      *ret_why = g_strdup_printf ("'%s' was modified after it was built",
+                                  AIRLOCK_TESTROOT_INITRAMFS_FILE);
+      return FALSE;
+    }
+  *ret_path = g_steal_pointer (&path);
+  *ret_sha256 = g_strdup (sha256);
+  return TRUE;
+}

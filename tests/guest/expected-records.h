@@ -1,0 +1,173 @@
+/* The records each test program must produce under the supervisor, as
+ * exact multisets of key lines (airlock_event_key_line(), lib/evidence/
+ * event.h): "SYSCALL ACTION KEY[ dns=NAME]...", one line per SYSCALL event,
+ * in any order, each as many times as it must occur — nothing more, nothing
+ * less.  tests/vm/test-supervisor.c runs every behaviour on every arch it
+ * exists on and compares.
+ *
+ * What is recorded (guest/filter.c, guest/supervisor.c): socket,
+ * socketpair, connect, bind, listen, accept/accept4, sendto, sendmsg,
+ * sendmmsg (one record per entry), write/writev on sockets above fd 2,
+ * execve/execveat, and every denial.  connect/sendto/sendmsg/sendmmsg with
+ * an inet destination are emulated (the supervisor makes the call with the
+ * bytes it recorded); unix destinations and sends without an address
+ * continue.  The key is the destination (the address passed, or the
+ * connected peer when the call names none), "FAMILY/TYPE/PROTO -" for a
+ * socket without one, "-" without a socket.
+ *
+ * What the programs' libc adds, so it is expected too:
+ *   - every run starts with the entrypoint's execve ("execve continue -");
+ *   - glibc's pthread_create tries clone3 first, which is denied (its flags
+ *     live in memory the filter cannot read), then falls back to clone;
+ *   - send() is the sendto system call with no address, on both arches;
+ *   - fork() is clone without CLONE_UNTRACED and vfork() is vfork (amd64)
+ *     or clone (arm64): neither is recorded.
+ *
+ * Choices these lines rest on (check here first when a line disagrees):
+ *   - a socket() call is keyed by its arguments even when denied, and so is
+ *     a foreign-ABI socket() (same argument order on i386, x32 and arm);
+ *     a foreign-ABI connect carries no socket the host can name ("-");
+ *   - for a TCP stream, the dns= name is on the write that completes the
+ *     message (here the second of the two writes).
+ *
+ * Plain C data, no GLib, so it can sit beside the programs it describes. */
+#ifndef TESTPROG_EXPECTED_RECORDS_H
+#define TESTPROG_EXPECTED_RECORDS_H
+
+#include "behaviours.h"
+
+#include <stddef.h>
+
+typedef struct {
+  const char *command;
+  unsigned arches;              /* TESTPROG_AMD64 | TESTPROG_ARM64 */
+  const char *const *records;   /* NULL-terminated multiset of key lines */
+} TestprogExpectation;
+
+#define EXEC_ENTRY "execve continue -"
+#define RECORDS(...) ((const char *const[]) { EXEC_ENTRY, __VA_ARGS__, NULL })
+#define ONLY_EXEC ((const char *const[]) { EXEC_ENTRY, NULL })
+
+static const TestprogExpectation testprog_expectations[] = {
+  { "connect-tcp4", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/stream/tcp -",
+      "connect emulate inet/stream/tcp 192.0.2.1:9") },
+  { "connect-udp4", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "connect emulate inet/dgram/udp 192.0.2.1:9") },
+  { "connect-tcp6", TESTPROG_BOTH, RECORDS (
+      "socket continue inet6/stream/tcp -",
+      "connect emulate inet6/stream/tcp [2001:db8::1]:9") },
+  { "connect-udp6", TESTPROG_BOTH, RECORDS (
+      "socket continue inet6/dgram/udp -",
+      "connect emulate inet6/dgram/udp [2001:db8::1]:9") },
+  { "connect-ll6", TESTPROG_BOTH, RECORDS (
+      "socket continue inet6/stream/tcp -",
+      "connect emulate inet6/stream/tcp [fe80::1%1]:9") },
+  /* The key keeps the IPv6 form; the v4-mapped note is for people. */
+  { "connect-v4mapped", TESTPROG_BOTH, RECORDS (
+      "socket continue inet6/stream/tcp -",
+      "connect emulate inet6/stream/tcp [::ffff:192.0.2.1]:9") },
+  { "sendto-udp4", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "sendto emulate inet/dgram/udp 192.0.2.1:9") },
+  /* write() and send() name no address: the key is the connected peer. */
+  { "udp-connected-write", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "connect emulate inet/dgram/udp 127.0.0.1:9",
+      "write continue inet/dgram/udp 127.0.0.1:9",
+      "sendto continue inet/dgram/udp 127.0.0.1:9") },
+  { "sendmsg-udp4", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "sendmsg emulate inet/dgram/udp 192.0.2.1:9") },
+  { "sendmmsg3", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "sendmmsg emulate inet/dgram/udp 192.0.2.1:9",
+      "sendmmsg emulate inet/dgram/udp 192.0.2.2:9",
+      "sendmmsg emulate inet/dgram/udp 192.0.2.2:10") },
+  { "fastopen", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/stream/tcp -",
+      "sendto emulate inet/stream/tcp 192.0.2.1:80") },
+  { "dns-udp", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "sendto emulate inet/dgram/udp 192.0.2.53:53 dns=example.com") },
+  { "dns-tcp", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/stream/tcp -",
+      "bind continue inet/stream/tcp 127.0.0.1:53",
+      "listen continue inet/stream/tcp -",
+      "socket continue inet/stream/tcp -",
+      "connect emulate inet/stream/tcp 127.0.0.1:53",
+      "accept4 continue inet/stream/tcp -",
+      "write continue inet/stream/tcp 127.0.0.1:53",
+      "write continue inet/stream/tcp 127.0.0.1:53 dns=example.org") },
+  { "unix-path", TESTPROG_BOTH, RECORDS (
+      "socket continue unix/stream/0 -",
+      "bind continue unix/stream/0 unix:/tmp/testprog.sock",
+      "listen continue unix/stream/0 -",
+      "socket continue unix/stream/0 -",
+      "connect continue unix/stream/0 unix:/tmp/testprog.sock") },
+  { "unix-abstract", TESTPROG_BOTH, RECORDS (
+      "socket continue unix/stream/0 -",
+      "bind continue unix/stream/0 unix:@airlock-testprog",
+      "listen continue unix/stream/0 -",
+      "socket continue unix/stream/0 -",
+      "connect continue unix/stream/0 unix:@airlock-testprog") },
+  /* fork, vfork, thread, exec'd testprog-exec, daemon: ports 1001-1005.
+   * Who made each is checked apart (test-supervisor.c). */
+  { "tree", TESTPROG_BOTH, RECORDS (
+      "clone3 deny:clone3 -",
+      "execve continue -",
+      "socket continue inet/stream/tcp -",
+      "socket continue inet/stream/tcp -",
+      "socket continue inet/stream/tcp -",
+      "socket continue inet/stream/tcp -",
+      "socket continue inet/stream/tcp -",
+      "connect emulate inet/stream/tcp 192.0.2.1:1001",
+      "connect emulate inet/stream/tcp 192.0.2.1:1002",
+      "connect emulate inet/stream/tcp 192.0.2.1:1003",
+      "connect emulate inet/stream/tcp 192.0.2.1:1004",
+      "connect emulate inet/stream/tcp 192.0.2.1:1005") },
+
+  /* Denied: each call fails in the workload and leaves one record. */
+  { "i386-int80", TESTPROG_AMD64, RECORDS (
+      "i386:socketcall deny:foreign-abi -",
+      "i386:socket deny:foreign-abi inet/stream/tcp -",
+      "i386:connect deny:foreign-abi -") },
+  { "x32", TESTPROG_AMD64, RECORDS (
+      "x32:socket deny:x32 inet/stream/tcp -",
+      "x32:connect deny:x32 -") },
+  /* testprog forks and execs the AArch32 binary; its socket and connect
+   * are its only recorded calls (its exit_group is allowed, unrecorded). */
+  { "aarch32", TESTPROG_ARM64, RECORDS (
+      "execve continue -",
+      "arm:socket deny:foreign-abi inet/stream/tcp -",
+      "arm:connect deny:foreign-abi -") },
+  { "io-uring", TESTPROG_BOTH, RECORDS (
+      "io_uring_setup deny:io-uring -",
+      "io_uring_enter deny:io-uring -",
+      "io_uring_register deny:io-uring -") },
+  { "raw-socket", TESTPROG_BOTH, RECORDS (
+      "socket deny:raw-socket inet/raw/icmp -") },
+  /* htons (ETH_P_ALL) as the protocol argument: 0x0300. */
+  { "packet-socket", TESTPROG_BOTH, RECORDS (
+      "socket deny:packet-socket packet/raw/768 -") },
+  { "vsock", TESTPROG_BOTH, RECORDS (
+      "socket deny:vsock vsock/stream/0 -") },
+  { "sctp", TESTPROG_BOTH, RECORDS (
+      "socket deny:sctp inet/stream/sctp -") },
+  { "ptrace", TESTPROG_BOTH, RECORDS (
+      "ptrace deny:ptrace -",
+      "ptrace deny:ptrace -") },
+  { "seccomp-listener", TESTPROG_BOTH, RECORDS (
+      "seccomp deny:seccomp-listener -") },
+  { "clone-untraced", TESTPROG_BOTH, RECORDS (
+      "clone deny:clone-untraced -") },
+
+  { "env", TESTPROG_BOTH, ONLY_EXEC },
+  { "noop", TESTPROG_BOTH, ONLY_EXEC },
+};
+
+#undef RECORDS
+#undef ONLY_EXEC
+
+#endif /* TESTPROG_EXPECTED_RECORDS_H */
