@@ -9,6 +9,7 @@
 #include "arch.h"
 #include "paths.h"
 #include "evidence/channel.h"
+#include "evidence/spec.h"
 #include "guestimg/guest-image.h"
 #include "vm/vm.h"
 

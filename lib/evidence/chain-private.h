@@ -1,7 +1,10 @@
 /* The evidence hash chain.
  *
- *   h0      = SHA-256 ("airlock-chain-v1" || host hello, 48 bytes)
+ *   h0      = SHA-256 ("airlock-chain-v1" || host hello, 48 bytes || run spec)
  *   h(n+1)  = SHA-256 (h(n) || frame n, header and payload as received)
+ *
+ * The run spec is the spec_length bytes the host sends after its hello
+ * (empty for the boot check, so h0 is then the hello's alone).
  *
  * Seeding with the host hello binds the chain to this run's nonce, so a
  * chain (or a bundle) from another run cannot be passed off as this one;
@@ -21,7 +24,8 @@ typedef struct {
   guint8 value[AIRLOCK_CHAIN_SIZE];
 } AirlockChain;
 
-/* Sets @chain to h0 for the host hello @host_hello (@len bytes). */
+/* Sets @chain to h0 for @host_hello: the host hello followed by the run
+ * spec, if any (@len bytes together). */
 void airlock_chain_init (AirlockChain *chain, const guint8 *host_hello, gsize len);
 /* Advances @chain over one frame (@len bytes, header and payload). */
 void airlock_chain_append (AirlockChain *chain, const guint8 *frame, gsize len);

@@ -26,6 +26,7 @@ G_STATIC_ASSERT (EBUSY == 16);
 struct _AirlockChannel {
   guint8 nonce[AIRLOCK_NONCE_LEN];
   guint8 host_hello[AIRLOCK_HOST_HELLO_SIZE];
+  GBytes *spec;           /* sent after the hello; NULL for the boot check */
   guint heartbeat_ms;
   guint tolerance_ms;
 
@@ -126,6 +127,7 @@ airlock_channel_free (AirlockChannel *channel)
     return;
 
   g_free (channel->reason);
+  g_clear_pointer (&channel->spec, g_bytes_unref);
   g_string_free (channel->raw, TRUE);
   g_clear_pointer (&channel->raw_bytes, g_bytes_unref);
   g_ptr_array_unref (channel->frames);
@@ -134,6 +136,40 @@ airlock_channel_free (AirlockChannel *channel)
   g_free (channel->hello.kernel_release);
   g_free (channel->hello.build_id_hex);
   g_free (channel);
+}
+
+void
+airlock_channel_set_spec (AirlockChannel *channel, GBytes *spec)
+{
+  gsize spec_len;
+  g_autoptr (GByteArray) seed = NULL;
+
+  g_return_if_fail (channel != NULL);
+  g_return_if_fail (spec != NULL);
+  g_return_if_fail (g_bytes_get_size (spec) <= AIRLOCK_SPEC_MAX);
+  /* The chain's seed cannot change once a frame may have been chained. */
+  g_return_if_fail (channel->raw->len == 0 && channel->frames->len == 0);
+  g_return_if_fail (channel->state == AIRLOCK_CHANNEL_AWAITING_HELLO);
+
+  spec_len = g_bytes_get_size (spec);
+  g_clear_pointer (&channel->spec, g_bytes_unref);
+  if (spec_len > 0)
+    channel->spec = g_bytes_ref (spec);
+  wire_le32 (channel->host_hello + G_STRUCT_OFFSET (struct airlock_host_hello, spec_length),
+             (guint32) spec_len);
+
+  seed = g_byte_array_sized_new (AIRLOCK_HOST_HELLO_SIZE + (guint) spec_len);
+  g_byte_array_append (seed, channel->host_hello, sizeof channel->host_hello);
+  if (spec_len > 0)
+    g_byte_array_append (seed, g_bytes_get_data (spec, NULL), (guint) spec_len);
+  airlock_chain_init (&channel->chain, seed->data, seed->len);
+}
+
+GBytes *
+airlock_channel_get_spec (AirlockChannel *channel)
+{
+  g_return_val_if_fail (channel != NULL, NULL);
+  return channel->spec;
 }
 
 const guint8 *

@@ -65,7 +65,20 @@ AIRLOCK_PUBLIC AirlockChannel *airlock_channel_new (const guint8 *nonce, guint h
 AIRLOCK_PUBLIC AirlockChannel *airlock_channel_new_random (guint heartbeat_ms, guint tolerance_ms);
 AIRLOCK_PUBLIC void airlock_channel_free (AirlockChannel *channel);
 
-/* The 48 bytes the host sends first (struct airlock_host_hello). */
+/* Sets the run spec (airlock_run_spec_encode(), at most AIRLOCK_SPEC_MAX
+ * bytes; a reference is taken) that the host sends right after its hello:
+ * the hello's spec_length becomes its size, and the chain is re-seeded with
+ * SHA-256("airlock-chain-v1" || hello || spec), binding every frame to the
+ * case that was asked for.  Call it before sending the hello and before
+ * any feed(); later it is a programmer error.  A channel without a spec (or
+ * with an empty one) is the boot check: spec_length 0, chain seeded with the
+ * hello alone. */
+AIRLOCK_PUBLIC void airlock_channel_set_spec (AirlockChannel *channel, GBytes *spec);
+/* The spec set with set_spec(), or NULL.  Owned by the channel. */
+AIRLOCK_PUBLIC GBytes *airlock_channel_get_spec (AirlockChannel *channel);
+
+/* The 48 bytes the host sends first (struct airlock_host_hello); the spec,
+ * if any, follows them on the wire. */
 AIRLOCK_PUBLIC const guint8 *airlock_channel_get_host_hello (AirlockChannel *channel, gsize *ret_len);
 AIRLOCK_PUBLIC const guint8 *airlock_channel_get_nonce (AirlockChannel *channel);
 

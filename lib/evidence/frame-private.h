@@ -71,10 +71,12 @@ typedef enum {
 void airlock_tlv_iter_init (AirlockTlvIter *iter, const guint8 *payload, gsize len);
 AirlockTlvIterResult airlock_tlv_iter_next (AirlockTlvIter *iter, AirlockTlv *ret_tlv);
 
-/* The highest tag protocol.h defines; tags index AirlockFrameTlvs.tlv. */
-#define AIRLOCK_TLV_TAG_MAX AIRLOCK_TLV_MESSAGE
+/* The highest tag a guest frame may carry; tags index AirlockFrameTlvs.tlv.
+ * The run spec's tags (AIRLOCK_SPEC_*, above it) travel host → guest only:
+ * a guest frame carrying one is malformed like any unknown tag. */
+#define AIRLOCK_TLV_TAG_MAX AIRLOCK_TLV_EV_EXEC_ARGV
 
-/* A checked payload: for a non-EVENT frame, each allowed tag at most once. */
+/* A checked payload: each tag its frame type allows, at most once. */
 typedef struct {
   gboolean present[AIRLOCK_TLV_TAG_MAX + 1];
   AirlockTlv tlv[AIRLOCK_TLV_TAG_MAX + 1];
@@ -83,8 +85,12 @@ typedef struct {
 
 /* Checks the payload of a frame of @type (which must be known): every TLV
  * inside the payload, only the tags that type allows, none twice, every
- * mandatory one present, integers exactly their size.  EVENT payloads only
- * need to be well-formed TLVs (the supervisor's tags are not fixed yet).
+ * mandatory one present, integers and fixed-size values exactly their size,
+ * bounded byte strings within their bound.  EVENT frames are checked by
+ * kind as well (protocol.h, above AIRLOCK_TLV_EV_KIND): the kind, action
+ * and deny reason must be values protocol.h defines, each kind carries its
+ * mandatory tags and only the tags that make sense for it, and REASON is
+ * present exactly when ACTION is DENY.
  *
  * Returns TRUE and fills @ret_tlvs, or returns FALSE and sets @ret_problem
  * (transfer full) to a clause describing the first problem found, with its
@@ -93,6 +99,18 @@ typedef struct {
 gboolean airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len,
                                    gsize payload_offset, AirlockFrameTlvs *ret_tlvs,
                                    char **ret_problem);
+
+/* Bounds of the byte-string TLVs of an EVENT frame. */
+#define AIRLOCK_EVENT_SOCKADDR_MAX 128   /* ADDR, PEER, LOCAL: a sockaddr_storage */
+#define AIRLOCK_EVENT_STRING_MAX 4096    /* EXE, ARGV, PATH, PAYLOAD */
+#define AIRLOCK_EVENT_NOTE_MAX 1024
+
+/* "syscall", "result", …; "unknown" for anything else.  Static strings. */
+const char *airlock_event_kind_to_string (guint kind);
+/* "continue", "deny", "emulate"; "unknown" for anything else. */
+const char *airlock_event_action_to_string (guint action);
+/* "foreign-abi", "raw-socket", …; "unknown" for anything else. */
+const char *airlock_deny_reason_to_string (guint reason);
 
 /* Reads a checked integer TLV (its size was enforced by check_tlvs). */
 guint32 airlock_tlv_get_u32 (const AirlockTlv *tlv);

@@ -10,7 +10,10 @@
 
 #include "wire.h"
 
-G_STATIC_ASSERT (AIRLOCK_TLV_TAG_MAX < 32);  /* tag masks below are guint32 */
+G_STATIC_ASSERT (AIRLOCK_TLV_TAG_MAX < 64);  /* tag masks below are guint64 */
+/* The spec's tags lie above every tag a guest frame may carry, so no table
+ * below can admit one. */
+G_STATIC_ASSERT (AIRLOCK_SPEC_ARG > AIRLOCK_TLV_TAG_MAX);
 
 AirlockHeaderStatus
 airlock_frame_parse_header (const guint8 *data, gsize len, AirlockFrameHeader *ret_header,
@@ -120,6 +123,38 @@ static const char *const tlv_tag_names[AIRLOCK_TLV_TAG_MAX + 1] = {
   [AIRLOCK_TLV_EXIT_STATUS] = "exit-status",
   [AIRLOCK_TLV_END_REASON] = "end-reason",
   [AIRLOCK_TLV_MESSAGE] = "message",
+  [AIRLOCK_TLV_EV_KIND] = "kind",
+  [AIRLOCK_TLV_EV_TIME_NS] = "time-ns",
+  [AIRLOCK_TLV_EV_ACTION] = "action",
+  [AIRLOCK_TLV_EV_REASON] = "reason",
+  [AIRLOCK_TLV_EV_SYSCALL] = "syscall",
+  [AIRLOCK_TLV_EV_AUDIT_ARCH] = "audit-arch",
+  [AIRLOCK_TLV_EV_ARGS] = "args",
+  [AIRLOCK_TLV_EV_PID] = "pid",
+  [AIRLOCK_TLV_EV_TID] = "tid",
+  [AIRLOCK_TLV_EV_PPID] = "ppid",
+  [AIRLOCK_TLV_EV_NSPID] = "nspid",
+  [AIRLOCK_TLV_EV_UID] = "uid",
+  [AIRLOCK_TLV_EV_GID] = "gid",
+  [AIRLOCK_TLV_EV_EXE] = "exe",
+  [AIRLOCK_TLV_EV_ARGV] = "argv",
+  [AIRLOCK_TLV_EV_FD] = "fd",
+  [AIRLOCK_TLV_EV_SOCKET] = "socket",
+  [AIRLOCK_TLV_EV_SOCK_ID] = "sock-id",
+  [AIRLOCK_TLV_EV_ADDR] = "addr",
+  [AIRLOCK_TLV_EV_ADDRLEN] = "addrlen",
+  [AIRLOCK_TLV_EV_PEER] = "peer",
+  [AIRLOCK_TLV_EV_MSG_FLAGS] = "msg-flags",
+  [AIRLOCK_TLV_EV_MSG_INDEX] = "msg-index",
+  [AIRLOCK_TLV_EV_PAYLOAD] = "payload",
+  [AIRLOCK_TLV_EV_PAYLOAD_LEN] = "payload-len",
+  [AIRLOCK_TLV_EV_PATH] = "path",
+  [AIRLOCK_TLV_EV_REF] = "ref",
+  [AIRLOCK_TLV_EV_RESULT] = "result",
+  [AIRLOCK_TLV_EV_EXIT_STATUS] = "event-exit-status",
+  [AIRLOCK_TLV_EV_NOTE] = "note",
+  [AIRLOCK_TLV_EV_LOCAL] = "local",
+  [AIRLOCK_TLV_EV_EXEC_ARGV] = "exec-argv",
 };
 
 const char *
@@ -127,6 +162,90 @@ airlock_tlv_tag_to_string (guint tag)
 {
   if (tag <= AIRLOCK_TLV_TAG_MAX && tlv_tag_names[tag] != NULL)
     return tlv_tag_names[tag];
+  /* Named so a spec tag in a guest frame reads as what it is. */
+  switch (tag)
+    {
+    case AIRLOCK_SPEC_ARG:
+      return "spec-arg";
+    case AIRLOCK_SPEC_ENV:
+      return "spec-env";
+    case AIRLOCK_SPEC_CWD:
+      return "spec-cwd";
+    case AIRLOCK_SPEC_UID:
+      return "spec-uid";
+    case AIRLOCK_SPEC_GID:
+      return "spec-gid";
+    case AIRLOCK_SPEC_GROUPS:
+      return "spec-groups";
+    case AIRLOCK_SPEC_ROOT:
+      return "spec-root";
+    case AIRLOCK_SPEC_TIMEOUT_MS:
+      return "spec-timeout-ms";
+    case AIRLOCK_SPEC_HOSTNAME:
+      return "spec-hostname";
+    default:
+      return "unknown";
+    }
+}
+
+const char *
+airlock_event_kind_to_string (guint kind)
+{
+  switch (kind)
+    {
+    case AIRLOCK_EVENT_SYSCALL:
+      return "syscall";
+    case AIRLOCK_EVENT_RESULT:
+      return "result";
+    case AIRLOCK_EVENT_WORKLOAD_START:
+      return "workload-start";
+    case AIRLOCK_EVENT_WORKLOAD_EXIT:
+      return "workload-exit";
+    default:
+      return "unknown";
+    }
+}
+
+const char *
+airlock_event_action_to_string (guint action)
+{
+  switch (action)
+    {
+    case AIRLOCK_ACTION_CONTINUE:
+      return "continue";
+    case AIRLOCK_ACTION_DENY:
+      return "deny";
+    case AIRLOCK_ACTION_EMULATE:
+      return "emulate";
+    default:
+      return "unknown";
+    }
+}
+
+static const char *const deny_reason_names[] = {
+  [AIRLOCK_DENY_FOREIGN_ABI] = "foreign-abi",
+  [AIRLOCK_DENY_X32] = "x32",
+  [AIRLOCK_DENY_IO_URING] = "io-uring",
+  [AIRLOCK_DENY_RAW_SOCKET] = "raw-socket",
+  [AIRLOCK_DENY_PACKET_SOCKET] = "packet-socket",
+  [AIRLOCK_DENY_VSOCK] = "vsock",
+  [AIRLOCK_DENY_SCTP] = "sctp",
+  [AIRLOCK_DENY_SOCKET_FAMILY] = "socket-family",
+  [AIRLOCK_DENY_PTRACE] = "ptrace",
+  [AIRLOCK_DENY_PROCESS_VM_WRITEV] = "process-vm-writev",
+  [AIRLOCK_DENY_SECCOMP_LISTENER] = "seccomp-listener",
+  [AIRLOCK_DENY_CLONE_UNTRACED] = "clone-untraced",
+  [AIRLOCK_DENY_CLONE3] = "clone3",
+  [AIRLOCK_DENY_KEYRING] = "keyring",
+  [AIRLOCK_DENY_BPF] = "bpf",
+  [AIRLOCK_DENY_KERNEL] = "kernel",
+};
+
+const char *
+airlock_deny_reason_to_string (guint reason)
+{
+  if (reason < G_N_ELEMENTS (deny_reason_names) && deny_reason_names[reason] != NULL)
+    return deny_reason_names[reason];
   return "unknown";
 }
 
@@ -192,14 +311,99 @@ static const guint16 tlv_sizes[AIRLOCK_TLV_TAG_MAX + 1] = {
   [AIRLOCK_TLV_EVENT_COUNT] = 8,
   [AIRLOCK_TLV_EXIT_STATUS] = 4,
   [AIRLOCK_TLV_END_REASON] = 4,
+  [AIRLOCK_TLV_EV_KIND] = 4,
+  [AIRLOCK_TLV_EV_TIME_NS] = 8,
+  [AIRLOCK_TLV_EV_ACTION] = 4,
+  [AIRLOCK_TLV_EV_REASON] = 4,
+  [AIRLOCK_TLV_EV_SYSCALL] = 4,
+  [AIRLOCK_TLV_EV_AUDIT_ARCH] = 4,
+  [AIRLOCK_TLV_EV_ARGS] = 6 * 8,
+  [AIRLOCK_TLV_EV_PID] = 4,
+  [AIRLOCK_TLV_EV_TID] = 4,
+  [AIRLOCK_TLV_EV_PPID] = 4,
+  [AIRLOCK_TLV_EV_NSPID] = 4,
+  [AIRLOCK_TLV_EV_UID] = 4,
+  [AIRLOCK_TLV_EV_GID] = 4,
+  [AIRLOCK_TLV_EV_FD] = 4,
+  [AIRLOCK_TLV_EV_SOCKET] = 3 * 4,
+  [AIRLOCK_TLV_EV_SOCK_ID] = 8,
+  [AIRLOCK_TLV_EV_ADDRLEN] = 4,
+  [AIRLOCK_TLV_EV_MSG_FLAGS] = 4,
+  [AIRLOCK_TLV_EV_MSG_INDEX] = 2 * 4,
+  [AIRLOCK_TLV_EV_PAYLOAD_LEN] = 8,
+  [AIRLOCK_TLV_EV_REF] = 8,
+  [AIRLOCK_TLV_EV_RESULT] = 8,
+  [AIRLOCK_TLV_EV_EXIT_STATUS] = 4,
 };
 
-#define TAG_BIT(tag) (1u << (tag))
+/* Upper bound of each bounded byte-string tag; 0 for none (the frame's own
+ * bound).  The supervisor copies at most this much (protocol.h), so a longer
+ * value is not something it wrote. */
+static const guint16 tlv_max_lens[AIRLOCK_TLV_TAG_MAX + 1] = {
+  [AIRLOCK_TLV_EV_EXE] = AIRLOCK_EVENT_STRING_MAX,
+  [AIRLOCK_TLV_EV_ARGV] = AIRLOCK_EVENT_STRING_MAX,
+  [AIRLOCK_TLV_EV_ADDR] = AIRLOCK_EVENT_SOCKADDR_MAX,
+  [AIRLOCK_TLV_EV_PEER] = AIRLOCK_EVENT_SOCKADDR_MAX,
+  [AIRLOCK_TLV_EV_LOCAL] = AIRLOCK_EVENT_SOCKADDR_MAX,
+  [AIRLOCK_TLV_EV_PAYLOAD] = AIRLOCK_EVENT_STRING_MAX,
+  [AIRLOCK_TLV_EV_PATH] = AIRLOCK_EVENT_STRING_MAX,
+  [AIRLOCK_TLV_EV_EXEC_ARGV] = AIRLOCK_EVENT_STRING_MAX,
+  [AIRLOCK_TLV_EV_NOTE] = AIRLOCK_EVENT_NOTE_MAX,
+};
+
+#define TAG_BIT(tag) (G_GUINT64_CONSTANT (1) << (tag))
 
 typedef struct {
-  guint32 allowed;
-  guint32 mandatory;
+  guint64 allowed;
+  guint64 mandatory;
 } TlvRules;
+
+/* Tags every event may carry and must carry. */
+#define EVENT_COMMON (TAG_BIT (AIRLOCK_TLV_EV_KIND) | TAG_BIT (AIRLOCK_TLV_EV_TIME_NS) \
+                      | TAG_BIT (AIRLOCK_TLV_EV_NOTE))
+#define EVENT_MANDATORY (TAG_BIT (AIRLOCK_TLV_EV_KIND) | TAG_BIT (AIRLOCK_TLV_EV_TIME_NS))
+/* Who made a call. */
+#define EVENT_PROCESS (TAG_BIT (AIRLOCK_TLV_EV_PID) | TAG_BIT (AIRLOCK_TLV_EV_TID) \
+                       | TAG_BIT (AIRLOCK_TLV_EV_PPID) | TAG_BIT (AIRLOCK_TLV_EV_NSPID) \
+                       | TAG_BIT (AIRLOCK_TLV_EV_UID) | TAG_BIT (AIRLOCK_TLV_EV_GID) \
+                       | TAG_BIT (AIRLOCK_TLV_EV_EXE) | TAG_BIT (AIRLOCK_TLV_EV_ARGV))
+/* What a traced call names. */
+#define EVENT_CALL (TAG_BIT (AIRLOCK_TLV_EV_ACTION) | TAG_BIT (AIRLOCK_TLV_EV_REASON) \
+                    | TAG_BIT (AIRLOCK_TLV_EV_SYSCALL) | TAG_BIT (AIRLOCK_TLV_EV_AUDIT_ARCH) \
+                    | TAG_BIT (AIRLOCK_TLV_EV_ARGS) | TAG_BIT (AIRLOCK_TLV_EV_FD) \
+                    | TAG_BIT (AIRLOCK_TLV_EV_SOCKET) | TAG_BIT (AIRLOCK_TLV_EV_SOCK_ID) \
+                    | TAG_BIT (AIRLOCK_TLV_EV_ADDR) | TAG_BIT (AIRLOCK_TLV_EV_ADDRLEN) \
+                    | TAG_BIT (AIRLOCK_TLV_EV_PEER) | TAG_BIT (AIRLOCK_TLV_EV_MSG_FLAGS) \
+                    | TAG_BIT (AIRLOCK_TLV_EV_MSG_INDEX) | TAG_BIT (AIRLOCK_TLV_EV_PAYLOAD) \
+                    | TAG_BIT (AIRLOCK_TLV_EV_PAYLOAD_LEN) | TAG_BIT (AIRLOCK_TLV_EV_PATH) \
+                    | TAG_BIT (AIRLOCK_TLV_EV_LOCAL) | TAG_BIT (AIRLOCK_TLV_EV_EXEC_ARGV))
+
+/* Per event kind (protocol.h, above AIRLOCK_TLV_EV_KIND).  A tag that
+ * belongs to another kind (a REF on a SYSCALL, an ACTION on a RESULT) is
+ * malformed: the host would otherwise have to guess what it means. */
+static const TlvRules event_kind_rules[] = {
+  [AIRLOCK_EVENT_SYSCALL] = {
+    .allowed = EVENT_COMMON | EVENT_PROCESS | EVENT_CALL,
+    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_ACTION)
+                 | TAG_BIT (AIRLOCK_TLV_EV_SYSCALL) | TAG_BIT (AIRLOCK_TLV_EV_AUDIT_ARCH)
+                 | TAG_BIT (AIRLOCK_TLV_EV_ARGS) | TAG_BIT (AIRLOCK_TLV_EV_PID)
+                 | TAG_BIT (AIRLOCK_TLV_EV_TID),
+  },
+  [AIRLOCK_EVENT_RESULT] = {
+    .allowed = EVENT_COMMON | EVENT_PROCESS | TAG_BIT (AIRLOCK_TLV_EV_REF)
+               | TAG_BIT (AIRLOCK_TLV_EV_RESULT),
+    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_REF)
+                 | TAG_BIT (AIRLOCK_TLV_EV_RESULT),
+  },
+  [AIRLOCK_EVENT_WORKLOAD_START] = {
+    .allowed = EVENT_COMMON | EVENT_PROCESS,
+    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_PID),
+  },
+  [AIRLOCK_EVENT_WORKLOAD_EXIT] = {
+    .allowed = EVENT_COMMON | EVENT_PROCESS | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS),
+    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS),
+  },
+};
 
 /* Which tags each frame type may carry and must carry (protocol.h).  Every
  * tag the protocol defines for a frame is mandatory there today. */
@@ -228,7 +432,83 @@ static const TlvRules frame_tlv_rules[] = {
     .allowed = TAG_BIT (AIRLOCK_TLV_MESSAGE),
     .mandatory = TAG_BIT (AIRLOCK_TLV_MESSAGE),
   },
+  /* Any event tag at first; the kind then narrows it (check_event). */
+  [AIRLOCK_FRAME_EVENT] = {
+    .allowed = EVENT_COMMON | EVENT_PROCESS | EVENT_CALL | TAG_BIT (AIRLOCK_TLV_EV_REF)
+               | TAG_BIT (AIRLOCK_TLV_EV_RESULT) | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS),
+    .mandatory = EVENT_MANDATORY,
+  },
 };
+
+static char *
+check_mandatory (const TlvRules *rules, const AirlockFrameTlvs *tlvs, const char *where)
+{
+  for (guint tag = 0; tag <= AIRLOCK_TLV_TAG_MAX; tag++)
+    if ((rules->mandatory & TAG_BIT (tag)) && !tlvs->present[tag])
+      return g_strdup_printf ("mandatory TLV %s (tag %u) is missing%s",
+                              airlock_tlv_tag_to_string (tag), tag, where);
+  return NULL;
+}
+
+/* The rules that depend on an event's values: its kind's tags, and the
+ * enums protocol.h defines.  Returns a problem (transfer full) or NULL. */
+static char *
+check_event (const AirlockFrameTlvs *tlvs, gsize payload_offset)
+{
+  guint32 kind = airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_EV_KIND]);
+  const TlvRules *rules;
+  g_autofree char *where = NULL;
+
+  if (kind == 0 || kind >= G_N_ELEMENTS (event_kind_rules))
+    return g_strdup_printf ("kind at byte %" G_GSIZE_FORMAT " is %u, not an event kind "
+                            "(1 to %u)",
+                            payload_offset + tlvs->tlv[AIRLOCK_TLV_EV_KIND].offset, kind,
+                            (guint) G_N_ELEMENTS (event_kind_rules) - 1);
+  rules = &event_kind_rules[kind];
+  where = g_strdup_printf (" in a %s event", airlock_event_kind_to_string (kind));
+
+  for (guint tag = 0; tag <= AIRLOCK_TLV_TAG_MAX; tag++)
+    if (tlvs->present[tag] && !(rules->allowed & TAG_BIT (tag)))
+      return g_strdup_printf ("tag %u (%s) at byte %" G_GSIZE_FORMAT " is not allowed%s",
+                              tag, airlock_tlv_tag_to_string (tag),
+                              payload_offset + tlvs->tlv[tag].offset, where);
+  {
+    char *missing = check_mandatory (rules, tlvs, where);
+
+    if (missing)
+      return missing;
+  }
+
+  if (tlvs->present[AIRLOCK_TLV_EV_ACTION])
+    {
+      guint32 action = airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_EV_ACTION]);
+
+      if (action < AIRLOCK_ACTION_CONTINUE || action > AIRLOCK_ACTION_EMULATE)
+        return g_strdup_printf ("action at byte %" G_GSIZE_FORMAT " is %u, not an action "
+                                "(1 to 3)",
+                                payload_offset + tlvs->tlv[AIRLOCK_TLV_EV_ACTION].offset, action);
+      /* A denial without its reason (or a reason on a call that went ahead)
+       * would be a record nobody can act on. */
+      if (action == AIRLOCK_ACTION_DENY && !tlvs->present[AIRLOCK_TLV_EV_REASON])
+        return g_strdup ("mandatory TLV reason (tag 35) is missing in a denied syscall event");
+      if (action != AIRLOCK_ACTION_DENY && tlvs->present[AIRLOCK_TLV_EV_REASON])
+        return g_strdup_printf ("tag 35 (reason) at byte %" G_GSIZE_FORMAT " is not allowed in "
+                                "a syscall event whose action is %s",
+                                payload_offset + tlvs->tlv[AIRLOCK_TLV_EV_REASON].offset,
+                                airlock_event_action_to_string (action));
+    }
+  if (tlvs->present[AIRLOCK_TLV_EV_REASON])
+    {
+      guint32 reason = airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_EV_REASON]);
+
+      if (reason == 0 || reason >= G_N_ELEMENTS (deny_reason_names))
+        return g_strdup_printf ("reason at byte %" G_GSIZE_FORMAT " is %u, not a deny reason "
+                                "(1 to %u)",
+                                payload_offset + tlvs->tlv[AIRLOCK_TLV_EV_REASON].offset, reason,
+                                (guint) G_N_ELEMENTS (deny_reason_names) - 1);
+    }
+  return NULL;
+}
 
 gboolean
 airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len, gsize payload_offset,
@@ -238,17 +518,14 @@ airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len, gsize pa
   AirlockTlvIter iter;
   AirlockTlv tlv;
   AirlockTlvIterResult res;
-  const TlvRules *rules = NULL;
+  const TlvRules *rules;
 
   g_return_val_if_fail (airlock_frame_type_is_known (type), FALSE);
   g_return_val_if_fail (payload != NULL || len == 0, FALSE);
   g_return_val_if_fail (ret_problem != NULL && *ret_problem == NULL, FALSE);
 
-  if (type != AIRLOCK_FRAME_EVENT)
-    {
-      g_assert (type < G_N_ELEMENTS (frame_tlv_rules));
-      rules = &frame_tlv_rules[type];
-    }
+  g_assert (type < G_N_ELEMENTS (frame_tlv_rules));
+  rules = &frame_tlv_rules[type];
 
   airlock_tlv_iter_init (&iter, payload, len);
   while ((res = airlock_tlv_iter_next (&iter, &tlv)) == AIRLOCK_TLV_ITER_ITEM)
@@ -256,11 +533,6 @@ airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len, gsize pa
       gsize at = payload_offset + tlv.offset;
 
       tlvs.n_tlvs++;
-      /* EVENT records are the supervisor's, and their tags are not fixed
-       * yet: for now they only need to be well-formed TLVs. */
-      if (rules == NULL)
-        continue;
-
       if (tlv.tag > AIRLOCK_TLV_TAG_MAX || !(rules->allowed & TAG_BIT (tlv.tag)))
         {
           *ret_problem = g_strdup_printf ("tag %u (%s) at byte %" G_GSIZE_FORMAT
@@ -282,6 +554,14 @@ airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len, gsize pa
                                           " is %u bytes long, must be exactly %u",
                                           airlock_tlv_tag_to_string (tlv.tag), tlv.tag, at,
                                           tlv.len, tlv_sizes[tlv.tag]);
+          return FALSE;
+        }
+      if (tlv_max_lens[tlv.tag] != 0 && tlv.len > tlv_max_lens[tlv.tag])
+        {
+          *ret_problem = g_strdup_printf ("TLV %s (tag %u) at byte %" G_GSIZE_FORMAT
+                                          " is %u bytes long, at most %u are allowed",
+                                          airlock_tlv_tag_to_string (tlv.tag), tlv.tag, at,
+                                          tlv.len, tlv_max_lens[tlv.tag]);
           return FALSE;
         }
       tlvs.present[tlv.tag] = TRUE;
@@ -307,14 +587,11 @@ airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len, gsize pa
       return FALSE;
     }
 
-  if (rules != NULL)
-    for (guint tag = 0; tag <= AIRLOCK_TLV_TAG_MAX; tag++)
-      if ((rules->mandatory & TAG_BIT (tag)) && !tlvs.present[tag])
-        {
-          *ret_problem = g_strdup_printf ("mandatory TLV %s (tag %u) is missing",
-                                          airlock_tlv_tag_to_string (tag), tag);
-          return FALSE;
-        }
+  *ret_problem = check_mandatory (rules, &tlvs, "");
+  if (*ret_problem == NULL && type == AIRLOCK_FRAME_EVENT)
+    *ret_problem = check_event (&tlvs, payload_offset);
+  if (*ret_problem != NULL)
+    return FALSE;
 
   if (ret_tlvs)
     *ret_tlvs = tlvs;

@@ -601,19 +601,28 @@ socket_protocol_to_string (int family, int type, int protocol)
 }
 
 char *
-airlock_attempt_key (int family, int type, int protocol, const AirlockSockaddr *sa)
+airlock_socket_triple_to_string (int family, int type, int protocol)
 {
   g_autofree char *family_name = airlock_socket_family_to_string (family);
   g_autofree char *type_name = socket_type_to_string (family, type);
   g_autofree char *protocol_name = socket_protocol_to_string (family, type, protocol);
+
+  return g_strdup_printf ("%s/%s/%s", family_name, type_name, protocol_name);
+}
+
+char *
+airlock_attempt_key (int family, int type, int protocol, const AirlockSockaddr *sa)
+{
+  g_autofree char *triple = NULL;
   GString *out;
 
   g_return_val_if_fail (sa != NULL, NULL);
 
   /* The socket triple has no spaces; the address comes last, so whatever
    * bytes it holds (escaped) cannot shift the fields before it. */
+  triple = airlock_socket_triple_to_string (family, type, protocol);
   out = g_string_new (NULL);
-  g_string_append_printf (out, "%s/%s/%s ", family_name, type_name, protocol_name);
+  g_string_append_printf (out, "%s ", triple);
   append_address (out, sa, FALSE);
   return g_string_free (out, FALSE);
 }

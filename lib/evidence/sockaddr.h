@@ -190,6 +190,11 @@ char *airlock_sockaddr_to_string (const AirlockSockaddr *sa);
  * becomes.  Transfer full. */
 char *airlock_attempt_key (int family, int type, int protocol, const AirlockSockaddr *sa);
 
+/* The socket part of an attempt key, "inet/stream/tcp", canonical exactly
+ * as airlock_attempt_key() writes it (flags masked, default protocols
+ * named).  Transfer full. */
+char *airlock_socket_triple_to_string (int family, int type, int protocol);
+
 /* "inet6", "unix", …; "family-N" for others.  Transfer full. */
 char *airlock_socket_family_to_string (int family);
 

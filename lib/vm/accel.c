@@ -99,6 +99,7 @@ probe_boot (AirlockConnection *conn, AirlockArch arch, const AirlockGuestImage *
   o.guest_run_ms = 1;
   o.run_timeout_ms = KVM_PROBE_TIMEOUT_MS;
   o.test_mode = NULL;
+  o.spec = NULL;          /* the probe is a boot check, whatever the run asks */
   vm = airlock_vm_new_on (arch, image, &o, conn, "kvm");
   if (!airlock_vm_run (vm, &error))
     return g_strdup (error->message);

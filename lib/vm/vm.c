@@ -3,6 +3,7 @@
 #include "vm/vm-private.h"
 
 #include "protocol.h"
+#include "evidence/event.h"
 #include "vm/domain-xml-private.h"
 
 #include <errno.h>
@@ -17,6 +18,10 @@
 #define DEFAULT_HEARTBEAT_MS 200
 #define DEFAULT_TOLERANCE_MS 5000
 #define DEFAULT_GUEST_RUN_MS 1000
+/* With a run spec, the guest ends the workload at its timeout, then tears
+ * its process tree down and sends the trailer: under TCG that can take a
+ * while, and the host must not give up first. */
+#define SPEC_RUN_SLACK_MS 30000
 /* After its trailer the guest powers itself off.  The evidence is complete
  * by then, so a daemon-run guest gets only this long before it is destroyed. */
 #define POWEROFF_GRACE_MS 300
@@ -56,6 +61,8 @@ struct _AirlockVm {
   GMutex lock;
   GCond cond;
   AirlockChannel *channel;
+  GBytes *spec;              /* encoded run spec, or NULL for the boot check */
+  AirlockEventLog *events;   /* with a spec */
   GByteArray *console;
   gboolean console_truncated;
   gboolean evidence_eof;
@@ -111,8 +118,12 @@ copy_options (AirlockVm *vm, const AirlockVmOptions *options)
     o.heartbeat_tolerance_ms = DEFAULT_TOLERANCE_MS;
   if (!o.guest_run_ms)
     o.guest_run_ms = DEFAULT_GUEST_RUN_MS;
+  if (!o.run_timeout_ms && o.spec)
+    o.run_timeout_ms = (guint) MIN ((guint64) o.spec->timeout_ms + SPEC_RUN_SLACK_MS, G_MAXUINT);
   if (!o.run_timeout_ms)
     o.run_timeout_ms = o.guest_run_ms + DEFAULT_RUN_SLACK_MS;
+  /* Borrowed: airlock_vm_new() encodes it and forgets the pointer. */
+  o.spec = NULL;
   o.uri = vm->uri_opt;
   o.cache_dir = vm->cache_dir;
   o.test_mode = vm->test_mode;
@@ -166,6 +177,14 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
   g_return_val_if_fail (image != NULL && image->arch == arch, NULL);
 
   vm = vm_alloc (arch, image, options);
+  /* Encoded before anything is booted: a spec the guest would refuse fails
+   * here, with the field named, not as an inconclusive run. */
+  if (options && options->spec)
+    {
+      vm->spec = airlock_run_spec_encode (options->spec, error);
+      if (!vm->spec)
+        return NULL;
+    }
   vm->conn = airlock_connection_open (vm->opts.uri, vm->cache_dir, vm->swept, error);
   if (!vm->conn)
     return NULL;
@@ -189,6 +208,8 @@ airlock_vm_free (AirlockVm *vm)
   if (!vm->conn_borrowed)
     airlock_connection_free (vm->conn);
   g_clear_pointer (&vm->channel, airlock_channel_free);
+  g_clear_pointer (&vm->spec, g_bytes_unref);
+  g_clear_pointer (&vm->events, airlock_event_log_free);
   g_byte_array_unref (vm->console);
   g_ptr_array_unref (vm->swept);
   g_mutex_clear (&vm->lock);
@@ -216,6 +237,19 @@ on_frame (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_data
     vm->t.hello = frame->received_mono_us;
   else if (frame->type == AIRLOCK_FRAME_TRAILER && !vm->t.trailer)
     vm->t.trailer = frame->received_mono_us;
+  else if (frame->type == AIRLOCK_FRAME_EVENT && vm->events)
+    {
+      g_autoptr (GError) error = NULL;
+
+      /* A record the host cannot place is a malformed record: the
+       * evidence is in doubt, so the run is inconclusive. */
+      if (!airlock_event_log_add_frame (vm->events, frame, &error))
+        {
+          g_autofree char *why = g_strdup_printf ("malformed event: %s", error->message);
+
+          airlock_channel_fail (channel, AIRLOCK_ANOMALY_MALFORMED, why);
+        }
+    }
 }
 
 /* Returns bytes read, 0 at end of file, -1 on error. */
@@ -500,6 +534,7 @@ open_streams (AirlockVm *vm, GError **error)
 {
   gsize hello_len;
   const guint8 *hello;
+  gboolean sent;
 
   vm->lifecycle_cb = virConnectDomainEventRegisterAny (vm->conn->conn, vm->dom,
                                                        VIR_DOMAIN_EVENT_ID_LIFECYCLE,
@@ -534,9 +569,22 @@ open_streams (AirlockVm *vm, GError **error)
         }
     }
   /* The host speaks first: the guest writes nothing before it has read the
-   * nonce, so no guest byte can be lost before we are connected. */
+   * nonce, so no guest byte can be lost before we are connected.  The spec
+   * goes in the same write, right behind the hello whose spec_length
+   * announces it. */
   hello = airlock_channel_get_host_hello (vm->channel, &hello_len);
-  if (!endpoint_send_all (&vm->evidence_ep, hello, hello_len))
+  if (vm->spec)
+    {
+      g_autoptr (GByteArray) message = g_byte_array_sized_new ((guint) (hello_len + g_bytes_get_size (vm->spec)));
+
+      g_byte_array_append (message, hello, (guint) hello_len);
+      g_byte_array_append (message, g_bytes_get_data (vm->spec, NULL),
+                           (guint) g_bytes_get_size (vm->spec));
+      sent = endpoint_send_all (&vm->evidence_ep, message->data, message->len);
+    }
+  else
+    sent = endpoint_send_all (&vm->evidence_ep, hello, hello_len);
+  if (!sent)
     {
       g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
                    "cannot send the host hello on channel '%s' of domain '%s': %s",
@@ -746,6 +794,11 @@ airlock_vm_run (AirlockVm *vm, GError **error)
 
   vm->channel = airlock_channel_new_random (vm->opts.heartbeat_ms, vm->opts.heartbeat_tolerance_ms);
   airlock_channel_set_frame_func (vm->channel, on_frame, vm);
+  if (vm->spec)
+    {
+      airlock_channel_set_spec (vm->channel, vm->spec);
+      vm->events = airlock_event_log_new ();
+    }
 
   if (!prepare_run_dir (vm, error) || !start_domain (vm, error) || !open_streams (vm, error))
     ok = FALSE;
@@ -803,6 +856,12 @@ AirlockChannel *
 airlock_vm_get_channel (AirlockVm *vm)
 {
   return vm->channel;
+}
+
+AirlockEventLog *
+airlock_vm_get_events (AirlockVm *vm)
+{
+  return vm->events;
 }
 
 GBytes *

@@ -9,6 +9,7 @@
 #include "airlock-macros.h"
 #include "arch.h"
 #include "evidence/channel.h"
+#include "evidence/spec.h"
 #include "guestimg/guest-image.h"
 
 G_BEGIN_DECLS
@@ -47,6 +48,14 @@ typedef struct {
   guint guest_run_ms;           /* how long the guest heartbeats before its trailer; 0: 1000 */
   gboolean arm64_cpu_max;       /* arm64 under TCG: max,pauth-impdef=on instead of cortex-a57 */
   const char *test_mode;        /* tests only: airlock.test=MODE for the guest init */
+  /* What the guest supervisor runs (borrowed; encoded by airlock_vm_new(),
+   * so it need not outlive that call).  NULL: the boot check (heartbeat for
+   * guest_run_ms, then the trailer).  With a spec, the host hello carries
+   * its length and the spec follows it, the chain is seeded with both, EVENT
+   * frames are decoded into an AirlockEventLog (airlock_vm_get_events()),
+   * and run_timeout_ms, when 0, becomes spec->timeout_ms plus a margin for
+   * the guest to end the workload and send its trailer. */
+  const AirlockRunSpec *spec;
 } AirlockVmOptions;
 
 /* Wall-clock points of a run, in g_get_monotonic_time () microseconds;
@@ -62,11 +71,14 @@ typedef struct {
 } AirlockVmTimings;
 
 typedef struct _AirlockVm AirlockVm;
+/* The decoded supervisor records (lib/evidence/event.h, internal). */
+typedef struct _AirlockEventLog AirlockEventLog;
 
 /* Opens the connection, resolves the accelerator (a KVM probe boot may run
  * here, cached per host boot) and removes domains and run files left behind
  * by crashed runs.  Returns NULL with @error set when the VM cannot be
- * prepared.  @image is borrowed and must outlive the VM. */
+ * prepared (including a run spec that does not encode:
+ * AIRLOCK_RUN_SPEC_ERROR).  @image is borrowed and must outlive the VM. */
 AIRLOCK_PUBLIC AirlockVm *airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image,
                                           const AirlockVmOptions *options, GError **error);
 AIRLOCK_PUBLIC void airlock_vm_free (AirlockVm *vm);
@@ -82,6 +94,11 @@ AIRLOCK_PUBLIC gboolean airlock_vm_is_complete (AirlockVm *vm);
 /* Why the run is not complete (a sentence), or NULL when it is. */
 AIRLOCK_PUBLIC const char *airlock_vm_get_reason (AirlockVm *vm);
 AIRLOCK_PUBLIC AirlockChannel *airlock_vm_get_channel (AirlockVm *vm);
+/* With a run spec: the EVENT frames accepted so far, decoded (owned by the
+ * VM; valid until it is freed).  A frame the log refuses (a RESULT naming no
+ * call, …) makes the run inconclusive like any malformed frame.  NULL for a
+ * boot check or before airlock_vm_run(). */
+AIRLOCK_PUBLIC AirlockEventLog *airlock_vm_get_events (AirlockVm *vm);
 /* Console output (kernel log and guest init lines), as received. */
 AIRLOCK_PUBLIC GBytes *airlock_vm_get_console (AirlockVm *vm);
 AIRLOCK_PUBLIC const AirlockVmTimings *airlock_vm_get_timings (AirlockVm *vm);

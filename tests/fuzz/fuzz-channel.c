@@ -18,10 +18,14 @@
  *   - the verdict (state, anomaly, reason, frames, chain head) does not
  *     depend on how the stream was split into reads;
  *   - with the clock running, the frames accepted are a prefix of those
- *     accepted without it. */
+ *     accepted without it;
+ *   - every accepted EVENT frame decodes (event.c), or is refused with a
+ *     reason, and what it renders (key line, outcome, addresses) is safe
+ *     text. */
 #include "config.h"
 
 #include "evidence/channel.h"
+#include "evidence/event.h"
 
 #include "fuzz-channel.h"
 #include "fuzz-util.h"
@@ -72,6 +76,55 @@ sha256_pair (const guint8 *a, gsize a_len, const guint8 *b, gsize b_len, guint8 
   g_checksum_update (checksum, b, (gssize) b_len);
   g_checksum_get_digest (checksum, out, &len);
   g_checksum_free (checksum);
+}
+
+/* The channel accepted these EVENT frames, so their TLVs follow the rules:
+ * the event log either decodes each or refuses it with a reason (a RESULT
+ * naming nothing); whatever it renders must be safe to print. */
+static void
+check_events (GPtrArray *frames)
+{
+  AirlockEventLog *events = airlock_event_log_new ();
+
+  for (guint i = 0; i < frames->len; i++)
+    {
+      const AirlockFrame *frame = frames->pdata[i];
+      GError *error = NULL;
+      GPtrArray *decoded;
+      const AirlockEvent *ev;
+      char *text;
+
+      if (frame->type != AIRLOCK_FRAME_EVENT)
+        continue;
+      if (!airlock_event_log_add_frame (events, frame, &error))
+        {
+          fuzz_check (error != NULL);
+          fuzz_check (error->code == AIRLOCK_EVENT_ERROR_BAD_REF);
+          fuzz_check_safe_text (error->message);
+          g_error_free (error);
+          continue;
+        }
+      decoded = airlock_event_log_get_events (events);
+      ev = decoded->pdata[decoded->len - 1];
+      fuzz_check (ev->seq == frame->seq);
+      text = airlock_event_key_line (ev);
+      fuzz_check ((text != NULL) == (ev->kind == AIRLOCK_EVENT_SYSCALL));
+      if (text)
+        fuzz_check_safe_text (text);
+      g_free (text);
+      text = airlock_event_outcome (ev);
+      fuzz_check_safe_text (text);
+      g_free (text);
+      if (airlock_event_get_destination (ev))
+        {
+          text = airlock_sockaddr_to_string (airlock_event_get_destination (ev));
+          fuzz_check_safe_text (text);
+          g_free (text);
+        }
+      for (guint j = 0; ev->argv && ev->argv[j]; j++)
+        fuzz_check_safe_text (ev->argv[j]);
+    }
+  airlock_event_log_free (events);
 }
 
 static void
@@ -170,6 +223,8 @@ check_channel (AirlockChannel *channel, const guint8 *data, gsize size, const Fr
     }
   if (state == AIRLOCK_CHANNEL_COMPLETE)
     fuzz_check (offset == size);
+
+  check_events (frames);
 
   /* Final now: an outside failure must not rewrite the verdict. */
   airlock_channel_fail (channel, AIRLOCK_ANOMALY_EXTERNAL, "fuzz: late failure");

@@ -83,10 +83,28 @@ static void
 seed_event (Seed *s)
 {
   struct wire_frame *f = seed_begin (s, AIRLOCK_FRAME_EVENT);
+  static const uint8_t args[48] = { 3 };
+  /* family AF_INET, type SOCK_STREAM, protocol 0 */
+  static const uint8_t socket_triple[12] = { 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0 };
+  /* sockaddr_in 192.0.2.1:80 */
+  static const uint8_t sin[16] = { 2, 0, 0, 80, 192, 0, 2, 1 };
+  static const char cmdline[] = "curl\0-s\0http://192.0.2.1/";
 
-  wire_put_u32 (f, 100, 2 /* AF_INET */);
-  wire_put (f, 101, "\xc0\x00\x02\x01", 4);
-  wire_put_str (f, 102, "/usr/bin/curl");
+  /* A traced connect() with the tags a supervisor sends for one. */
+  wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_SYSCALL);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, 1000000000ull + s->seq);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_SYSCALL, 42);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_AUDIT_ARCH, 0xc000003e);
+  wire_put (f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PID, 100);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_TID, 100);
+  wire_put_str (f, AIRLOCK_TLV_EV_EXE, "/usr/bin/curl");
+  wire_put (f, AIRLOCK_TLV_EV_ARGV, cmdline, sizeof cmdline - 1);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_FD, 3);
+  wire_put (f, AIRLOCK_TLV_EV_SOCKET, socket_triple, sizeof socket_triple);
+  wire_put (f, AIRLOCK_TLV_EV_ADDR, sin, sizeof sin);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_ADDRLEN, sizeof sin);
   s->events++;
   seed_end (s);
 }

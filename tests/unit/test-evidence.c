@@ -131,10 +131,17 @@ static gsize
 stream_event (Stream *s)
 {
   struct wire_frame *f = stream_begin (s, AIRLOCK_FRAME_EVENT);
+  guint8 args[48] = { 0 };
 
-  /* Tags the supervisor has not defined yet: any well-formed TLVs. */
-  wire_put_str (f, 100, "connect");
-  wire_put_u32 (f, 101, 443);
+  /* A minimal traced call: the tags every syscall event must carry. */
+  wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_SYSCALL);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, 2000000000ull + s->seq);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_SYSCALL, 42);            /* x86_64 connect */
+  wire_put_u32 (f, AIRLOCK_TLV_EV_AUDIT_ARCH, 0xc000003e); /* AUDIT_ARCH_X86_64 */
+  wire_put (f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PID, 100);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_TID, 100);
   s->events++;
   return stream_end (s);
 }
@@ -420,21 +427,14 @@ test_max_payload_is_accepted (void)
 }
 
 static void
-test_event_any_tlvs_accepted (void)
+test_event_counted (void)
 {
   g_autoptr (Stream) s = stream_new ();
   g_autoptr (AirlockChannel) channel = NULL;
-  struct wire_frame *f;
 
   stream_hello (s);
-  /* an empty event, and one with repeated and unknown tags */
-  stream_begin (s, AIRLOCK_FRAME_EVENT);
-  stream_end (s);
-  f = stream_begin (s, AIRLOCK_FRAME_EVENT);
-  wire_put_str (f, 0xffff, "a");
-  wire_put_str (f, 0xffff, "b");
-  wire_put (f, AIRLOCK_TLV_NONCE, "", 0);
-  stream_end (s);
+  stream_event (s);
+  stream_event (s);
   stream_trailer_with (s, 3, 0, 2, AIRLOCK_END_TIMEOUT);
 
   channel = channel_from_stream (s, 0);
@@ -801,6 +801,34 @@ build_event_tlv_overrun (Stream *s, GPtrArray *expect)
 }
 
 static void
+build_event_empty (Stream *s, GPtrArray *expect)
+{
+  stream_hello (s);
+  stream_begin (s, AIRLOCK_FRAME_EVENT);
+  stream_end (s);
+  g_ptr_array_add (expect, g_strdup ("malformed event frame 1"));
+  g_ptr_array_add (expect, g_strdup ("mandatory TLV kind (tag 32) is missing"));
+}
+
+static void
+build_event_spec_tag (Stream *s, GPtrArray *expect)
+{
+  struct wire_frame *f;
+
+  stream_hello (s);
+  f = stream_begin (s, AIRLOCK_FRAME_EVENT);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_START);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, 1);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PID, 1);
+  /* host → guest only: a guest frame must not carry it */
+  wire_put_str (f, AIRLOCK_SPEC_ARG, "/bin/sh");
+  stream_end (s);
+  g_ptr_array_add (expect, g_strdup ("malformed event frame 1"));
+  g_ptr_array_add (expect, g_strdup ("tag 96 (spec-arg)"));
+  g_ptr_array_add (expect, g_strdup ("is not allowed in a event frame"));
+}
+
+static void
 build_trailer_frame_count (Stream *s, GPtrArray *expect)
 {
   gsize at;
@@ -914,6 +942,10 @@ static const AnomalyCase anomaly_cases[] = {
     build_log_without_message },
   { "/evidence/channel/malformed/event-tlv-overrun-is-inconclusive", AIRLOCK_ANOMALY_MALFORMED,
     build_event_tlv_overrun },
+  { "/evidence/channel/malformed/event-without-kind-is-inconclusive", AIRLOCK_ANOMALY_MALFORMED,
+    build_event_empty },
+  { "/evidence/channel/malformed/event-spec-tag-is-inconclusive", AIRLOCK_ANOMALY_MALFORMED,
+    build_event_spec_tag },
   { "/evidence/channel/trailer-frame-count-mismatch-is-inconclusive",
     AIRLOCK_ANOMALY_TRAILER_MISMATCH, build_trailer_frame_count },
   { "/evidence/channel/trailer-heartbeat-count-mismatch-is-inconclusive",
@@ -1554,7 +1586,7 @@ main (int argc, char **argv)
   g_test_add_func ("/evidence/channel/random-chunks-are-identical",
                    test_random_chunks_are_identical);
   g_test_add_func ("/evidence/channel/max-payload-is-accepted", test_max_payload_is_accepted);
-  g_test_add_func ("/evidence/channel/event-any-tlvs-accepted", test_event_any_tlvs_accepted);
+  g_test_add_func ("/evidence/channel/event-counted", test_event_counted);
 
   for (gsize i = 0; i < G_N_ELEMENTS (anomaly_cases); i++)
     g_test_add_data_func (anomaly_cases[i].path, &anomaly_cases[i], test_anomaly);

@@ -1,0 +1,685 @@
+/* airlock run: boot a guest, run one of the test programs under the
+ * supervisor, and print what it tried: every traced call with its socket,
+ * destination, DNS names and outcome, the processes it started, how it
+ * ended. */
+#include "config.h"
+
+#include "harness.h"
+
+#include "evidence/event.h"
+#include "evidence/frame-private.h"
+
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#define DEFAULT_TIMEOUT_S 30
+#define MAX_TIMEOUT_S 86400
+
+/* Where the test programs live in the guest, and what they run with: a
+ * fixed, minimal environment, so nothing of the host or the guest's own
+ * init leaks into what is measured. */
+#define TESTROOT "/airlock/testroot"
+static const char *const run_envp[] = {
+  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+  "HOME=/root",
+  NULL,
+};
+
+/* ---- the attempts table ---- */
+
+typedef struct {
+  GPtrArray *rows;   /* GStrv, each with n_cols cells */
+  guint n_cols;
+} Table;
+
+static void
+table_init (Table *t, const char *const *header)
+{
+  t->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
+  t->n_cols = g_strv_length ((GStrv) header);
+  g_ptr_array_add (t->rows, g_strdupv ((GStrv) header));
+}
+
+/* Takes ownership of @cells (n_cols strings). */
+static void
+table_add (Table *t, char **cells)
+{
+  GStrv row = g_new0 (char *, t->n_cols + 1);
+
+  for (guint i = 0; i < t->n_cols; i++)
+    row[i] = cells[i] ? cells[i] : g_strdup ("-");
+  g_ptr_array_add (t->rows, row);
+}
+
+static void
+table_print (Table *t, const char *indent)
+{
+  g_autofree guint *widths = g_new0 (guint, t->n_cols);
+
+  for (guint r = 0; r < t->rows->len; r++)
+    {
+      GStrv row = t->rows->pdata[r];
+
+      for (guint c = 0; c < t->n_cols; c++)
+        widths[c] = MAX (widths[c], (guint) g_utf8_strlen (row[c], -1));
+    }
+  for (guint r = 0; r < t->rows->len; r++)
+    {
+      GStrv row = t->rows->pdata[r];
+      GString *line = g_string_new (indent);
+
+      for (guint c = 0; c < t->n_cols; c++)
+        {
+          g_string_append (line, row[c]);
+          if (c + 1 < t->n_cols)
+            for (guint pad = (guint) g_utf8_strlen (row[c], -1); pad < widths[c] + 2; pad++)
+              g_string_append_c (line, ' ');
+        }
+      printf ("%s\n", line->str);
+      g_string_free (line, TRUE);
+    }
+  g_ptr_array_unref (t->rows);
+}
+
+static gboolean
+is_exec (const AirlockEvent *ev)
+{
+  return ev->syscall_name != NULL
+         && (g_str_equal (ev->syscall_name, "execve") || g_str_equal (ev->syscall_name, "execveat"));
+}
+
+static char *
+process_cell (const AirlockEvent *ev)
+{
+  const char *exe = ev->exe ? ev->exe : NULL;
+  const char *base = exe ? strrchr (exe, '/') : NULL;
+  guint32 pid = ev->has_nspid ? ev->nspid : ev->pid;
+
+  base = base ? base + 1 : exe;
+  return g_strdup_printf ("%s[%u]", base && *base ? base : "?", pid);
+}
+
+static char *
+syscall_cell (const AirlockEvent *ev)
+{
+  return ev->foreign_abi ? g_strdup_printf ("%s:%s", ev->abi, ev->syscall_name)
+                         : g_strdup (ev->syscall_name);
+}
+
+static char *
+dns_cell (const AirlockEvent *ev)
+{
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; i < ev->dns->len; i++)
+    {
+      const AirlockDnsQuery *q = ev->dns->pdata[i];
+
+      for (guint j = 0; j < q->questions->len; j++)
+        {
+          const AirlockDnsQuestion *question = q->questions->pdata[j];
+
+          if (out->len)
+            g_string_append_c (out, ',');
+          g_string_append (out, question->name);
+        }
+    }
+  if (out->len == 0)
+    {
+      g_string_free (out, TRUE);
+      return NULL;
+    }
+  return g_string_free (out, FALSE);
+}
+
+static void
+attempt_row (Table *t, const AirlockEvent *ev)
+{
+  const AirlockSockaddr *dest = airlock_event_get_destination (ev);
+  char *cells[8] = { NULL };
+
+  cells[0] = process_cell (ev);
+  cells[1] = syscall_cell (ev);
+  if (ev->has_socket)
+    {
+      g_autofree char *triple = airlock_socket_triple_to_string ((int) ev->sock_family,
+                                                                 (int) ev->sock_type,
+                                                                 (int) ev->sock_protocol);
+      const char *slash = strchr (triple, '/');
+
+      cells[2] = airlock_socket_family_to_string ((int) ev->sock_family);
+      cells[3] = g_strdup (slash ? slash + 1 : triple);
+    }
+  if (dest)
+    {
+      cells[4] = airlock_sockaddr_to_string (dest);
+      if (dest->effect == AIRLOCK_SOCKADDR_ADDRESS
+          && (dest->family == AF_INET || dest->family == AF_INET6))
+        cells[5] = g_strdup_printf ("%u", dest->inet.port);
+    }
+  else if ((ev->addr && !ev->addr_decoded) || (ev->peer && !ev->peer_decoded))
+    cells[4] = g_strdup ("? (does not decode)");
+  cells[6] = dns_cell (ev);
+  cells[7] = airlock_event_outcome (ev);
+  table_add (t, cells);
+}
+
+static char *
+argv_text (const char *const *argv)
+{
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; argv && argv[i]; i++)
+    {
+      const char *arg = argv[i];
+
+      if (i)
+        g_string_append_c (out, ' ');
+      /* Escaped already; quote what would not read as one word. */
+      if (*arg == '\0' || strpbrk (arg, " '\"") != NULL)
+        g_string_append_printf (out, "'%s'", arg);
+      else
+        g_string_append (out, arg);
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* ---- JSON lines ---- */
+
+static void
+add_strv (JsonBuilder *b, const char *name, GStrv strv)
+{
+  if (!strv)
+    return;
+  json_builder_set_member_name (b, name);
+  json_builder_begin_array (b);
+  for (guint i = 0; strv[i]; i++)
+    json_builder_add_string_value (b, strv[i]);
+  json_builder_end_array (b);
+}
+
+static void
+add_sockaddr (JsonBuilder *b, const char *name, GBytes *raw, gboolean decoded,
+              const AirlockSockaddr *sa, const char *error)
+{
+  if (!raw)
+    return;
+  json_builder_set_member_name (b, name);
+  json_builder_begin_object (b);
+  {
+    gsize len;
+    const guint8 *bytes = g_bytes_get_data (raw, &len);
+    GString *hex = g_string_new (NULL);
+
+    for (gsize i = 0; i < len; i++)
+      g_string_append_printf (hex, "%02x", bytes[i]);
+    json_builder_set_member_name (b, "hex");
+    json_builder_add_string_value (b, hex->str);
+    g_string_free (hex, TRUE);
+  }
+  if (decoded)
+    {
+      g_autofree char *text = airlock_sockaddr_to_string (sa);
+
+      json_builder_set_member_name (b, "text");
+      json_builder_add_string_value (b, text);
+      if (sa->effect == AIRLOCK_SOCKADDR_ADDRESS && (sa->family == AF_INET || sa->family == AF_INET6))
+        {
+          json_builder_set_member_name (b, "port");
+          json_builder_add_int_value (b, sa->inet.port);
+        }
+    }
+  else if (error)
+    {
+      json_builder_set_member_name (b, "error");
+      json_builder_add_string_value (b, error);
+    }
+  json_builder_end_object (b);
+}
+
+#define SET_INT(b, name, value) \
+  (json_builder_set_member_name ((b), (name)), json_builder_add_int_value ((b), (gint64) (value)))
+#define SET_STR(b, name, value) \
+  (json_builder_set_member_name ((b), (name)), json_builder_add_string_value ((b), (value)))
+
+static char *
+event_to_json (AirlockArch arch, const AirlockEvent *ev)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *key_line = airlock_event_key_line (ev);
+  g_autofree char *outcome = airlock_event_outcome (ev);
+
+  json_builder_begin_object (b);
+  SET_STR (b, "arch", airlock_arch_to_string (arch));
+  SET_INT (b, "seq", ev->seq);
+  SET_STR (b, "kind", airlock_event_kind_to_string (ev->kind));
+  SET_INT (b, "time_ns", ev->time_ns);
+  if (ev->kind == AIRLOCK_EVENT_SYSCALL)
+    {
+      SET_STR (b, "action", airlock_event_action_to_string (ev->action));
+      if (ev->action == AIRLOCK_ACTION_DENY)
+        SET_STR (b, "reason", airlock_deny_reason_to_string (ev->reason));
+      SET_STR (b, "key", key_line);
+      SET_STR (b, "outcome", outcome);
+    }
+  if (ev->has_syscall)
+    {
+      SET_STR (b, "syscall", ev->syscall_name);
+      SET_STR (b, "abi", ev->abi);
+      SET_INT (b, "syscall_nr", ev->syscall_nr);
+      SET_INT (b, "audit_arch", ev->audit_arch);
+    }
+  if (ev->has_args)
+    {
+      json_builder_set_member_name (b, "args");
+      json_builder_begin_array (b);
+      for (guint i = 0; i < 6; i++)
+        {
+          g_autofree char *hex = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", ev->args[i]);
+
+          json_builder_add_string_value (b, hex);
+        }
+      json_builder_end_array (b);
+    }
+  if (ev->has_pid)
+    SET_INT (b, "pid", ev->pid);
+  if (ev->has_tid)
+    SET_INT (b, "tid", ev->tid);
+  if (ev->has_ppid)
+    SET_INT (b, "ppid", ev->ppid);
+  if (ev->has_nspid)
+    SET_INT (b, "nspid", ev->nspid);
+  if (ev->has_uid)
+    SET_INT (b, "uid", ev->uid);
+  if (ev->has_gid)
+    SET_INT (b, "gid", ev->gid);
+  if (ev->exe)
+    SET_STR (b, "exe", ev->exe);
+  add_strv (b, "argv", ev->argv);
+  add_strv (b, "exec-argv", ev->exec_argv);
+  if (ev->has_fd)
+    SET_INT (b, "fd", ev->fd);
+  if (ev->has_socket)
+    {
+      g_autofree char *triple = airlock_socket_triple_to_string ((int) ev->sock_family,
+                                                                 (int) ev->sock_type,
+                                                                 (int) ev->sock_protocol);
+      SET_STR (b, "socket", triple);
+    }
+  if (ev->has_sock_id)
+    SET_INT (b, "sock_id", ev->sock_id);
+  add_sockaddr (b, "addr", ev->addr, ev->addr_decoded, &ev->addr_sa, ev->addr_error);
+  if (ev->has_addrlen)
+    SET_INT (b, "addrlen", ev->addrlen);
+  add_sockaddr (b, "peer", ev->peer, ev->peer_decoded, &ev->peer_sa, ev->peer_error);
+  add_sockaddr (b, "local", ev->local, ev->local_decoded, &ev->local_sa, NULL);
+  if (ev->has_msg_flags)
+    SET_INT (b, "msg_flags", ev->msg_flags);
+  if (ev->has_msg_index)
+    {
+      SET_INT (b, "msg_index", ev->msg_index);
+      SET_INT (b, "msg_count", ev->msg_count);
+    }
+  if (ev->has_payload_len)
+    SET_INT (b, "payload_len", ev->payload_len);
+  if (ev->dns->len > 0)
+    {
+      json_builder_set_member_name (b, "dns");
+      json_builder_begin_array (b);
+      for (guint i = 0; i < ev->dns->len; i++)
+        {
+          const AirlockDnsQuery *q = ev->dns->pdata[i];
+
+          for (guint j = 0; j < q->questions->len; j++)
+            {
+              const AirlockDnsQuestion *question = q->questions->pdata[j];
+
+              json_builder_begin_object (b);
+              SET_STR (b, "name", question->name);
+              SET_INT (b, "qtype", question->qtype);
+              SET_INT (b, "qclass", question->qclass);
+              json_builder_end_object (b);
+            }
+          if (q->problem != AIRLOCK_DNS_WELL_FORMED)
+            {
+              json_builder_begin_object (b);
+              SET_STR (b, "problem", airlock_dns_problem_to_string (q->problem));
+              SET_STR (b, "reason", q->reason);
+              json_builder_end_object (b);
+            }
+        }
+      json_builder_end_array (b);
+    }
+  if (ev->path)
+    SET_STR (b, "path", ev->path);
+  if (ev->note)
+    SET_STR (b, "note", ev->note);
+  if (ev->has_ref)
+    SET_INT (b, "ref", ev->ref);
+  if (ev->has_result)
+    {
+      g_autofree char *text = airlock_result_to_string (ev->result);
+
+      SET_INT (b, "result", ev->result);
+      SET_STR (b, "result_text", text);
+      SET_INT (b, "result_seq", ev->result_seq);
+    }
+  if (ev->has_exit_status)
+    {
+      g_autofree char *text = airlock_wait_status_to_string (ev->exit_status);
+
+      SET_INT (b, "exit_status", ev->exit_status);
+      SET_STR (b, "exit", text);
+    }
+  json_builder_end_object (b);
+
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
+
+/* ---- one run ---- */
+
+static const char *
+end_reason_to_string (guint32 reason)
+{
+  switch (reason)
+    {
+    case AIRLOCK_END_COMPLETED:
+      return "completed";
+    case AIRLOCK_END_TIMEOUT:
+      return "timeout";
+    case AIRLOCK_END_ERROR:
+      return "error";
+    default:
+      return "unknown";
+    }
+}
+
+static void
+print_report (AirlockArch arch, AirlockVm *vm, gboolean json)
+{
+  AirlockEventLog *log = airlock_vm_get_events (vm);
+  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
+  const AirlockTrailer *trailer = airlock_channel_get_trailer (airlock_vm_get_channel (vm));
+  const AirlockEvent *exit_ev = NULL;
+  static const char *const attempt_header[] = {
+    "process", "syscall", "family", "type/protocol", "destination", "port", "DNS name",
+    "outcome", NULL,
+  };
+  /* pid: in the workload's namespace (what `ps` there shows); guest pid
+   * and ppid: in the guest's, where a parent outside the namespace lives. */
+  static const char *const process_header[] = {
+    "pid", "guest pid", "guest ppid", "executes", "argv", "caller", NULL,
+  };
+  Table attempts, processes;
+  guint n_attempts = 0, n_processes = 0;
+
+  if (json)
+    {
+      for (guint i = 0; events && i < events->len; i++)
+        {
+          g_autofree char *line = event_to_json (arch, events->pdata[i]);
+
+          printf ("%s\n", line);
+        }
+      return;
+    }
+
+  table_init (&attempts, attempt_header);
+  table_init (&processes, process_header);
+  for (guint i = 0; events && i < events->len; i++)
+    {
+      const AirlockEvent *ev = events->pdata[i];
+
+      if (ev->kind == AIRLOCK_EVENT_WORKLOAD_EXIT)
+        exit_ev = ev;
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL)
+        continue;
+      if (is_exec (ev))
+        {
+          char *cells[6];
+
+          cells[0] = ev->has_nspid ? g_strdup_printf ("%u", ev->nspid) : NULL;
+          cells[1] = ev->has_pid ? g_strdup_printf ("%u", ev->pid) : NULL;
+          cells[2] = ev->has_ppid ? g_strdup_printf ("%u", ev->ppid) : NULL;
+          cells[3] = g_strdup (ev->path);
+          cells[4] = ev->exec_argv ? argv_text ((const char *const *) ev->exec_argv) : NULL;
+          cells[5] = g_strdup (ev->exe);
+          table_add (&processes, cells);
+          n_processes++;
+          continue;
+        }
+      attempt_row (&attempts, ev);
+      n_attempts++;
+    }
+
+  printf ("%s: attempts (%u)\n", airlock_arch_to_string (arch), n_attempts);
+  if (n_attempts > 0)
+    table_print (&attempts, "  ");
+  else
+    g_ptr_array_unref (attempts.rows);
+  printf ("%s: processes (%u)\n", airlock_arch_to_string (arch), n_processes);
+  if (n_processes > 0)
+    table_print (&processes, "  ");
+  else
+    g_ptr_array_unref (processes.rows);
+
+  if (exit_ev)
+    {
+      g_autofree char *status = airlock_wait_status_to_string (exit_ev->exit_status);
+
+      printf ("%s: workload %s\n", airlock_arch_to_string (arch), status);
+    }
+  else
+    printf ("%s: workload exit not reported\n", airlock_arch_to_string (arch));
+  if (trailer)
+    printf ("%s: end: %s\n", airlock_arch_to_string (arch),
+            end_reason_to_string (trailer->end_reason));
+  else
+    printf ("%s: end: no trailer\n", airlock_arch_to_string (arch));
+}
+
+/* Returns the exit status for this arch. */
+static int
+run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
+         const AirlockVmOptions *vm_opts, gboolean json)
+{
+  g_autoptr (AirlockGuestImage) image = NULL;
+  g_autoptr (AirlockVm) vm = NULL;
+  g_autoptr (GError) error = NULL;
+  const char *arch_name = airlock_arch_to_string (arch);
+  GPtrArray *swept;
+  GPtrArray *log;
+  gboolean complete;
+  const AirlockTrailer *trailer;
+
+  image = airlock_guest_image_ensure (arch, img_opts, &error);
+  harness_progress_done ();
+  if (!image)
+    {
+      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      return HARNESS_EXIT_SETUP;
+    }
+  vm = airlock_vm_new (arch, image, vm_opts, &error);
+  if (!vm)
+    {
+      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      return g_error_matches (error, AIRLOCK_RUN_SPEC_ERROR, AIRLOCK_RUN_SPEC_ERROR_INVALID)
+                 || g_error_matches (error, AIRLOCK_RUN_SPEC_ERROR,
+                                     AIRLOCK_RUN_SPEC_ERROR_TOO_LARGE)
+               ? HARNESS_EXIT_USAGE
+               : HARNESS_EXIT_SETUP;
+    }
+  swept = airlock_vm_get_swept (vm);
+  for (guint i = 0; i < swept->len; i++)
+    fprintf (stderr, "airlock: removed domain '%s' left behind by a crashed run\n",
+             (const char *) swept->pdata[i]);
+  if (airlock_vm_get_accel_notice (vm))
+    fprintf (stderr, "airlock: %s: %s\n", arch_name, airlock_vm_get_accel_notice (vm));
+  fprintf (stderr, "airlock: %s: running %s (%s, %s)\n", arch_name, vm_opts->spec->argv[0],
+           airlock_vm_get_accel (vm), airlock_vm_get_uri (vm));
+
+  if (!airlock_vm_run (vm, &error))
+    {
+      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      return HARNESS_EXIT_SETUP;
+    }
+
+  complete = airlock_vm_is_complete (vm);
+  trailer = airlock_channel_get_trailer (airlock_vm_get_channel (vm));
+  /* The header goes where the report goes: on stdout for the table, on
+   * stderr with --json so stdout stays one JSON object per line. */
+  fprintf (json ? stderr : stdout, "%s: %s, %s%s%s\n", arch_name, airlock_vm_get_accel (vm),
+           complete ? "run complete" : "run inconclusive",
+           complete ? "" : ": ", complete ? "" : airlock_vm_get_reason (vm));
+  print_report (arch, vm, json);
+
+  /* What the guest's trusted programs said: why a spec was refused, why
+   * the supervisor gave up. */
+  log = airlock_channel_get_log (airlock_vm_get_channel (vm));
+  if (!complete || (trailer && trailer->end_reason == AIRLOCK_END_ERROR))
+    for (guint i = 0; i < log->len; i++)
+      fprintf (stderr, "airlock: %s: guest: %s\n", arch_name, (const char *) log->pdata[i]);
+  if (!complete)
+    {
+      g_autoptr (GBytes) console = airlock_vm_get_console (vm);
+      gsize len;
+      const char *data = g_bytes_get_data (console, &len);
+      gsize from = len > 2000 ? len - 2000 : 0;
+
+      fprintf (stderr, "airlock: %s: console tail:\n%.*s\n", arch_name, (int) (len - from),
+               data + from);
+    }
+  fflush (stdout);
+  return complete ? HARNESS_EXIT_OK : HARNESS_EXIT_INCONCLUSIVE;
+}
+
+int
+cmd_run (int argc, char **argv)
+{
+  g_autofree char *arch_spec = NULL;
+  g_autofree char *uri = NULL;
+  g_autofree char *accel_name = NULL;
+  g_autofree char *cache_dir = NULL;
+  g_autofree char *program = NULL;
+  int timeout_s = DEFAULT_TIMEOUT_S;
+  int boot_timeout = 60;
+  gboolean json = FALSE;
+  gboolean arches[AIRLOCK_N_ARCHES];
+  AirlockAccel accel = AIRLOCK_ACCEL_AUTO;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) ctx = NULL;
+  g_autoptr (GPtrArray) workload_argv = g_ptr_array_new_with_free_func (g_free);
+  int n_opts = argc;
+  int status = HARNESS_EXIT_OK;
+  GOptionEntry entries[] = {
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec, "amd64, arm64 or all (one after the other)", "ARCH" },
+    { "guest-program", 'p', 0, G_OPTION_ARG_STRING, &program,
+      "test program to run: /bin/NAME in the guest's testroot", "NAME" },
+    { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s, "end the workload after S seconds (default: 30)", "S" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object per event instead of the tables", NULL },
+    { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
+      "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
+    { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
+    { "boot-timeout", 0, 0, G_OPTION_ARG_INT, &boot_timeout, "seconds from start to hello (default: 60)", "S" },
+    { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { NULL },
+  };
+
+  /* Everything after "--" is the workload's, untouched by option parsing. */
+  for (int i = 1; i < argc; i++)
+    if (g_str_equal (argv[i], "--"))
+      {
+        n_opts = i;
+        for (int j = i + 1; j < argc; j++)
+          g_ptr_array_add (workload_argv, g_strdup (argv[j]));
+        break;
+      }
+
+  ctx = g_option_context_new ("- run a test program under the supervisor [-- ARGS]");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &n_opts, &argv, &error))
+    {
+      fprintf (stderr, "airlock run: %s\n", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (n_opts > 1)
+    {
+      fprintf (stderr, "airlock run: unexpected argument '%s' (the program's arguments go after --)\n",
+               argv[1]);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (!arch_spec)
+    {
+      fprintf (stderr, "airlock run: --arch is required (amd64, arm64 or all)\n");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (!harness_parse_arches (arch_spec, arches, &error))
+    {
+      fprintf (stderr, "airlock run: %s\n", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (!program || !*program || strchr (program, '/') || g_str_equal (program, ".")
+      || g_str_equal (program, ".."))
+    {
+      fprintf (stderr, "airlock run: --guest-program needs the NAME of a program in the testroot's "
+               "/bin, e.g. --guest-program connect-v4\n");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (accel_name && !airlock_accel_from_string (accel_name, &accel))
+    {
+      fprintf (stderr, "airlock run: unknown accelerator '%s' (expected auto, tcg or kvm)\n", accel_name);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (timeout_s <= 0 || timeout_s > MAX_TIMEOUT_S || boot_timeout <= 0)
+    {
+      fprintf (stderr, "airlock run: --timeout must be 1 to %d seconds, --boot-timeout positive\n",
+               MAX_TIMEOUT_S);
+      return HARNESS_EXIT_USAGE;
+    }
+
+  {
+    g_autofree char *path = g_strconcat ("/bin/", program, NULL);
+    AirlockGuestImageOptions img_opts = {
+      .cache_dir = cache_dir,
+      .with_testroot = TRUE,
+      .progress = harness_progress,
+    };
+    AirlockRunSpec spec = {
+      .envp = run_envp,
+      .cwd = "/",
+      .uid = 0,
+      .gid = 0,
+      .root = TESTROOT,
+      .timeout_ms = (guint) timeout_s * 1000,
+      .hostname = "airlock",
+    };
+    AirlockVmOptions vm_opts = {
+      .uri = uri,
+      .cache_dir = cache_dir,
+      .accel = accel,
+      .boot_timeout_ms = (guint) boot_timeout * 1000,
+      .spec = &spec,
+    };
+
+    g_ptr_array_insert (workload_argv, 0, g_steal_pointer (&path));
+    g_ptr_array_add (workload_argv, NULL);
+    spec.argv = (const char *const *) workload_argv->pdata;
+
+    for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+      if (arches[a])
+        {
+          int s = run_one ((AirlockArch) a, &img_opts, &vm_opts, json);
+
+          /* Usage beats setup beats inconclusive: the most actionable. */
+          if (s == HARNESS_EXIT_USAGE)
+            return s;
+          status = MAX (status, s);
+        }
+  }
+  return status;
+}

@@ -1,0 +1,835 @@
+/* The supervisor's records, decoded on the host (see event.h). */
+#include "config.h"
+
+#include "event.h"
+
+#include "frame-private.h"
+
+#include "wire.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+G_DEFINE_QUARK (airlock-event-error-quark, airlock_event_error)
+
+/* include/uapi/linux/audit.h: EM_* | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE. */
+#define AUDIT_ARCH_X86_64_ 0xc000003eu
+#define AUDIT_ARCH_I386_ 0x40000003u
+#define AUDIT_ARCH_AARCH64_ 0xc00000b7u
+#define AUDIT_ARCH_ARM_ 0x40000028u
+/* arch/x86/include/uapi/asm/unistd.h: x32 calls carry this bit. */
+#define X32_SYSCALL_BIT 0x40000000u
+/* include/linux/socket.h */
+#define MSG_FASTOPEN_ 0x20000000u
+
+/* ---- system call names ----
+ *
+ * Every call the supervisor traces or denies, per ABI, from the kernel's
+ * tables (arch/x86/entry/syscalls/syscall_{64,32}.tbl, the asm-generic
+ * table arm64 uses, arch/arm/tools/syscall.tbl).  x32 has its own table:
+ * its numbers for calls with compat arguments start at 512, and the
+ * 64-bit-only numbers are not x32 calls at all. */
+
+typedef struct {
+  guint32 nr;
+  const char *name;
+} SyscallName;
+
+#define COMMON_INET(socket_, socketpair_, connect_, bind_, listen_, accept4_, sendto_, \
+                    sendmsg_, sendmmsg_)                                                \
+  { socket_, "socket" }, { socketpair_, "socketpair" }, { connect_, "connect" },        \
+  { bind_, "bind" }, { listen_, "listen" }, { accept4_, "accept4" },                   \
+  { sendto_, "sendto" }, { sendmsg_, "sendmsg" }, { sendmmsg_, "sendmmsg" }
+
+static const SyscallName names_x86_64[] = {
+  COMMON_INET (41, 53, 42, 49, 50, 288, 44, 46, 307),
+  { 43, "accept" }, { 1, "write" }, { 20, "writev" }, { 59, "execve" }, { 322, "execveat" },
+  { 56, "clone" }, { 435, "clone3" }, { 101, "ptrace" }, { 311, "process_vm_writev" },
+  { 425, "io_uring_setup" }, { 426, "io_uring_enter" }, { 427, "io_uring_register" },
+  { 250, "keyctl" }, { 248, "add_key" }, { 249, "request_key" }, { 321, "bpf" },
+  { 317, "seccomp" }, { 175, "init_module" }, { 313, "finit_module" }, { 246, "kexec_load" },
+  { 320, "kexec_file_load" }, { 172, "iopl" }, { 173, "ioperm" }, { 298, "perf_event_open" },
+  { 323, "userfaultfd" }, { 45, "recvfrom" }, { 0, "read" }, { 3, "close" }, { 57, "fork" },
+  { 58, "vfork" }, { 60, "exit" }, { 231, "exit_group" },
+};
+
+static const SyscallName names_x32[] = {
+  COMMON_INET (41, 53, 42, 49, 50, 288, 44, 518, 538),
+  { 43, "accept" }, { 1, "write" }, { 516, "writev" }, { 520, "execve" }, { 545, "execveat" },
+  { 56, "clone" }, { 435, "clone3" }, { 521, "ptrace" }, { 540, "process_vm_writev" },
+  { 425, "io_uring_setup" }, { 426, "io_uring_enter" }, { 427, "io_uring_register" },
+  { 250, "keyctl" }, { 248, "add_key" }, { 249, "request_key" }, { 321, "bpf" },
+  { 317, "seccomp" }, { 175, "init_module" }, { 313, "finit_module" }, { 528, "kexec_load" },
+  { 320, "kexec_file_load" }, { 172, "iopl" }, { 173, "ioperm" }, { 298, "perf_event_open" },
+  { 323, "userfaultfd" }, { 517, "recvfrom" }, { 0, "read" }, { 3, "close" },
+};
+
+static const SyscallName names_i386[] = {
+  COMMON_INET (359, 360, 362, 361, 363, 364, 369, 370, 345),
+  { 102, "socketcall" }, { 4, "write" }, { 146, "writev" }, { 11, "execve" },
+  { 358, "execveat" }, { 120, "clone" }, { 435, "clone3" }, { 26, "ptrace" },
+  { 348, "process_vm_writev" }, { 425, "io_uring_setup" }, { 426, "io_uring_enter" },
+  { 427, "io_uring_register" }, { 288, "keyctl" }, { 286, "add_key" }, { 287, "request_key" },
+  { 357, "bpf" }, { 354, "seccomp" }, { 128, "init_module" }, { 350, "finit_module" },
+  { 283, "kexec_load" }, { 110, "iopl" }, { 101, "ioperm" }, { 336, "perf_event_open" },
+  { 374, "userfaultfd" }, { 371, "recvfrom" }, { 3, "read" }, { 6, "close" }, { 1, "exit" },
+  { 252, "exit_group" },
+};
+
+static const SyscallName names_aarch64[] = {
+  COMMON_INET (198, 199, 203, 200, 201, 242, 206, 211, 269),
+  { 202, "accept" }, { 64, "write" }, { 66, "writev" }, { 221, "execve" }, { 281, "execveat" },
+  { 220, "clone" }, { 435, "clone3" }, { 117, "ptrace" }, { 271, "process_vm_writev" },
+  { 425, "io_uring_setup" }, { 426, "io_uring_enter" }, { 427, "io_uring_register" },
+  { 219, "keyctl" }, { 217, "add_key" }, { 218, "request_key" }, { 280, "bpf" },
+  { 277, "seccomp" }, { 105, "init_module" }, { 273, "finit_module" }, { 104, "kexec_load" },
+  { 294, "kexec_file_load" }, { 241, "perf_event_open" }, { 282, "userfaultfd" },
+  { 207, "recvfrom" }, { 63, "read" }, { 57, "close" }, { 93, "exit" }, { 94, "exit_group" },
+};
+
+/* EABI numbers (an AArch32 process on arm64 uses these). */
+static const SyscallName names_arm[] = {
+  COMMON_INET (281, 288, 283, 282, 284, 366, 290, 296, 374),
+  { 285, "accept" }, { 289, "send" }, { 102, "socketcall" }, { 4, "write" }, { 146, "writev" },
+  { 11, "execve" }, { 387, "execveat" }, { 120, "clone" }, { 435, "clone3" }, { 26, "ptrace" },
+  { 377, "process_vm_writev" }, { 425, "io_uring_setup" }, { 426, "io_uring_enter" },
+  { 427, "io_uring_register" }, { 311, "keyctl" }, { 309, "add_key" }, { 310, "request_key" },
+  { 386, "bpf" }, { 383, "seccomp" }, { 128, "init_module" }, { 379, "finit_module" },
+  { 347, "kexec_load" }, { 401, "kexec_file_load" }, { 364, "perf_event_open" },
+  { 388, "userfaultfd" }, { 292, "recvfrom" }, { 3, "read" }, { 6, "close" }, { 1, "exit" },
+  { 248, "exit_group" },
+};
+
+const char *
+airlock_syscall_abi (guint32 audit_arch, guint32 nr)
+{
+  switch (audit_arch)
+    {
+    case AUDIT_ARCH_X86_64_:
+      return (nr & X32_SYSCALL_BIT) ? "x32" : "x86_64";
+    case AUDIT_ARCH_I386_:
+      return "i386";
+    case AUDIT_ARCH_AARCH64_:
+      return "aarch64";
+    case AUDIT_ARCH_ARM_:
+      return "arm";
+    default:
+      return "unknown";
+    }
+}
+
+static const char *
+lookup_name (const SyscallName *table, gsize n, guint32 nr)
+{
+  for (gsize i = 0; i < n; i++)
+    if (table[i].nr == nr)
+      return table[i].name;
+  return NULL;
+}
+
+char *
+airlock_syscall_name (guint32 audit_arch, guint32 nr)
+{
+  const char *name = NULL;
+
+  switch (audit_arch)
+    {
+    case AUDIT_ARCH_X86_64_:
+      if (nr & X32_SYSCALL_BIT)
+        name = lookup_name (names_x32, G_N_ELEMENTS (names_x32), nr & ~X32_SYSCALL_BIT);
+      else
+        name = lookup_name (names_x86_64, G_N_ELEMENTS (names_x86_64), nr);
+      break;
+    case AUDIT_ARCH_I386_:
+      name = lookup_name (names_i386, G_N_ELEMENTS (names_i386), nr);
+      break;
+    case AUDIT_ARCH_AARCH64_:
+      name = lookup_name (names_aarch64, G_N_ELEMENTS (names_aarch64), nr);
+      break;
+    case AUDIT_ARCH_ARM_:
+      name = lookup_name (names_arm, G_N_ELEMENTS (names_arm), nr);
+      break;
+    default:
+      break;
+    }
+  if (name)
+    return g_strdup (name);
+  /* x32: the number within the x32 table, so "x32:syscall-N" reads as
+   * that table's N. */
+  if (audit_arch == AUDIT_ARCH_X86_64_ && (nr & X32_SYSCALL_BIT))
+    nr &= ~X32_SYSCALL_BIT;
+  return g_strdup_printf ("syscall-%u", nr);
+}
+
+/* ---- results and wait statuses ---- */
+
+typedef struct {
+  int value;
+  const char *name;
+} ErrnoName;
+
+/* The errnos a network call, exec or a denial returns.  Linux numbers; the
+ * same on x86_64 and arm64 guests as on this host. */
+static const ErrnoName errno_names[] = {
+  { EPERM, "EPERM" }, { ENOENT, "ENOENT" }, { ESRCH, "ESRCH" }, { EINTR, "EINTR" },
+  { EIO, "EIO" }, { E2BIG, "E2BIG" }, { ENOEXEC, "ENOEXEC" }, { EBADF, "EBADF" },
+  { ECHILD, "ECHILD" }, { EAGAIN, "EAGAIN" }, { ENOMEM, "ENOMEM" }, { EACCES, "EACCES" },
+  { EFAULT, "EFAULT" }, { EBUSY, "EBUSY" }, { EEXIST, "EEXIST" }, { ENOTDIR, "ENOTDIR" },
+  { EISDIR, "EISDIR" }, { EINVAL, "EINVAL" }, { ENFILE, "ENFILE" }, { EMFILE, "EMFILE" },
+  { ETXTBSY, "ETXTBSY" }, { EPIPE, "EPIPE" }, { ENAMETOOLONG, "ENAMETOOLONG" },
+  { ENOSYS, "ENOSYS" }, { ELOOP, "ELOOP" }, { ENOTSOCK, "ENOTSOCK" },
+  { EDESTADDRREQ, "EDESTADDRREQ" }, { EMSGSIZE, "EMSGSIZE" }, { EPROTOTYPE, "EPROTOTYPE" },
+  { ENOPROTOOPT, "ENOPROTOOPT" }, { EPROTONOSUPPORT, "EPROTONOSUPPORT" },
+  { ESOCKTNOSUPPORT, "ESOCKTNOSUPPORT" }, { EOPNOTSUPP, "EOPNOTSUPP" },
+  { EPFNOSUPPORT, "EPFNOSUPPORT" }, { EAFNOSUPPORT, "EAFNOSUPPORT" },
+  { EADDRINUSE, "EADDRINUSE" }, { EADDRNOTAVAIL, "EADDRNOTAVAIL" }, { ENETDOWN, "ENETDOWN" },
+  { ENETUNREACH, "ENETUNREACH" }, { ENETRESET, "ENETRESET" },
+  { ECONNABORTED, "ECONNABORTED" }, { ECONNRESET, "ECONNRESET" }, { ENOBUFS, "ENOBUFS" },
+  { EISCONN, "EISCONN" }, { ENOTCONN, "ENOTCONN" }, { ETIMEDOUT, "ETIMEDOUT" },
+  { ECONNREFUSED, "ECONNREFUSED" }, { EHOSTDOWN, "EHOSTDOWN" },
+  { EHOSTUNREACH, "EHOSTUNREACH" }, { EALREADY, "EALREADY" }, { EINPROGRESS, "EINPROGRESS" },
+};
+
+char *
+airlock_result_to_string (gint64 result)
+{
+  if (result >= 0)
+    return g_strdup_printf ("%" G_GINT64_FORMAT, result);
+  for (gsize i = 0; i < G_N_ELEMENTS (errno_names); i++)
+    if (-result == errno_names[i].value)
+      return g_strdup (errno_names[i].name);
+  /* -result cannot overflow a printf of the negation: print the value. */
+  return g_strdup_printf ("errno-%" G_GUINT64_FORMAT, -(guint64) result);
+}
+
+static const char *
+signal_name (int sig)
+{
+  switch (sig)
+    {
+    case SIGHUP: return "SIGHUP";
+    case SIGINT: return "SIGINT";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGILL: return "SIGILL";
+    case SIGTRAP: return "SIGTRAP";
+    case SIGABRT: return "SIGABRT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGKILL: return "SIGKILL";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGALRM: return "SIGALRM";
+    case SIGTERM: return "SIGTERM";
+    case SIGSYS: return "SIGSYS";
+    default: return NULL;
+    }
+}
+
+char *
+airlock_wait_status_to_string (guint32 status)
+{
+  int st = (int) status;
+
+  /* The wait status encoding is the same on every Linux arch. */
+  if (WIFEXITED (st))
+    return g_strdup_printf ("exited %d", WEXITSTATUS (st));
+  if (WIFSIGNALED (st))
+    {
+      const char *name = signal_name (WTERMSIG (st));
+      g_autofree char *sig = name ? g_strdup (name) : g_strdup_printf ("signal %d", WTERMSIG (st));
+
+      return g_strdup_printf ("killed by %s%s", sig, WCOREDUMP (st) ? " (core dumped)" : "");
+    }
+  return g_strdup_printf ("wait status 0x%x", status);
+}
+
+/* ---- the log ---- */
+
+struct _AirlockEventLog {
+  GPtrArray *events;        /* AirlockEvent *, seq order */
+  GHashTable *syscalls;     /* &ev->seq → ev, syscall events */
+  GHashTable *mmsg_groups;  /* &first->seq → GPtrArray of its entries (borrowed) */
+  GHashTable *mmsg_open;    /* tid → last entry of the sendmmsg under way in that thread */
+  GHashTable *tcp_dns;      /* guint64 * sock id → AirlockDnsTcpStream * */
+  gboolean have_last_seq;
+  guint64 last_seq;
+};
+
+static void
+event_free (gpointer data)
+{
+  AirlockEvent *ev = data;
+
+  g_free (ev->syscall_name);
+  g_free (ev->exe);
+  g_strfreev (ev->argv);
+  g_strfreev (ev->exec_argv);
+  g_clear_pointer (&ev->addr, g_bytes_unref);
+  g_free (ev->addr_error);
+  g_clear_pointer (&ev->peer, g_bytes_unref);
+  g_free (ev->peer_error);
+  g_clear_pointer (&ev->local, g_bytes_unref);
+  g_clear_pointer (&ev->payload, g_bytes_unref);
+  g_ptr_array_unref (ev->dns);
+  g_free (ev->path);
+  g_free (ev->note);
+  g_free (ev);
+}
+
+AirlockEventLog *
+airlock_event_log_new (void)
+{
+  AirlockEventLog *log = g_new0 (AirlockEventLog, 1);
+
+  log->events = g_ptr_array_new_with_free_func (event_free);
+  log->syscalls = g_hash_table_new (g_int64_hash, g_int64_equal);
+  log->mmsg_groups = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
+                                            (GDestroyNotify) g_ptr_array_unref);
+  log->mmsg_open = g_hash_table_new (g_direct_hash, g_direct_equal);
+  log->tcp_dns = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                        (GDestroyNotify) airlock_dns_tcp_stream_free);
+  return log;
+}
+
+void
+airlock_event_log_free (AirlockEventLog *log)
+{
+  if (log == NULL)
+    return;
+  g_hash_table_unref (log->syscalls);
+  g_hash_table_unref (log->mmsg_groups);
+  g_hash_table_unref (log->mmsg_open);
+  g_hash_table_unref (log->tcp_dns);
+  g_ptr_array_unref (log->events);
+  g_free (log);
+}
+
+GPtrArray *
+airlock_event_log_get_events (AirlockEventLog *log)
+{
+  g_return_val_if_fail (log != NULL, NULL);
+  return log->events;
+}
+
+const AirlockEvent *
+airlock_event_log_lookup (AirlockEventLog *log, guint64 seq)
+{
+  g_return_val_if_fail (log != NULL, NULL);
+  return g_hash_table_lookup (log->syscalls, &seq);
+}
+
+static GBytes *
+tlv_bytes (const AirlockFrameTlvs *tlvs, guint tag)
+{
+  const AirlockTlv *tlv = &tlvs->tlv[tag];
+
+  return tlvs->present[tag] ? g_bytes_new (tlv->value, tlv->len) : NULL;
+}
+
+static char *
+tlv_escaped (const AirlockFrameTlvs *tlvs, guint tag)
+{
+  const AirlockTlv *tlv = &tlvs->tlv[tag];
+
+  return tlvs->present[tag] ? airlock_evidence_escape_bytes (tlv->value, tlv->len) : NULL;
+}
+
+static gboolean
+tlv_u32 (const AirlockFrameTlvs *tlvs, guint tag, guint32 *ret)
+{
+  if (!tlvs->present[tag])
+    return FALSE;
+  *ret = airlock_tlv_get_u32 (&tlvs->tlv[tag]);
+  return TRUE;
+}
+
+static gboolean
+tlv_u64 (const AirlockFrameTlvs *tlvs, guint tag, guint64 *ret)
+{
+  if (!tlvs->present[tag])
+    return FALSE;
+  *ret = airlock_tlv_get_u64 (&tlvs->tlv[tag]);
+  return TRUE;
+}
+
+/* /proc/PID/cmdline: NUL-terminated arguments.  A final NUL ends the last
+ * argument rather than starting an empty one; a cut-off last argument
+ * (the supervisor copies at most 4096 bytes) is kept as it is. */
+static GStrv
+split_argv (const guint8 *data, gsize len)
+{
+  GPtrArray *out = g_ptr_array_new ();
+  gsize start = 0;
+
+  for (gsize i = 0; i <= len; i++)
+    if (i == len || data[i] == '\0')
+      {
+        if (i == len && start == len)
+          break;
+        g_ptr_array_add (out, airlock_evidence_escape_bytes (data + start, i - start));
+        start = i + 1;
+      }
+  g_ptr_array_add (out, NULL);
+  return (GStrv) g_ptr_array_free (out, FALSE);
+}
+
+static gboolean
+syscall_is (const AirlockEvent *ev, const char *name)
+{
+  return ev->syscall_name != NULL && g_str_equal (ev->syscall_name, name);
+}
+
+static gboolean
+is_stream (const AirlockEvent *ev)
+{
+  return ev->has_socket && (ev->sock_type & 0xf) == SOCK_STREAM;
+}
+
+static gboolean
+is_send (const AirlockEvent *ev)
+{
+  return syscall_is (ev, "sendto") || syscall_is (ev, "sendmsg") || syscall_is (ev, "sendmmsg")
+         || syscall_is (ev, "send") || syscall_is (ev, "write") || syscall_is (ev, "writev");
+}
+
+/* Decodes ADDR as the call reads it.  The supervisor sends
+ * min(addrlen, 128) bytes; anything else means the bytes are not the
+ * address the kernel saw, and the address is reported as not decoding. */
+static void
+decode_addr (AirlockEvent *ev)
+{
+  gsize have = g_bytes_get_size (ev->addr);
+  const guint8 *bytes = g_bytes_get_data (ev->addr, NULL);
+  gsize len = ev->has_addrlen ? ev->addrlen : have;
+  AirlockSockaddrCall call = AIRLOCK_SOCKADDR_CALL_CONNECT;
+  gboolean fastopen = is_stream (ev) && ev->has_msg_flags && (ev->msg_flags & MSG_FASTOPEN_);
+  g_autoptr (GError) error = NULL;
+
+  if (have != MIN (len, (gsize) AIRLOCK_SOCKADDR_MAX))
+    {
+      ev->addr_error = g_strdup_printf ("the record holds %" G_GSIZE_FORMAT " address bytes "
+                                        "for an address length of %" G_GSIZE_FORMAT,
+                                        have, len);
+      return;
+    }
+  if (!ev->has_socket)
+    {
+      /* No socket to read it for: by its own family, as connect() would. */
+      if (airlock_sockaddr_decode (bytes, len, &ev->addr_sa, &error))
+        ev->addr_decoded = TRUE;
+      else
+        ev->addr_error = g_strdup (error->message);
+      return;
+    }
+
+  if (syscall_is (ev, "bind"))
+    call = AIRLOCK_SOCKADDR_CALL_BIND;
+  else if (syscall_is (ev, "sendto"))
+    /* A TCP send with MSG_FASTOPEN connects to the address. */
+    call = fastopen ? AIRLOCK_SOCKADDR_CALL_CONNECT : AIRLOCK_SOCKADDR_CALL_SENDTO;
+  else if (syscall_is (ev, "sendmsg") || syscall_is (ev, "sendmmsg"))
+    {
+      call = AIRLOCK_SOCKADDR_CALL_SENDMSG;
+      /* sendmsg clamps msg_namelen before TCP fast open connects to it,
+       * and a 0 length is no address at all (net/socket.c). */
+      if (fastopen && len > 0)
+        {
+          call = AIRLOCK_SOCKADDR_CALL_CONNECT;
+          len = MIN (len, (gsize) AIRLOCK_SOCKADDR_MAX);
+        }
+    }
+  if (airlock_sockaddr_decode_for_socket ((int) ev->sock_family, (int) ev->sock_type,
+                                          (int) ev->sock_protocol, call, bytes, len,
+                                          &ev->addr_sa, &error))
+    ev->addr_decoded = TRUE;
+  else
+    ev->addr_error = g_strdup (error->message);
+}
+
+static gboolean
+decode_other (const AirlockEvent *ev, GBytes *raw, AirlockSockaddrCall call, AirlockSockaddr *ret,
+              char **ret_error)
+{
+  gsize len;
+  const guint8 *bytes = g_bytes_get_data (raw, &len);
+  g_autoptr (GError) error = NULL;
+  gboolean ok;
+
+  if (ev->has_socket)
+    ok = airlock_sockaddr_decode_for_socket ((int) ev->sock_family, (int) ev->sock_type,
+                                             (int) ev->sock_protocol, call, bytes, len, ret,
+                                             &error);
+  else
+    ok = airlock_sockaddr_decode (bytes, len, ret, &error);
+  if (!ok && ret_error)
+    *ret_error = g_strdup (error->message);
+  return ok;
+}
+
+/* The DNS messages this event's payload completes. */
+static void
+decode_dns (AirlockEventLog *log, AirlockEvent *ev)
+{
+  gsize len;
+  const guint8 *bytes = g_bytes_get_data (ev->payload, &len);
+  guint64 wire_len = ev->has_payload_len ? MAX (ev->payload_len, (guint64) len) : len;
+
+  if (!is_stream (ev))
+    {
+      g_ptr_array_add (ev->dns, airlock_dns_parse_query (bytes, len,
+                                                         (gsize) MIN (wire_len, G_MAXSIZE)));
+      return;
+    }
+  /* Bytes that never went out would corrupt the connection's framing. */
+  if (ev->action == AIRLOCK_ACTION_DENY)
+    return;
+  if (!ev->has_sock_id)
+    {
+      /* No connection to reassemble in: this write alone. */
+      g_autoptr (AirlockDnsTcpStream) stream = airlock_dns_tcp_stream_new (0);
+      g_autoptr (GPtrArray) done = airlock_dns_tcp_stream_feed (stream, bytes, len);
+      AirlockDnsQuery *rest;
+
+      for (guint i = 0; i < done->len; i++)
+        g_ptr_array_add (ev->dns, g_steal_pointer (&done->pdata[i]));
+      rest = airlock_dns_tcp_stream_finish (stream);
+      if (rest)
+        g_ptr_array_add (ev->dns, rest);
+      return;
+    }
+  {
+    AirlockDnsTcpStream *stream = g_hash_table_lookup (log->tcp_dns, &ev->sock_id);
+    g_autoptr (GPtrArray) done = NULL;
+
+    if (stream == NULL)
+      {
+        stream = airlock_dns_tcp_stream_new (0);
+        g_hash_table_insert (log->tcp_dns, g_memdup2 (&ev->sock_id, sizeof ev->sock_id), stream);
+      }
+    done = airlock_dns_tcp_stream_feed (stream, bytes, len);
+    for (guint i = 0; i < done->len; i++)
+      g_ptr_array_add (ev->dns, g_steal_pointer (&done->pdata[i]));
+    /* The supervisor copied only the first bytes: the rest is a gap. */
+    if (wire_len > len)
+      {
+        g_autoptr (GPtrArray) clipped =
+          airlock_dns_tcp_stream_feed_gap (stream, (gsize) MIN (wire_len - len, G_MAXSIZE));
+
+        for (guint i = 0; i < clipped->len; i++)
+          g_ptr_array_add (ev->dns, g_steal_pointer (&clipped->pdata[i]));
+      }
+  }
+}
+
+/* Groups the entries of one sendmmsg (index 0 … vlen-1, in order, from one
+ * thread) so a RESULT for the first reaches all of them. */
+static void
+group_mmsg (AirlockEventLog *log, AirlockEvent *ev)
+{
+  gpointer tid_key = GUINT_TO_POINTER (ev->tid);
+  AirlockEvent *prev = g_hash_table_lookup (log->mmsg_open, tid_key);
+  GPtrArray *group = NULL;
+
+  if (ev->msg_index > 0 && prev != NULL && prev->msg_index + 1 == ev->msg_index
+      && prev->msg_count == ev->msg_count && prev->syscall_nr == ev->syscall_nr)
+    group = g_hash_table_lookup (log->mmsg_groups, &prev->mmsg_first_seq);
+
+  if (group != NULL)
+    ev->mmsg_first_seq = prev->mmsg_first_seq;
+  else
+    {
+      /* Entry 0, or an entry whose predecessor is missing: its own group. */
+      ev->mmsg_first_seq = ev->seq;
+      group = g_ptr_array_new ();
+      g_hash_table_insert (log->mmsg_groups, &ev->mmsg_first_seq, group);
+    }
+  g_ptr_array_add (group, ev);
+  if (ev->msg_index + 1 < ev->msg_count)
+    g_hash_table_insert (log->mmsg_open, tid_key, ev);
+  else
+    g_hash_table_remove (log->mmsg_open, tid_key);
+}
+
+static void
+set_result (AirlockEvent *target, const AirlockEvent *result)
+{
+  target->has_result = TRUE;
+  target->result = result->result;
+  target->result_seq = result->seq;
+}
+
+gboolean
+airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame, GError **error)
+{
+  AirlockFrameTlvs tlvs;
+  g_autofree char *problem = NULL;
+  gsize len;
+  const guint8 *payload;
+  AirlockEvent *ev;
+  AirlockEvent *target = NULL;
+  guint64 value64;
+
+  g_return_val_if_fail (log != NULL, FALSE);
+  g_return_val_if_fail (frame != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (frame->type != AIRLOCK_FRAME_EVENT)
+    {
+      g_set_error (error, AIRLOCK_EVENT_ERROR, AIRLOCK_EVENT_ERROR_MALFORMED,
+                   "frame %" G_GUINT64_FORMAT " is a %s frame, not an event", frame->seq,
+                   airlock_frame_type_to_string (frame->type));
+      return FALSE;
+    }
+  if (log->have_last_seq && frame->seq <= log->last_seq)
+    {
+      g_set_error (error, AIRLOCK_EVENT_ERROR, AIRLOCK_EVENT_ERROR_SEQUENCE,
+                   "event frame %" G_GUINT64_FORMAT " comes after frame %" G_GUINT64_FORMAT,
+                   frame->seq, log->last_seq);
+      return FALSE;
+    }
+  payload = g_bytes_get_data (frame->payload, &len);
+  /* The channel checked it already; checking again keeps this usable on
+   * frames from anywhere (a bundle being verified, a test). */
+  if (!airlock_frame_check_tlvs (AIRLOCK_FRAME_EVENT, payload, len,
+                                 frame->offset + AIRLOCK_FRAME_HEADER_SIZE, &tlvs, &problem))
+    {
+      g_set_error (error, AIRLOCK_EVENT_ERROR, AIRLOCK_EVENT_ERROR_MALFORMED,
+                   "malformed event frame %" G_GUINT64_FORMAT " at byte %" G_GSIZE_FORMAT ": %s",
+                   frame->seq, frame->offset, problem);
+      return FALSE;
+    }
+
+  ev = g_new0 (AirlockEvent, 1);
+  ev->seq = frame->seq;
+  ev->dns = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_dns_query_free);
+  ev->kind = airlock_tlv_get_u32 (&tlvs.tlv[AIRLOCK_TLV_EV_KIND]);
+  ev->time_ns = airlock_tlv_get_u64 (&tlvs.tlv[AIRLOCK_TLV_EV_TIME_NS]);
+  (void) tlv_u32 (&tlvs, AIRLOCK_TLV_EV_ACTION, &ev->action);
+  (void) tlv_u32 (&tlvs, AIRLOCK_TLV_EV_REASON, &ev->reason);
+
+  if (tlv_u32 (&tlvs, AIRLOCK_TLV_EV_SYSCALL, &ev->syscall_nr))
+    {
+      ev->has_syscall = TRUE;
+      (void) tlv_u32 (&tlvs, AIRLOCK_TLV_EV_AUDIT_ARCH, &ev->audit_arch);
+      ev->abi = airlock_syscall_abi (ev->audit_arch, ev->syscall_nr);
+      ev->foreign_abi = !g_str_equal (ev->abi, "x86_64") && !g_str_equal (ev->abi, "aarch64");
+      ev->syscall_name = airlock_syscall_name (ev->audit_arch, ev->syscall_nr);
+    }
+  if (tlvs.present[AIRLOCK_TLV_EV_ARGS])
+    {
+      ev->has_args = TRUE;
+      for (guint i = 0; i < 6; i++)
+        ev->args[i] = wire_get_le64 (tlvs.tlv[AIRLOCK_TLV_EV_ARGS].value + 8 * i);
+    }
+
+  ev->has_pid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_PID, &ev->pid);
+  ev->has_tid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_TID, &ev->tid);
+  ev->has_ppid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_PPID, &ev->ppid);
+  ev->has_nspid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_NSPID, &ev->nspid);
+  ev->has_uid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_UID, &ev->uid);
+  ev->has_gid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_GID, &ev->gid);
+  ev->exe = tlv_escaped (&tlvs, AIRLOCK_TLV_EV_EXE);
+  if (tlvs.present[AIRLOCK_TLV_EV_ARGV])
+    ev->argv = split_argv (tlvs.tlv[AIRLOCK_TLV_EV_ARGV].value, tlvs.tlv[AIRLOCK_TLV_EV_ARGV].len);
+  if (tlvs.present[AIRLOCK_TLV_EV_EXEC_ARGV])
+    ev->exec_argv = split_argv (tlvs.tlv[AIRLOCK_TLV_EV_EXEC_ARGV].value,
+                                tlvs.tlv[AIRLOCK_TLV_EV_EXEC_ARGV].len);
+
+  ev->has_fd = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_FD, &ev->fd);
+  if (tlvs.present[AIRLOCK_TLV_EV_SOCKET])
+    {
+      const guint8 *v = tlvs.tlv[AIRLOCK_TLV_EV_SOCKET].value;
+
+      ev->has_socket = TRUE;
+      ev->sock_family = wire_get_le32 (v);
+      ev->sock_type = wire_get_le32 (v + 4);
+      ev->sock_protocol = wire_get_le32 (v + 8);
+    }
+  else if (ev->has_args && (syscall_is (ev, "socket") || syscall_is (ev, "socketpair")))
+    {
+      /* The call's own arguments are the socket it asks for. */
+      ev->has_socket = TRUE;
+      ev->socket_from_args = TRUE;
+      ev->sock_family = (guint32) ev->args[0];
+      ev->sock_type = (guint32) ev->args[1];
+      ev->sock_protocol = (guint32) ev->args[2];
+    }
+  ev->has_sock_id = tlv_u64 (&tlvs, AIRLOCK_TLV_EV_SOCK_ID, &ev->sock_id);
+  ev->has_msg_flags = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_MSG_FLAGS, &ev->msg_flags);
+  if (tlvs.present[AIRLOCK_TLV_EV_MSG_INDEX])
+    {
+      ev->has_msg_index = TRUE;
+      ev->msg_index = wire_get_le32 (tlvs.tlv[AIRLOCK_TLV_EV_MSG_INDEX].value);
+      ev->msg_count = wire_get_le32 (tlvs.tlv[AIRLOCK_TLV_EV_MSG_INDEX].value + 4);
+    }
+
+  ev->addr = tlv_bytes (&tlvs, AIRLOCK_TLV_EV_ADDR);
+  ev->has_addrlen = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_ADDRLEN, &ev->addrlen);
+  if (ev->addr)
+    decode_addr (ev);
+  ev->peer = tlv_bytes (&tlvs, AIRLOCK_TLV_EV_PEER);
+  if (ev->peer)
+    ev->peer_decoded = decode_other (ev, ev->peer, AIRLOCK_SOCKADDR_CALL_CONNECT, &ev->peer_sa,
+                                     &ev->peer_error);
+  ev->local = tlv_bytes (&tlvs, AIRLOCK_TLV_EV_LOCAL);
+  if (ev->local)
+    ev->local_decoded = decode_other (ev, ev->local, AIRLOCK_SOCKADDR_CALL_BIND, &ev->local_sa,
+                                      NULL);
+
+  ev->payload = tlv_bytes (&tlvs, AIRLOCK_TLV_EV_PAYLOAD);
+  ev->has_payload_len = tlv_u64 (&tlvs, AIRLOCK_TLV_EV_PAYLOAD_LEN, &ev->payload_len);
+  ev->path = tlv_escaped (&tlvs, AIRLOCK_TLV_EV_PATH);
+  ev->note = tlv_escaped (&tlvs, AIRLOCK_TLV_EV_NOTE);
+  ev->has_ref = tlv_u64 (&tlvs, AIRLOCK_TLV_EV_REF, &ev->ref);
+  if (tlv_u64 (&tlvs, AIRLOCK_TLV_EV_RESULT, &value64))
+    {
+      ev->has_result = TRUE;
+      ev->result = (gint64) value64;   /* two's complement on the wire */
+      ev->result_seq = ev->seq;
+    }
+  ev->has_exit_status = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_EXIT_STATUS, &ev->exit_status);
+
+  /* Checks that span frames, before anything is changed. */
+  if (ev->kind == AIRLOCK_EVENT_RESULT)
+    {
+      target = g_hash_table_lookup (log->syscalls, &ev->ref);
+      if (target == NULL || target->has_result)
+        {
+          g_set_error (error, AIRLOCK_EVENT_ERROR, AIRLOCK_EVENT_ERROR_BAD_REF,
+                       "result event %" G_GUINT64_FORMAT " refers to frame %" G_GUINT64_FORMAT
+                       ", %s", ev->seq, ev->ref,
+                       target == NULL ? "which is not an earlier syscall event"
+                                      : "whose result was already reported");
+          event_free (ev);
+          return FALSE;
+        }
+    }
+
+  log->have_last_seq = TRUE;
+  log->last_seq = ev->seq;
+  g_ptr_array_add (log->events, ev);
+  if (ev->kind == AIRLOCK_EVENT_SYSCALL)
+    {
+      g_hash_table_insert (log->syscalls, &ev->seq, ev);
+      if (ev->has_msg_index)
+        group_mmsg (log, ev);
+      if (ev->payload && is_send (ev))
+        decode_dns (log, ev);
+    }
+  if (target != NULL)
+    {
+      GPtrArray *group = target->has_msg_index
+                           ? g_hash_table_lookup (log->mmsg_groups, &target->mmsg_first_seq)
+                           : NULL;
+
+      /* sendmmsg: the RESULT refers to entry 0 and counts the messages
+       * sent; every entry of the call gets it. */
+      if (group != NULL && target->mmsg_first_seq == target->seq)
+        for (guint i = 0; i < group->len; i++)
+          set_result (group->pdata[i], ev);
+      else
+        set_result (target, ev);
+    }
+  return TRUE;
+}
+
+/* ---- presentation ---- */
+
+const AirlockSockaddr *
+airlock_event_get_destination (const AirlockEvent *ev)
+{
+  g_return_val_if_fail (ev != NULL, NULL);
+
+  if (ev->addr != NULL)
+    {
+      if (!ev->addr_decoded)
+        return NULL;
+      /* A TCP send's address is ignored: the peer is where it goes. */
+      if (ev->addr_sa.effect != AIRLOCK_SOCKADDR_NO_ADDRESS)
+        return &ev->addr_sa;
+    }
+  if (ev->peer != NULL && ev->peer_decoded)
+    return &ev->peer_sa;
+  return NULL;
+}
+
+static char *
+event_key (const AirlockEvent *ev)
+{
+  const AirlockSockaddr *dest;
+  g_autofree char *triple = NULL;
+  gboolean undecodable;
+
+  if (!ev->has_socket)
+    return g_strdup ("-");
+  dest = airlock_event_get_destination (ev);
+  if (dest != NULL)
+    return airlock_attempt_key ((int) ev->sock_family, (int) ev->sock_type,
+                                (int) ev->sock_protocol, dest);
+  undecodable = (ev->addr != NULL && !ev->addr_decoded)
+                || ((ev->addr == NULL || ev->addr_sa.effect == AIRLOCK_SOCKADDR_NO_ADDRESS)
+                    && ev->peer != NULL && !ev->peer_decoded);
+  triple = airlock_socket_triple_to_string ((int) ev->sock_family, (int) ev->sock_type,
+                                            (int) ev->sock_protocol);
+  return g_strdup_printf ("%s %s", triple, undecodable ? "?" : "-");
+}
+
+char *
+airlock_event_key_line (const AirlockEvent *ev)
+{
+  GString *out;
+  g_autofree char *key = NULL;
+
+  g_return_val_if_fail (ev != NULL, NULL);
+
+  if (ev->kind != AIRLOCK_EVENT_SYSCALL || !ev->has_syscall)
+    return NULL;
+
+  out = g_string_new (NULL);
+  if (ev->foreign_abi)
+    g_string_append_printf (out, "%s:", ev->abi);
+  g_string_append (out, ev->syscall_name);
+  if (ev->action == AIRLOCK_ACTION_DENY)
+    g_string_append_printf (out, " deny:%s", airlock_deny_reason_to_string (ev->reason));
+  else
+    g_string_append_printf (out, " %s", airlock_event_action_to_string (ev->action));
+  key = event_key (ev);
+  g_string_append_printf (out, " %s", key);
+  for (guint i = 0; i < ev->dns->len; i++)
+    {
+      const AirlockDnsQuery *query = ev->dns->pdata[i];
+
+      for (guint j = 0; j < query->questions->len; j++)
+        {
+          const AirlockDnsQuestion *q = query->questions->pdata[j];
+
+          g_string_append_printf (out, " dns=%s", q->name);
+        }
+    }
+  return g_string_free (out, FALSE);
+}
+
+char *
+airlock_event_outcome (const AirlockEvent *ev)
+{
+  g_return_val_if_fail (ev != NULL, NULL);
+
+  if (ev->kind != AIRLOCK_EVENT_SYSCALL)
+    return g_strdup ("");
+  if (ev->action == AIRLOCK_ACTION_DENY)
+    return g_strdup_printf ("denied: %s", airlock_deny_reason_to_string (ev->reason));
+  if (ev->has_result)
+    {
+      if (ev->result < 0)
+        return airlock_result_to_string (ev->result);
+      if (ev->has_msg_index)
+        return g_strdup ((guint64) ev->msg_index < (guint64) ev->result ? "sent" : "not sent");
+      return g_strdup (is_send (ev) ? "sent" : "ok");
+    }
+  if (ev->action == AIRLOCK_ACTION_EMULATE)
+    return g_strdup ("no result");
+  return g_strdup ("allowed");
+}

@@ -1,0 +1,46 @@
+/* The run spec: what the guest supervisor runs, sent right after the host
+ * hello (guest/protocol.h, AIRLOCK_SPEC_*).
+ *
+ * The host is trusted and builds the spec; the checks here catch a caller's
+ * mistake (an empty argv, a path that is not absolute, a value the wire
+ * cannot carry) before a VM is booted for it, with an error naming the
+ * field. */
+#pragma once
+
+#include "airlock-macros.h"
+
+G_BEGIN_DECLS
+
+#define AIRLOCK_RUN_SPEC_ERROR (airlock_run_spec_error_quark ())
+typedef enum {
+  AIRLOCK_RUN_SPEC_ERROR_INVALID,   /* a field the guest would refuse */
+  AIRLOCK_RUN_SPEC_ERROR_TOO_LARGE, /* a value or the whole spec does not fit */
+} AirlockRunSpecError;
+
+AIRLOCK_PUBLIC GQuark airlock_run_spec_error_quark (void);
+
+typedef struct {
+  const char *const *argv;   /* NULL-terminated, at least argv[0] (the program, a guest path) */
+  const char *const *envp;   /* NULL-terminated "NAME=VALUE"; the whole environment (NULL: empty) */
+  const char *cwd;           /* absolute; NULL: "/" (the guest's default, not sent) */
+  guint32 uid, gid;
+  const guint32 *groups;     /* supplementary groups, @n_groups of them */
+  gsize n_groups;
+  const char *root;          /* absolute guest path of the workload's root (mandatory) */
+  guint timeout_ms;          /* > 0: the guest ends the run after this long */
+  const char *hostname;      /* NULL: "airlock" (the guest's default, not sent) */
+} AirlockRunSpec;
+
+/* Encodes @spec as the TLVs that follow the host hello, in the order
+ * protocol.h lists the tags (ARG…, ENV…, CWD, UID, GID, GROUPS, ROOT,
+ * TIMEOUT_MS, HOSTNAME).  Checks: argv non-empty with a non-empty argv[0],
+ * root set and absolute, cwd absolute when set, every env entry NAME=VALUE
+ * with a non-empty NAME, timeout_ms > 0, each string at most 65535 bytes
+ * (a TLV's length), the groups at most 65535 bytes, and the whole spec at
+ * most AIRLOCK_SPEC_MAX bytes.
+ *
+ * Returns the bytes (transfer full), or NULL with @error set
+ * (AIRLOCK_RUN_SPEC_ERROR) naming the field. */
+AIRLOCK_PUBLIC GBytes *airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,442 @@
+/* Runs every guest test program (tests/guest) under the supervisor, one VM
+ * boot per behaviour per arch, and checks what a user relies on: the exact
+ * records each behaviour must produce (tests/guest/expected-records.h: a
+ * multiset of key lines, nothing missing, nothing extra), that the program
+ * ran as intended (it prints "exit 0"), who made each connect in a process
+ * tree, and that nothing of the guest leaks into the workload's
+ * environment.
+ *
+ * Paths: /supervisor/<arch>/<command>.  Needs QEMU for both arches, the
+ * guest images and the test programs (built with airlock; the testroot
+ * initramfs is made into $AIRLOCK_CACHE_DIR on first use); skips with the
+ * reason when a piece is missing.  Boots run one after another (TCG guests
+ * are CPU-bound) with no waits of their own: each ends when the workload's
+ * process tree is gone. */
+#include "config.h"
+
+#include <airlock.h>
+
+#include "evidence/event.h"
+#include "expected-records.h"
+#include "protocol.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TESTROOT "/airlock/testroot"
+#define RUN_TIMEOUT_MS 30000
+#define HOSTNAME "airlock-test"
+
+static AirlockGuestImage *images[AIRLOCK_N_ARCHES];
+static char *image_errors[AIRLOCK_N_ARCHES];
+
+static AirlockGuestImage *
+image_for (AirlockArch arch)
+{
+  if (!images[arch] && !image_errors[arch])
+    {
+      g_autoptr (GError) error = NULL;
+      AirlockGuestImageOptions o = { .with_testroot = TRUE };
+
+      images[arch] = airlock_guest_image_ensure (arch, &o, &error);
+      if (!images[arch])
+        image_errors[arch] = g_strdup (error->message);
+    }
+  if (!images[arch])
+    {
+      g_autofree char *msg = g_strdup_printf ("no %s guest image with the testroot: %s",
+                                              airlock_arch_to_string (arch), image_errors[arch]);
+      g_test_skip (msg);
+    }
+  return images[arch];
+}
+
+typedef struct {
+  AirlockArch arch;
+  const TestprogExpectation *expect;
+} Case;
+
+/* The environment the workload gets: all of it, and nothing else may
+ * appear in its `env` output. */
+static const char *const workload_envp[] = {
+  "PATH=/bin", "HOME=/root", "AIRLOCK_TESTPROG=1", NULL,
+};
+
+static AirlockVm *
+run_command (AirlockArch arch, const char *command)
+{
+  AirlockGuestImage *image = image_for (arch);
+  g_autofree char *program = g_strdup_printf ("/bin/%s", command);
+  const char *argv[] = { program, NULL };
+  AirlockRunSpec spec = {
+    .argv = argv,
+    .envp = workload_envp,
+    .cwd = "/",
+    .root = TESTROOT,
+    .timeout_ms = RUN_TIMEOUT_MS,
+    .hostname = HOSTNAME,
+  };
+  AirlockVmOptions o = {
+    .accel = AIRLOCK_ACCEL_TCG,
+    .heartbeat_ms = 200,
+    .boot_timeout_ms = 60000,
+    .spec = &spec,
+  };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockVm) vm = NULL;
+
+  if (!image)
+    return NULL;
+  vm = airlock_vm_new (arch, image, &o, &error);
+  g_assert_no_error (error);
+  g_assert_true (airlock_vm_run (vm, &error));
+  g_assert_no_error (error);
+  return g_steal_pointer (&vm);
+}
+
+static char *
+console_text (AirlockVm *vm)
+{
+  g_autoptr (GBytes) console = airlock_vm_get_console (vm);
+
+  return g_strndup (g_bytes_get_data (console, NULL), g_bytes_get_size (console));
+}
+
+/* The program's own lines ("testprog: COMMAND: …", relayed by the guest
+ * init to the console), without their prefixes. */
+static GPtrArray *
+program_lines (const char *console, const char *command)
+{
+  GPtrArray *lines = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *prefix = g_strdup_printf ("testprog: %s: ", command);
+  g_auto (GStrv) all = g_strsplit (console, "\n", -1);
+
+  for (guint i = 0; all[i]; i++)
+    {
+      const char *p = strstr (all[i], prefix);
+
+      if (p)
+        g_ptr_array_add (lines, g_strchomp (g_strdup (p + strlen (prefix))));
+    }
+  return lines;
+}
+
+static gboolean
+has_line (GPtrArray *lines, const char *line)
+{
+  for (guint i = 0; i < lines->len; i++)
+    if (g_str_equal (lines->pdata[i], line))
+      return TRUE;
+  return FALSE;
+}
+
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(char *const *) a, *(char *const *) b);
+}
+
+/* Fails, listing what is missing and what is extra, unless the key lines
+ * of @events are exactly the multiset @expected. */
+static void
+assert_records (const Case *c, GPtrArray *events, const char *console)
+{
+  g_autoptr (GPtrArray) got = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) want = g_ptr_array_new ();
+  g_autoptr (GString) diff = g_string_new (NULL);
+  guint i = 0, j = 0;
+
+  for (guint k = 0; k < events->len; k++)
+    {
+      const AirlockEvent *ev = events->pdata[k];
+      char *line = airlock_event_key_line (ev);
+
+      if (line)
+        g_ptr_array_add (got, line);
+    }
+  for (const char *const *r = c->expect->records; *r; r++)
+    g_ptr_array_add (want, (gpointer) *r);
+  g_ptr_array_sort (got, compare_strings);
+  g_ptr_array_sort (want, compare_strings);
+
+  /* A merge of the two sorted lists. */
+  while (i < got->len || j < want->len)
+    {
+      int cmp = i == got->len ? 1 : j == want->len ? -1 : strcmp (got->pdata[i], want->pdata[j]);
+
+      if (cmp == 0)
+        i++, j++;
+      else if (cmp < 0)
+        g_string_append_printf (diff, "\n  unexpected: %s", (const char *) got->pdata[i++]);
+      else
+        g_string_append_printf (diff, "\n  missing:    %s", (const char *) want->pdata[j++]);
+    }
+  if (diff->len > 0)
+    {
+      g_test_message ("console of %s %s:\n%s", airlock_arch_to_string (c->arch),
+                      c->expect->command, console);
+      g_error ("%s %s: the records differ from tests/guest/expected-records.h:%s",
+               airlock_arch_to_string (c->arch), c->expect->command, diff->str);
+    }
+}
+
+static const AirlockEvent *
+find_event (GPtrArray *events, const char *key_line)
+{
+  for (guint k = 0; k < events->len; k++)
+    {
+      const AirlockEvent *ev = events->pdata[k];
+      g_autofree char *line = airlock_event_key_line (ev);
+
+      if (line && g_str_equal (line, key_line))
+        return ev;
+    }
+  g_error ("no record '%s'", key_line);
+  return NULL;
+}
+
+/* Who made each connect of `tree` (ports in tests/guest/tree.c). */
+static void
+check_tree_attribution (GPtrArray *events)
+{
+  const AirlockEvent *entry = NULL, *exec = NULL;
+  const AirlockEvent *conn[6] = { NULL };
+  guint32 main_pid;
+
+  for (guint k = 0; k < events->len; k++)
+    {
+      const AirlockEvent *ev = events->pdata[k];
+
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL || g_strcmp0 (ev->syscall_name, "execve") != 0)
+        continue;
+      if (g_strcmp0 (ev->path, "/bin/tree") == 0)
+        entry = ev;
+      else if (g_strcmp0 (ev->path, "/bin/testprog-exec") == 0)
+        exec = ev;
+    }
+  g_assert_nonnull (entry);
+  g_assert_nonnull (exec);
+  g_assert_true (entry->has_pid && exec->has_pid);
+  main_pid = entry->pid;
+  for (guint port = 1001; port <= 1005; port++)
+    {
+      g_autofree char *key = g_strdup_printf ("connect emulate inet/stream/tcp 192.0.2.1:%u", port);
+      const AirlockEvent *ev = find_event (events, key);
+
+      g_assert_true (ev->has_pid && ev->has_tid && ev->has_ppid);
+      g_assert_nonnull (ev->exe);
+      g_assert_nonnull (ev->argv);
+      conn[port - 1000] = ev;
+    }
+
+  /* fork: a child of the main process. */
+  g_assert_cmpuint (conn[1]->pid, !=, main_pid);
+  g_assert_cmpuint (conn[1]->ppid, ==, main_pid);
+  g_assert_cmpuint (conn[1]->tid, ==, conn[1]->pid);
+  g_assert_true (g_str_has_suffix (conn[1]->exe, "/testprog"));
+  g_assert_cmpstr (conn[1]->argv[0], ==, "/bin/tree");
+  /* vfork: another child. */
+  g_assert_cmpuint (conn[2]->pid, !=, main_pid);
+  g_assert_cmpuint (conn[2]->pid, !=, conn[1]->pid);
+  g_assert_cmpuint (conn[2]->ppid, ==, main_pid);
+  /* a thread: the main process, another thread id. */
+  g_assert_cmpuint (conn[3]->pid, ==, main_pid);
+  g_assert_cmpuint (conn[3]->tid, !=, main_pid);
+  /* exec: its own process, the other binary, the argv it was given. */
+  g_assert_cmpuint (conn[4]->pid, ==, exec->pid);
+  g_assert_cmpuint (conn[4]->pid, !=, main_pid);
+  g_assert_cmpuint (conn[4]->ppid, ==, main_pid);
+  g_assert_true (g_str_has_suffix (conn[4]->exe, "/testprog-exec"));
+  g_assert_cmpstr (conn[4]->argv[0], ==, "testprog-exec");
+  g_assert_cmpstr (conn[4]->argv[1], ==, "1004");
+  /* the daemon: reparented away from both the main process and its own
+   * (exited) parent. */
+  g_assert_cmpuint (conn[5]->ppid, !=, main_pid);
+  for (guint i = 1; i <= 4; i++)
+    {
+      g_assert_cmpuint (conn[5]->pid, !=, conn[i]->pid);
+      g_assert_cmpuint (conn[5]->ppid, !=, conn[i]->pid);
+    }
+  g_assert_true (g_str_has_suffix (conn[5]->exe, "/testprog"));
+
+  /* Each connect's socket was made by the same thread. */
+  for (guint i = 1; i <= 5; i++)
+    {
+      gboolean found = FALSE;
+
+      for (guint k = 0; k < events->len && !found; k++)
+        {
+          const AirlockEvent *ev = events->pdata[k];
+
+          found = ev->kind == AIRLOCK_EVENT_SYSCALL && ev->seq < conn[i]->seq
+                  && g_strcmp0 (ev->syscall_name, "socket") == 0 && ev->tid == conn[i]->tid;
+        }
+      if (!found)
+        g_error ("no socket() record from thread %u before its connect to port %u",
+                 conn[i]->tid, 1000 + i);
+    }
+}
+
+/* What `env` printed: exactly our environment, our credentials, cwd and
+ * hostname, stdio only, and no trace of the guest around it. */
+static void
+check_env (GPtrArray *lines)
+{
+  guint n_env = 0;
+
+  for (guint i = 0; i < lines->len; i++)
+    {
+      const char *line = lines->pdata[i];
+
+      if (strstr (line, "/airlock") || strstr (line, "vport") || strstr (line, "org.airlock"))
+        g_error ("the workload sees a guest path: '%s'", line);
+      if (g_str_has_prefix (line, "env "))
+        {
+          const char *var = line + strlen ("env ");
+
+          if (g_str_has_prefix (var, "LD_"))
+            g_error ("the workload's environment has '%s'", var);
+          if (!g_strv_contains (workload_envp, var))
+            g_error ("the workload's environment has '%s', which the spec does not", var);
+          n_env++;
+        }
+      if (g_str_has_prefix (line, "fd "))
+        {
+          int fd = atoi (line + strlen ("fd "));
+
+          if (fd > 2)
+            g_error ("the workload starts with an open descriptor beyond stdio: '%s'", line);
+        }
+    }
+  g_assert_cmpuint (n_env, ==, g_strv_length ((char **) workload_envp));
+  g_assert_true (has_line (lines, "uid 0 euid 0 gid 0 egid 0"));
+  g_assert_true (has_line (lines, "cwd /"));
+  g_assert_true (has_line (lines, "hostname " HOSTNAME));
+  g_assert_true (has_line (lines, "argv[0] /bin/env"));
+  g_assert_true (has_line (lines, "fd 0 /dev/null"));
+}
+
+static void
+test_behaviour (gconstpointer data)
+{
+  const Case *c = data;
+  const char *arch = airlock_arch_to_string (c->arch);
+  g_autoptr (AirlockVm) vm = run_command (c->arch, c->expect->command);
+  g_autofree char *console = NULL;
+  g_autoptr (GPtrArray) lines = NULL;
+  AirlockEventLog *log;
+  GPtrArray *events;
+  const AirlockEvent *exit_ev = NULL;
+
+  if (!vm)
+    return;
+  console = console_text (vm);
+  if (!airlock_vm_is_complete (vm))
+    {
+      g_test_message ("console:\n%s", console);
+      g_error ("%s %s: run not complete: %s", arch, c->expect->command, airlock_vm_get_reason (vm));
+    }
+  lines = program_lines (console, c->expect->command);
+  /* A behaviour this machine cannot run (AArch32 on a CPU model without
+   * it) says so and exits 77. */
+  if (has_line (lines, "exit 77"))
+    {
+      g_autofree char *msg = g_strdup_printf ("%s %s cannot run here: %s", arch, c->expect->command,
+                                              lines->len > 1 ? (const char *) lines->pdata[lines->len - 2]
+                                                             : "(no reason printed)");
+      g_test_skip (msg);
+      return;
+    }
+
+  log = airlock_vm_get_events (vm);
+  g_assert_nonnull (log);
+  events = airlock_event_log_get_events (log);
+  for (guint k = 0; k < events->len; k++)
+    {
+      const AirlockEvent *ev = events->pdata[k];
+      g_autofree char *line = airlock_event_key_line (ev);
+
+      if (line)
+        g_test_message ("%s %s: %s (pid %u tid %u ppid %u)", arch, c->expect->command, line,
+                        ev->pid, ev->tid, ev->ppid);
+      if (ev->kind == AIRLOCK_EVENT_WORKLOAD_EXIT)
+        exit_ev = ev;
+    }
+  assert_records (c, events, console);
+
+  /* It ran as intended: its last line, and its wait status. */
+  if (!has_line (lines, "exit 0"))
+    {
+      g_test_message ("console:\n%s", console);
+      g_error ("%s %s did not run as intended (no 'exit 0' line)", arch, c->expect->command);
+    }
+  g_assert_nonnull (exit_ev);
+  g_assert_true (exit_ev->has_exit_status);
+  g_assert_cmpuint (exit_ev->exit_status, ==, 0);
+
+  if (g_str_equal (c->expect->command, "tree"))
+    check_tree_attribution (events);
+  if (g_str_equal (c->expect->command, "env"))
+    check_env (lines);
+}
+
+/* Every behaviour has an expectation and every expectation a behaviour:
+ * a program without its records would never be checked. */
+static void
+test_table_covers_behaviours (void)
+{
+  static const struct {
+    const char *command;
+    unsigned arches;
+  } behaviours[] = {
+#define BEHAVIOUR(command, function, arches) { command, arches },
+    TESTPROG_BEHAVIOURS (BEHAVIOUR)
+#undef BEHAVIOUR
+  };
+
+  g_assert_cmpuint (G_N_ELEMENTS (behaviours), ==, G_N_ELEMENTS (testprog_expectations));
+  for (guint i = 0; i < G_N_ELEMENTS (behaviours); i++)
+    {
+      gboolean found = FALSE;
+
+      for (guint j = 0; j < G_N_ELEMENTS (testprog_expectations); j++)
+        if (g_str_equal (behaviours[i].command, testprog_expectations[j].command))
+          {
+            g_assert_cmpuint (behaviours[i].arches, ==, testprog_expectations[j].arches);
+            found = TRUE;
+          }
+      if (!found)
+        g_error ("behaviour '%s' has no expected records", behaviours[i].command);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  static Case cases[AIRLOCK_N_ARCHES][G_N_ELEMENTS (testprog_expectations)];
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/supervisor/expectations/cover-every-behaviour", test_table_covers_behaviours);
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    for (unsigned i = 0; i < G_N_ELEMENTS (testprog_expectations); i++)
+      {
+        const TestprogExpectation *e = &testprog_expectations[i];
+        unsigned mask = a == AIRLOCK_ARCH_AMD64 ? TESTPROG_AMD64 : TESTPROG_ARM64;
+        g_autofree char *path = NULL;
+
+        if (!(e->arches & mask))
+          continue;
+        cases[a][i] = (Case) { a, e };
+        path = g_strdup_printf ("/supervisor/%s/%s", airlock_arch_to_string (a), e->command);
+        g_test_add_data_func (path, &cases[a][i], test_behaviour);
+      }
+  status = g_test_run ();
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    {
+      airlock_guest_image_free (images[a]);
+      g_free (image_errors[a]);
+    }
+  return status;
+}
