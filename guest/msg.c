@@ -43,32 +43,60 @@ msg_read_exact (const struct msg_mem *m, uint64_t addr, void *buf, size_t len)
   return 0;
 }
 
-int
-msg_gather_iov (const struct msg_mem *m, uint64_t iov_addr, uint64_t iovcnt, size_t cap,
-                struct msg_data *out)
+/* The iovec array: every length is checked before any data is read, as
+ * lib/iov_iter.c iovec_from_user / __import_iovec do (EINVAL for a negative
+ * ssize_t length; the total is clamped to MAX_RW_COUNT). */
+static int
+read_iovecs (const struct msg_mem *m, uint64_t iov_addr, uint64_t iovcnt, uint64_t **ret_vec,
+             uint64_t *ret_total)
 {
-  uint8_t iov[MSG_IOVEC_SIZE];
+  uint64_t *vec, total = 0;
+  int r;
 
-  memset (out, 0, sizeof *out);
+  *ret_vec = NULL;
+  *ret_total = 0;
   if (iovcnt > MSG_UIO_MAXIOV)
     return -EMSGSIZE;
+  if (iovcnt == 0)
+    return 0;
+  vec = malloc ((size_t) iovcnt * MSG_IOVEC_SIZE);
+  if (!vec)
+    return -ENOMEM;
+  r = msg_read_exact (m, iov_addr, vec, (size_t) iovcnt * MSG_IOVEC_SIZE);
+  if (r < 0)
+    {
+      free (vec);
+      return -EFAULT;
+    }
   for (uint64_t i = 0; i < iovcnt; i++)
     {
-      uint64_t base, len, want;
-      int r = msg_read_exact (m, iov_addr + i * MSG_IOVEC_SIZE, iov, sizeof iov);
+      uint64_t len = le64 ((const uint8_t *) &vec[2 * i + 1]);
 
-      if (r < 0 || iov_addr + i * MSG_IOVEC_SIZE < iov_addr)
-        return -EFAULT;
-      base = le64 (iov);
-      len = le64 (iov + 8);
-      /* lib/iov_iter.c iovec_from_user / __import_iovec: a negative
-       * ssize_t length is EINVAL; the total is clamped to MAX_RW_COUNT. */
+      vec[2 * i] = le64 ((const uint8_t *) &vec[2 * i]);
       if ((int64_t) len < 0)
-        return -EINVAL;
-      if (len > MSG_MAX_RW_COUNT - out->total)
-        len = MSG_MAX_RW_COUNT - out->total;
-      out->total += len;
-      want = len;
+        {
+          free (vec);
+          return -EINVAL;
+        }
+      if (len > MSG_MAX_RW_COUNT - total)
+        len = MSG_MAX_RW_COUNT - total;
+      vec[2 * i + 1] = len;
+      total += len;
+    }
+  *ret_vec = vec;
+  *ret_total = total;
+  return 0;
+}
+
+/* Copies at most @cap bytes of the data @vec describes. */
+static int
+gather (const struct msg_mem *m, const uint64_t *vec, uint64_t iovcnt, size_t cap,
+        struct msg_data *out)
+{
+  for (uint64_t i = 0; i < iovcnt && out->len < cap; i++)
+    {
+      uint64_t want = vec[2 * i + 1];
+
       if (want > cap - out->len)
         want = cap - out->len;
       if (want > 0)
@@ -78,13 +106,28 @@ msg_gather_iov (const struct msg_mem *m, uint64_t iov_addr, uint64_t iovcnt, siz
           if (!grown)
             return -ENOMEM;
           out->bytes = grown;
-          r = msg_read_exact (m, base, out->bytes + out->len, (size_t) want);
-          if (r < 0)
+          if (msg_read_exact (m, vec[2 * i], out->bytes + out->len, (size_t) want) < 0)
             return -EFAULT;
           out->len += (size_t) want;
         }
     }
   return 0;
+}
+
+int
+msg_gather_iov (const struct msg_mem *m, uint64_t iov_addr, uint64_t iovcnt, size_t cap,
+                struct msg_data *out)
+{
+  uint64_t *vec;
+  int r;
+
+  memset (out, 0, sizeof *out);
+  r = read_iovecs (m, iov_addr, iovcnt, &vec, &out->total);
+  if (r < 0)
+    return r;
+  r = gather (m, vec, iovcnt, cap, out);
+  free (vec);
+  return r;
 }
 
 int
@@ -123,24 +166,31 @@ msg_copy_read (const struct msg_mem *m, uint64_t addr, size_t data_cap, bool wan
         return -EFAULT;
     }
 
-  r = msg_gather_iov (m, out->iov_addr, out->iovlen, data_cap, &out->data);
-  if (r < 0)
-    return r;
+  /* ____sys_sendmsg's order: the iovec array (copy_msghdr_from_user), the
+   * control buffer, and only then the data (the protocol's copy). */
+  {
+    uint64_t *vec;
 
-  if (want_control && out->controllen > 0)
-    {
-      /* ____sys_sendmsg: above INT_MAX is ENOBUFS, and the buffer comes from
-       * sock_kmalloc, which refuses more than optmem_max. */
-      if (out->controllen > MSG_OPTMEM_MAX)
-        return -ENOBUFS;
-      out->control = malloc ((size_t) out->controllen);
-      if (!out->control)
-        return -ENOMEM;
-      r = msg_read_exact (m, out->control_addr, out->control, (size_t) out->controllen);
-      if (r < 0)
-        return -EFAULT;
-    }
-  return 0;
+    r = read_iovecs (m, out->iov_addr, out->iovlen, &vec, &out->data.total);
+    if (r < 0)
+      return r;
+    if (want_control && out->controllen > 0)
+      {
+        /* Above INT_MAX is ENOBUFS, and the buffer comes from sock_kmalloc,
+         * which refuses a size not below optmem_max (less on a socket that
+         * already holds option memory: the kernel decides that part). */
+        if (out->controllen >= MSG_OPTMEM_MAX)
+          r = -ENOBUFS;
+        else if (!(out->control = malloc ((size_t) out->controllen)))
+          r = -ENOMEM;
+        else if (msg_read_exact (m, out->control_addr, out->control, (size_t) out->controllen) < 0)
+          r = -EFAULT;
+      }
+    if (r == 0)
+      r = gather (m, vec, out->iovlen, data_cap, &out->data);
+    free (vec);
+    return r;
+  }
 }
 
 void

@@ -20,7 +20,7 @@
 #define MSG_MMSG_LEN_OFFSET 56   /* msg_len in struct mmsghdr */
 #define MSG_SOCKADDR_MAX 128     /* sizeof (struct sockaddr_storage) */
 #define MSG_UIO_MAXIOV 1024
-#define MSG_OPTMEM_MAX 20480     /* net.core.optmem_max's default: larger control → ENOBUFS */
+#define MSG_OPTMEM_MAX 20480     /* net.core.optmem_max's default: control this large → ENOBUFS */
 #define MSG_MAX_RW_COUNT 0x7ffff000ull  /* INT_MAX & PAGE_MASK */
 
 /* Reads up to @len bytes at @addr of the traced process.  Returns the
@@ -43,8 +43,9 @@ struct msg_data {
 
 /* Gathers the data of @iovcnt iovecs at @iov_addr, copying at most @cap
  * bytes.  Returns 0, -EMSGSIZE (more than UIO_MAXIOV), -EINVAL (a length
- * that is negative as ssize_t) or -EFAULT (unreadable array or data within
- * the first @cap bytes). */
+ * that is negative as ssize_t, whatever the data), -EFAULT (unreadable
+ * array, or data within the first @cap bytes) or -ENOMEM.  @out->bytes may
+ * be allocated after a failure too: free it either way. */
 int msg_gather_iov (const struct msg_mem *m, uint64_t iov_addr, uint64_t iovcnt, size_t cap,
                     struct msg_data *out);
 
@@ -64,8 +65,10 @@ struct msg_copy {
 /* Reads the msghdr at @addr and what it points to: the name, the data (at
  * most @data_cap bytes) and, with @want_control, the control buffer.
  * Returns 0 or the -errno sendmsg(2) would fail with for these bytes
- * (-EFAULT, -EINVAL for a negative namelen, -EMSGSIZE, -ENOBUFS for a
- * control buffer above optmem_max); @out is then still freeable. */
+ * (-EFAULT, -EINVAL for a negative namelen or iov_len, -EMSGSIZE, -ENOBUFS
+ * for a control buffer of optmem_max or more), checked in the kernel's
+ * order (name, iovec array, control, data); or -ENOMEM.  Always clear @out
+ * with msg_copy_clear(), whatever this returned. */
 int msg_copy_read (const struct msg_mem *m, uint64_t addr, size_t data_cap, bool want_control,
                    struct msg_copy *out);
 void msg_copy_clear (struct msg_copy *c);
