@@ -138,7 +138,7 @@ compare_strings (gconstpointer a, gconstpointer b)
 
 /* Fails, listing what is missing and what is extra, unless the key lines
  * of @events are exactly the multiset @expected. */
-static void
+static gboolean
 assert_records (const Case *c, GPtrArray *events, const char *console)
 {
   g_autoptr (GPtrArray) got = g_ptr_array_new_with_free_func (g_free);
@@ -155,7 +155,20 @@ assert_records (const Case *c, GPtrArray *events, const char *console)
         g_ptr_array_add (got, line);
     }
   for (const char *const *r = c->expect->records; *r; r++)
-    g_ptr_array_add (want, (gpointer) *r);
+    {
+      /* "ARCH:line" is expected on that arch only (libc differences). */
+      const char *colon = strchr (*r, ':');
+      const char *space = strchr (*r, ' ');
+
+      if (colon && space && colon < space
+          && (g_str_has_prefix (*r, "amd64:") || g_str_has_prefix (*r, "arm64:")))
+        {
+          if (strncmp (*r, airlock_arch_to_string (c->arch), 5) == 0)
+            g_ptr_array_add (want, (gpointer) (colon + 1));
+          continue;
+        }
+      g_ptr_array_add (want, (gpointer) *r);
+    }
   g_ptr_array_sort (got, compare_strings);
   g_ptr_array_sort (want, compare_strings);
 
@@ -175,9 +188,12 @@ assert_records (const Case *c, GPtrArray *events, const char *console)
     {
       g_test_message ("console of %s %s:\n%s", airlock_arch_to_string (c->arch),
                       c->expect->command, console);
-      g_error ("%s %s: the records differ from tests/guest/expected-records.h:%s",
-               airlock_arch_to_string (c->arch), c->expect->command, diff->str);
+      /* Not fatal: the other behaviours still run and report. */
+      g_test_fail_printf ("%s %s: the records differ from tests/guest/expected-records.h:%s",
+                          airlock_arch_to_string (c->arch), c->expect->command, diff->str);
+      return FALSE;
     }
+  return TRUE;
 }
 
 static const AirlockEvent *
@@ -334,7 +350,9 @@ test_behaviour (gconstpointer data)
   if (!airlock_vm_is_complete (vm))
     {
       g_test_message ("console:\n%s", console);
-      g_error ("%s %s: run not complete: %s", arch, c->expect->command, airlock_vm_get_reason (vm));
+      g_test_fail_printf ("%s %s: run not complete: %s", arch, c->expect->command,
+                          airlock_vm_get_reason (vm));
+      return;
     }
   lines = program_lines (console, c->expect->command);
   /* A behaviour this machine cannot run (AArch32 on a CPU model without
@@ -362,13 +380,16 @@ test_behaviour (gconstpointer data)
       if (ev->kind == AIRLOCK_EVENT_WORKLOAD_EXIT)
         exit_ev = ev;
     }
-  assert_records (c, events, console);
+  if (!assert_records (c, events, console))
+    return;
 
   /* It ran as intended: its last line, and its wait status. */
   if (!has_line (lines, "exit 0"))
     {
       g_test_message ("console:\n%s", console);
-      g_error ("%s %s did not run as intended (no 'exit 0' line)", arch, c->expect->command);
+      g_test_fail_printf ("%s %s did not run as intended (no 'exit 0' line)", arch,
+                          c->expect->command);
+      return;
     }
   g_assert_nonnull (exit_ev);
   g_assert_true (exit_ev->has_exit_status);
