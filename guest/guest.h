@@ -28,6 +28,11 @@ void sleep_ms (uint32_t ms);
  * -EFBIG when it does not fit in @size - 1 bytes, or another -errno. */
 ssize_t read_file (const char *path, char *buf, size_t size);
 
+/* Opens the virtio-serial port named @name (waiting a little for it to
+ * appear), storing its device path in @ret_dev.  Returns the fd or -errno
+ * (-ETIMEDOUT when no such port appeared). */
+int open_port (const char *name, char *ret_dev, size_t size);
+
 /* ---- the evidence channel (init.c) ------------------------------------ */
 
 /* Sends @f (begun with any seq) as the next frame: the sequence number is

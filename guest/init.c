@@ -580,7 +580,7 @@ find_port (const char *name, char *ret_dev, size_t size)
  * and opens it.  @ret_dev is filled as soon as the port is found, even if
  * opening it then fails, so the caller can say which step failed.  Returns
  * the fd, -ETIMEDOUT, or the -errno of a failed open. */
-static int
+int
 open_port (const char *name, char *ret_dev, size_t size)
 {
   uint64_t deadline = clock_ns (CLOCK_MONOTONIC) + PORT_WAIT_MS * NS_PER_MS;

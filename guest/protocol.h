@@ -170,6 +170,29 @@ enum airlock_tlv_tag {
   AIRLOCK_SPEC_ROOT = 102,         /* string: guest path of the workload's root (mandatory) */
   AIRLOCK_SPEC_TIMEOUT_MS = 103,   /* u32: end the run after this long (mandatory, > 0) */
   AIRLOCK_SPEC_HOSTNAME = 104,     /* string: the workload's hostname (default "airlock") */
+  AIRLOCK_SPEC_ROOT_DISK = 105,    /* string: serial of a virtio disk holding an ext4 root
+                                    * filesystem; the guest mounts it read-only at ROOT */
+  AIRLOCK_SPEC_USER = 106,         /* string: "name", "uid", "name:group", "uid:gid", resolved
+                                    * against the workload root's /etc/passwd and /etc/group
+                                    * (overrides UID/GID/GROUPS) */
+  AIRLOCK_SPEC_STDIO = 107,        /* u32: 1 = the workload's stdio is on AIRLOCK_PORT_STDIO
+                                    * (0/absent: stdin /dev/null, output to the console) */
+};
+
+/* Workload stdio on AIRLOCK_PORT_STDIO, both directions, as chunks:
+ *   stream u8 (enum airlock_stdio_stream) | flags u8 | length u16 | bytes
+ * The host sends stdin and ends it with an AIRLOCK_STDIO_EOF chunk; the
+ * guest sends stdout and stderr chunks and an EOF chunk for each when the
+ * workload's last writer closed it.  This port is the workload's, not
+ * evidence: the host trusts nothing on it and bounds what it keeps. */
+#define AIRLOCK_STDIO_HEADER_SIZE 4
+#define AIRLOCK_STDIO_CHUNK_MAX 4096
+#define AIRLOCK_STDIO_EOF 1
+
+enum airlock_stdio_stream {
+  AIRLOCK_STDIO_STDIN = 0,
+  AIRLOCK_STDIO_STDOUT = 1,
+  AIRLOCK_STDIO_STDERR = 2,
 };
 
 enum airlock_event_kind {

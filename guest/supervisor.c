@@ -44,6 +44,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <dirent.h>
 #include <grp.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -68,6 +69,9 @@ struct run_spec {
   char *cwd;
   char *root;
   char *hostname;
+  char *root_disk;         /* serial of the disk to mount at root, or NULL */
+  char *user;              /* resolved in the workload's root, or NULL */
+  bool stdio;              /* stdio on AIRLOCK_PORT_STDIO */
   uint32_t uid, gid;
   gid_t groups[SPEC_MAX_GROUPS];
   size_t n_groups;
@@ -117,6 +121,8 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_CWD:
         case AIRLOCK_SPEC_ROOT:
         case AIRLOCK_SPEC_HOSTNAME:
+        case AIRLOCK_SPEC_ROOT_DISK:
+        case AIRLOCK_SPEC_USER:
           if (memchr (v, '\0', vlen))
             return fail (error, error_size, "run spec: string TLV %u holds a NUL byte", tag);
           if (used + vlen + 1 > sizeof spec_strings)
@@ -129,6 +135,7 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_UID:
         case AIRLOCK_SPEC_GID:
         case AIRLOCK_SPEC_TIMEOUT_MS:
+        case AIRLOCK_SPEC_STDIO:
           if (vlen != 4)
             return fail (error, error_size, "run spec: TLV %u is %u bytes, want 4", tag, vlen);
           break;
@@ -165,6 +172,15 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
           break;
         case AIRLOCK_SPEC_HOSTNAME:
           s->hostname = str;
+          break;
+        case AIRLOCK_SPEC_ROOT_DISK:
+          s->root_disk = str;
+          break;
+        case AIRLOCK_SPEC_USER:
+          s->user = str;
+          break;
+        case AIRLOCK_SPEC_STDIO:
+          s->stdio = wire_get_le32 (v) != 0;
           break;
         case AIRLOCK_SPEC_UID:
           s->uid = wire_get_le32 (v);
@@ -206,6 +222,191 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
   return 0;
 }
 
+static int mkdir_p (const char *path, mode_t mode);
+
+/* ---- the image's user ------------------------------------------------------ */
+
+static bool
+parse_id (const char *s, uint32_t *ret)
+{
+  char *end;
+  unsigned long v;
+
+  if (*s < '0' || *s > '9')
+    return false;
+  errno = 0;
+  v = strtoul (s, &end, 10);
+  if (errno || *end || v > UINT32_MAX - 1)
+    return false;
+  *ret = (uint32_t) v;
+  return true;
+}
+
+/* Finds the line of an /etc/passwd or /etc/group-style @file whose first
+ * field is @name (or whose third field is the number @id when @name is
+ * NULL), and splits it into @fields.  Returns the number of fields, 0 when
+ * there is no such line. */
+static size_t
+find_entry (char *file, const char *name, uint32_t id, char **fields, size_t max)
+{
+  for (char *line = file, *next; line && *line; line = next)
+    {
+      size_t n = 0;
+      char *p = line;
+      uint32_t v;
+
+      next = strchr (line, '\n');
+      if (next)
+        *next++ = '\0';
+      while (n < max)
+        {
+          fields[n++] = p;
+          p = strchr (p, ':');
+          if (!p)
+            break;
+          *p++ = '\0';
+        }
+      if (n < 3)
+        continue;
+      if (name ? strcmp (fields[0], name) == 0 : (parse_id (fields[2], &v) && v == id))
+        return n;
+    }
+  return 0;
+}
+
+/* Resolves the image's User the way container runtimes do: "name" or "uid",
+ * optionally ":group" or ":gid"; names through the workload root's
+ * /etc/passwd and /etc/group; a named user's gid and supplementary groups
+ * from those files, a bare uid gets gid 0... unless passwd knows it. */
+static int
+resolve_user (struct run_spec *spec, char *error, size_t error_size)
+{
+  static char passwd[256 * 1024], group[256 * 1024], copy[256 * 1024];
+  char user[256], *group_part, *fields[8];
+  bool have_passwd = read_file ("/etc/passwd", passwd, sizeof passwd) >= 0;
+  bool have_group = read_file ("/etc/group", group, sizeof group) >= 0;
+  const char *user_name = NULL;
+  uint32_t uid, gid = 0;
+
+  if (strlen (spec->user) >= sizeof user)
+    return fail (error, error_size, "user '%s' is too long", spec->user);
+  strcpy (user, spec->user);
+  group_part = strchr (user, ':');
+  if (group_part)
+    *group_part++ = '\0';
+
+  strcpy (copy, have_passwd ? passwd : "");
+  if (parse_id (user, &uid))
+    {
+      if (find_entry (copy, NULL, uid, fields, 8) >= 4)
+        {
+          parse_id (fields[3], &gid);
+          user_name = NULL;   /* numeric users get no supplementary groups */
+        }
+    }
+  else
+    {
+      if (!have_passwd)
+        return fail (error, error_size, "user '%s': the image has no /etc/passwd", user);
+      if (find_entry (copy, user, 0, fields, 8) < 4 || !parse_id (fields[2], &uid)
+          || !parse_id (fields[3], &gid))
+        return fail (error, error_size, "user '%s' is not in the image's /etc/passwd", user);
+      user_name = user;
+    }
+  if (group_part && *group_part)
+    {
+      strcpy (copy, have_group ? group : "");
+      if (!parse_id (group_part, &gid))
+        {
+          if (!have_group || find_entry (copy, group_part, 0, fields, 8) < 3
+              || !parse_id (fields[2], &gid))
+            return fail (error, error_size, "group '%s' is not in the image's /etc/group",
+                         group_part);
+        }
+    }
+  spec->uid = uid;
+  spec->gid = gid;
+  spec->n_groups = 0;
+  if (user_name && have_group)
+    {
+      /* Supplementary groups: every group listing the user as a member. */
+      strcpy (copy, group);
+      for (char *line = copy, *next; line && *line && spec->n_groups < SPEC_MAX_GROUPS; line = next)
+        {
+          size_t n = 0;
+          char *p = line;
+          uint32_t g;
+
+          next = strchr (line, '\n');
+          if (next)
+            *next++ = '\0';
+          while (n < 4)
+            {
+              fields[n++] = p;
+              p = strchr (p, ':');
+              if (!p)
+                break;
+              *p++ = '\0';
+            }
+          if (n < 4 || !parse_id (fields[2], &g))
+            continue;
+          for (char *m = strtok (fields[3], ","); m; m = strtok (NULL, ","))
+            if (strcmp (m, user_name) == 0)
+              {
+                spec->groups[spec->n_groups++] = g;
+                break;
+              }
+        }
+    }
+  return 0;
+}
+
+/* The image's disk: the virtio disk whose serial the host named, mounted
+ * read-only at the spec's root (the overlay's lower layer). */
+static int
+mount_root_disk (const struct run_spec *spec, char *error, size_t error_size)
+{
+  uint64_t deadline = clock_ns (CLOCK_MONOTONIC) + 5000 * NS_PER_MS;
+  char dev[300] = "";
+  int r;
+
+  while (!dev[0])
+    {
+      DIR *dir = opendir ("/sys/block");
+      struct dirent *de;
+
+      while (dir && (de = readdir (dir)))
+        {
+          char path[300], serial[128];
+
+          if (de->d_name[0] == '.')
+            continue;
+          snprintf (path, sizeof path, "/sys/block/%s/serial", de->d_name);
+          if (read_file (path, serial, sizeof serial) < 0)
+            continue;
+          serial[strcspn (serial, "\n")] = '\0';
+          if (strcmp (serial, spec->root_disk) == 0)
+            {
+              snprintf (dev, sizeof dev, "/dev/%s", de->d_name);
+              break;
+            }
+        }
+      if (dir)
+        closedir (dir);
+      if (dev[0])
+        break;
+      if (clock_ns (CLOCK_MONOTONIC) > deadline)
+        return fail (error, error_size, "no disk with serial '%s' appeared", spec->root_disk);
+      sleep_ms (20);
+    }
+  if ((r = mkdir_p (spec->root, 0755)) < 0)
+    return fail (error, error_size, "cannot create '%s': %s", spec->root, strerror (-r));
+  if (mount (dev, spec->root, "ext4", MS_RDONLY, "noload") < 0)
+    return fail (error, error_size, "cannot mount the image disk '%s' (%s) on '%s': %s",
+                 spec->root_disk, dev, spec->root, strerror (errno));
+  return 0;
+}
+
 /* ---- the reaper ----------------------------------------------------------- */
 
 /* Shared between PID 1 and the reaper (MAP_SHARED, made before the
@@ -217,7 +418,6 @@ struct handoff {
   int listener_fd;         /* the reaper's fd number of the listener */
   int entrypoint_exited;   /* atomic */
   int entrypoint_status;   /* wait status */
-  int exec_errno;          /* the entrypoint's execve failed with this */
   char error[400];         /* HANDOFF_FAILED: why */
 };
 
@@ -225,7 +425,9 @@ struct reaper_args {
   struct run_spec *spec;
   bool filter;
   struct handoff *handoff;
-  int out_fd;              /* write end of the workload output pipe */
+  int in_fd;               /* read end of the workload's stdin pipe, or -1: /dev/null */
+  int out_fd;              /* write end of its stdout pipe */
+  int err_fd;              /* write end of its stderr pipe (may equal out_fd) */
 };
 
 static int
@@ -476,19 +678,18 @@ entry_error (const char *fmt, ...)
  * cwd, then execve of argv[0] (searched in the spec's PATH when it has no
  * '/', as container runtimes do). */
 static __attribute__ ((noreturn)) void
-run_entrypoint (const struct run_spec *spec, int out_fd, struct handoff *h)
+run_entrypoint (const struct run_spec *spec, int in_fd, int out_fd, int err_fd)
 {
-  int null_fd, r, exec_errno = ENOENT;
+  int r, exec_errno = ENOENT;
 
   if (setsid () < 0)
     _exit (126);
-  null_fd = open ("/dev/null", O_RDONLY);
-  if (null_fd < 0 || dup2 (null_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (out_fd, 2) < 0)
+  if (in_fd < 0)
+    in_fd = open ("/dev/null", O_RDONLY);
+  if (in_fd < 0 || dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (err_fd, 2) < 0)
     _exit (126);
-  if (null_fd > 2)
-    close (null_fd);
-  if (out_fd > 2)
-    close (out_fd);
+  if (syscall (SYS_close_range, 3, ~0u, 0) < 0)
+    _exit (126);
 
   if ((r = drop_capabilities (spec->uid == 0)) < 0)
     {
@@ -542,7 +743,6 @@ run_entrypoint (const struct run_spec *spec, int out_fd, struct handoff *h)
           path = end ? end + 1 : path + dlen;
         }
     }
-  h->exec_errno = exec_errno;
   entry_error ("airlock: cannot execute '%s': %s", spec->argv[0], strerror (exec_errno));
   _exit (exec_errno == ENOENT ? 127 : 126);
 }
@@ -560,13 +760,26 @@ reaper_main (void *data)
   pid_t entry;
   int listener, r;
 
-  /* Only the output pipe: the evidence port and everything else of PID 1
-   * stays behind. */
-  if (a->out_fd != 3 && (dup2 (a->out_fd, 3) < 0 || close (a->out_fd) < 0))
-    return reaper_fail (h, "cannot move the output pipe: %s", strerror (errno));
-  a->out_fd = 3;
-  if (syscall (SYS_close_range, 4, ~0u, 0) < 0)
-    return reaper_fail (h, "cannot close inherited fds: %s", strerror (errno));
+  /* Only the stdio pipes, at 10-12 (above anything PID 1 had open at 0-2,
+   * below the rest): the evidence port and everything else of PID 1 stays
+   * behind. */
+  {
+    int *fds[3] = { &a->in_fd, &a->out_fd, &a->err_fd };
+    int tmp[3];
+
+    /* Up out of the way first, so no move overwrites another pipe. */
+    for (int i = 0; i < 3; i++)
+      tmp[i] = *fds[i] >= 0 ? fcntl (*fds[i], F_DUPFD, 100) : -1;
+    for (int i = 0; i < 3; i++)
+      if (*fds[i] >= 0)
+        {
+          if (tmp[i] < 0 || dup2 (tmp[i], 10 + i) < 0)
+            return reaper_fail (h, "cannot move the stdio pipes: %s", strerror (errno));
+          *fds[i] = 10 + i;
+        }
+    if (syscall (SYS_close_range, 0, 9, 0) < 0 || syscall (SYS_close_range, 13, ~0u, 0) < 0)
+      return reaper_fail (h, "cannot close inherited fds: %s", strerror (errno));
+  }
   prctl (PR_SET_PDEATHSIG, SIGKILL);
   /* PID 1 blocks SIGCHLD for its signalfd: nothing of that may reach the
    * workload, so every signal starts unblocked and at its default. */
@@ -585,6 +798,13 @@ reaper_main (void *data)
 
   if (setup_root (a->spec, h) != 0)
     return 1;
+  if (a->spec->user)
+    {
+      char why[300];
+
+      if (resolve_user (a->spec, why, sizeof why) < 0)
+        return reaper_fail (h, "%s", why);
+    }
 
   if (!a->filter)
     {
@@ -633,8 +853,11 @@ wait_ack:
       return 1;
     }
   if (entry == 0)
-    run_entrypoint (a->spec, a->out_fd, h);
+    run_entrypoint (a->spec, a->in_fd, a->out_fd, a->err_fd);
+  if (a->in_fd >= 0)
+    close (a->in_fd);
   close (a->out_fd);
+  close (a->err_fd);
 
   /* Reap until nothing is left: orphans of the workload are re-parented
    * here, and the run lasts as long as any of them does. */
@@ -790,6 +1013,133 @@ relay_output (int fd, struct relay *rl)
   return true;
 }
 
+/* The workload's stdio on AIRLOCK_PORT_STDIO (protocol.h): its own thread,
+ * so a host that reads slowly or a workload that does not read its stdin
+ * never stalls the notification loop.  Stdin is buffered (bounded) and
+ * written without blocking; output chunks are written as they come. */
+struct stdio_relay {
+  pthread_t thread;
+  int port;
+  int in_w, out_r, err_r;   /* our ends of the workload's pipes; -1 once closed */
+  uint64_t bytes_in, bytes_out;
+};
+
+static int
+stdio_send (struct stdio_relay *sr, uint8_t stream, uint8_t flags, const void *data, size_t len)
+{
+  uint8_t chunk[AIRLOCK_STDIO_HEADER_SIZE + AIRLOCK_STDIO_CHUNK_MAX];
+
+  chunk[0] = stream;
+  chunk[1] = flags;
+  wire_le16 (chunk + 2, (uint16_t) len);
+  memcpy (chunk + AIRLOCK_STDIO_HEADER_SIZE, data, len);
+  sr->bytes_out += len;
+  return write_all (sr->port, chunk, AIRLOCK_STDIO_HEADER_SIZE + len);
+}
+
+static void *
+stdio_main (void *data)
+{
+  struct stdio_relay *sr = data;
+  static uint8_t rx[AIRLOCK_STDIO_HEADER_SIZE + AIRLOCK_STDIO_CHUNK_MAX];
+  static uint8_t inbuf[64 * 1024];
+  size_t rx_len = 0, in_len = 0;
+  bool port_open = true, stdin_eof = false;
+
+  while (sr->out_r >= 0 || sr->err_r >= 0)
+    {
+      struct pollfd fds[4] = {
+        { .fd = port_open && !stdin_eof && in_len < sizeof inbuf - AIRLOCK_STDIO_CHUNK_MAX
+                ? sr->port : -1, .events = POLLIN },
+        { .fd = in_len > 0 ? sr->in_w : -1, .events = POLLOUT },
+        { .fd = sr->out_r, .events = POLLIN },
+        { .fd = sr->err_r, .events = POLLIN },
+      };
+
+      if (poll (fds, 4, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
+        {
+          ssize_t n = read (sr->port, rx + rx_len, sizeof rx - rx_len);
+
+          if (n <= 0)
+            port_open = false;   /* the host left: no more stdin */
+          else
+            rx_len += (size_t) n;
+          /* Whole chunks into the stdin buffer. */
+          while (rx_len >= AIRLOCK_STDIO_HEADER_SIZE)
+            {
+              size_t clen = wire_get_le16 (rx + 2);
+
+              if (clen > AIRLOCK_STDIO_CHUNK_MAX)
+                {
+                  port_open = false;   /* not our host: stop listening */
+                  break;
+                }
+              if (rx_len < AIRLOCK_STDIO_HEADER_SIZE + clen)
+                break;
+              if (rx[0] == AIRLOCK_STDIO_STDIN)
+                {
+                  memcpy (inbuf + in_len, rx + AIRLOCK_STDIO_HEADER_SIZE, clen);
+                  in_len += clen;
+                  sr->bytes_in += clen;
+                  if (rx[1] & AIRLOCK_STDIO_EOF)
+                    stdin_eof = true;
+                }
+              memmove (rx, rx + AIRLOCK_STDIO_HEADER_SIZE + clen,
+                       rx_len - AIRLOCK_STDIO_HEADER_SIZE - clen);
+              rx_len -= AIRLOCK_STDIO_HEADER_SIZE + clen;
+            }
+        }
+      if (in_len > 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP)))
+        {
+          ssize_t n = write (sr->in_w, inbuf, in_len);
+
+          if (n < 0 && errno != EAGAIN && errno != EINTR)
+            in_len = 0;   /* the workload closed its stdin: drop the rest */
+          else if (n > 0)
+            {
+              memmove (inbuf, inbuf + n, in_len - (size_t) n);
+              in_len -= (size_t) n;
+            }
+        }
+      if ((stdin_eof || !port_open) && in_len == 0 && sr->in_w >= 0)
+        {
+          close (sr->in_w);
+          sr->in_w = -1;
+        }
+      for (int i = 2; i < 4; i++)
+        if (fds[i].revents & (POLLIN | POLLHUP | POLLERR))
+          {
+            int *fd = i == 2 ? &sr->out_r : &sr->err_r;
+            uint8_t stream = i == 2 ? AIRLOCK_STDIO_STDOUT : AIRLOCK_STDIO_STDERR;
+            uint8_t buf[AIRLOCK_STDIO_CHUNK_MAX];
+            ssize_t n = read (*fd, buf, sizeof buf);
+
+            if (n < 0 && (errno == EINTR || errno == EAGAIN))
+              continue;
+            if (n <= 0)
+              {
+                (void) stdio_send (sr, stream, AIRLOCK_STDIO_EOF, NULL, 0);
+                close (*fd);
+                *fd = -1;
+              }
+            else if (stdio_send (sr, stream, 0, buf, (size_t) n) < 0)
+              {
+                /* The host is gone: keep draining so the workload never
+                 * blocks on a full pipe. */
+              }
+          }
+    }
+  if (sr->in_w >= 0)
+    close (sr->in_w);
+  return NULL;
+}
+
 /* The workload shares the guest's network namespace (its egress is what
  * the capture sees); like any container it finds loopback up.  It has no
  * CAP_NET_ADMIN to do this itself. */
@@ -829,9 +1179,12 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   struct relay relay = { .len = 0 };
   sigset_t sigchld;
   uint64_t deadline, handoff_deadline;
-  int pipefd[2], sfd, pidfd, listener, r, status = 0;
+  int pipefd[2] = { -1, -1 }, in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 };
+  int err_pipe[2] = { -1, -1 }, sfd, pidfd, listener, r, status = 0;
+  struct stdio_relay stdio = { .port = -1, .in_w = -1, .out_r = -1, .err_r = -1 };
+  bool stdio_started = false;
   pid_t reaper;
-  bool timed_out = false, output_open = true, reaper_gone = false;
+  bool timed_out = false, output_open, reaper_gone = false;
 
   r = parse_spec (spec_bytes, spec_len, &spec, error, error_size);
   if (r < 0)
@@ -844,8 +1197,32 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   if (h == MAP_FAILED)
     return fail (error, error_size, "cannot map the handoff page: %s", strerror (errno));
   memset (h, 0, sizeof *h);
-  if (pipe2 (pipefd, O_CLOEXEC) < 0)
-    return fail (error, error_size, "cannot create the output pipe: %s", strerror (errno));
+  if (spec.root_disk && (r = mount_root_disk (&spec, error, error_size)) < 0)
+    return r;
+  if (spec.stdio)
+    {
+      char dev[300];
+
+      stdio.port = open_port (AIRLOCK_PORT_STDIO, dev, sizeof dev);
+      if (stdio.port < 0)
+        return fail (error, error_size, "cannot open the stdio port '%s': %s", AIRLOCK_PORT_STDIO,
+                     strerror (-stdio.port));
+      if (pipe2 (in_pipe, O_CLOEXEC) < 0 || pipe2 (out_pipe, O_CLOEXEC) < 0
+          || pipe2 (err_pipe, O_CLOEXEC) < 0)
+        return fail (error, error_size, "cannot create the stdio pipes: %s", strerror (errno));
+      args.in_fd = in_pipe[0];
+      args.out_fd = out_pipe[1];
+      args.err_fd = err_pipe[1];
+    }
+  else
+    {
+      if (pipe2 (pipefd, O_CLOEXEC) < 0)
+        return fail (error, error_size, "cannot create the output pipe: %s", strerror (errno));
+      args.in_fd = -1;
+      args.out_fd = pipefd[1];
+      args.err_fd = pipefd[1];
+    }
+  output_open = !spec.stdio;
 
   sigemptyset (&sigchld);
   sigaddset (&sigchld, SIGCHLD);
@@ -859,13 +1236,25 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   args.spec = &spec;
   args.filter = filter;
   args.handoff = h;
-  args.out_fd = pipefd[1];
   reaper = clone (reaper_main, reaper_stack + sizeof reaper_stack,
                   CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, &args);
   if (reaper < 0)
     return fail (error, error_size, "cannot start the workload's namespaces: %s", strerror (errno));
-  close (pipefd[1]);
-  fcntl (pipefd[0], F_SETFL, O_NONBLOCK);
+  if (spec.stdio)
+    {
+      close (in_pipe[0]);
+      close (out_pipe[1]);
+      close (err_pipe[1]);
+      stdio.in_w = in_pipe[1];
+      stdio.out_r = out_pipe[0];
+      stdio.err_r = err_pipe[0];
+      fcntl (stdio.in_w, F_SETFL, O_NONBLOCK);
+    }
+  else
+    {
+      close (pipefd[1]);
+      fcntl (pipefd[0], F_SETFL, O_NONBLOCK);
+    }
 
   /* Take the listener from the reaper. */
   handoff_deadline = clock_ns (CLOCK_MONOTONIC) + HANDOFF_TIMEOUT_MS * NS_PER_MS;
@@ -908,6 +1297,12 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
     return fail (error, error_size, "cannot send the workload-start event: %s", strerror (-r));
   if (heartbeat_start (&hb, heartbeat_ms) < 0)
     return fail (error, error_size, "cannot start the heartbeat thread");
+  if (spec.stdio)
+    {
+      if (pthread_create (&stdio.thread, NULL, stdio_main, &stdio) != 0)
+        return fail (error, error_size, "cannot start the stdio thread");
+      stdio_started = true;
+    }
 
   notifier = notifier_new (listener, reaper);
   if (!notifier)
@@ -963,6 +1358,14 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
    * supervisor was still performing. */
   while (output_open && relay_output (pipefd[0], &relay))
     ;
+  if (stdio_started)
+    {
+      /* Every writer of the pipes is gone: the thread sees end of file on
+       * both and ends once the last chunk is out. */
+      pthread_join (stdio.thread, NULL);
+      console_log ("workload stdio: %llu byte(s) in, %llu out",
+                   (unsigned long long) stdio.bytes_in, (unsigned long long) stdio.bytes_out);
+    }
   notifier_finish (notifier);
   if (listener >= 0)
     close (listener);
