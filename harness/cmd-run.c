@@ -483,6 +483,40 @@ print_report (AirlockArch arch, AirlockVm *vm, gboolean json)
     printf ("%s: end: no trailer\n", airlock_arch_to_string (arch));
 }
 
+/* The workload's own output, after the tables, each stream under its name
+ * (only when it wrote something). */
+static void
+print_output (AirlockArch arch, AirlockVm *vm)
+{
+  g_autoptr (GBytes) out = airlock_vm_get_stdout (vm);
+  g_autoptr (GBytes) err = airlock_vm_get_stderr (vm);
+  GBytes *streams[2] = { out, err };
+  static const char *const names[2] = { "stdout", "stderr" };
+
+  for (int i = 0; i < 2; i++)
+    {
+      gsize len, start = 0;
+      const char *data = g_bytes_get_data (streams[i], &len);
+
+      if (len == 0)
+        continue;
+      printf ("%s: %s (%" G_GSIZE_FORMAT " bytes%s):\n", airlock_arch_to_string (arch), names[i],
+              len, airlock_vm_get_output_truncated (vm) ? ", truncated" : "");
+      /* Line by line, each escaped: the workload's bytes cannot move the
+       * terminal's cursor or pass for our lines. */
+      while (start < len)
+        {
+          const char *nl = memchr (data + start, '\n', len - start);
+          gsize end = nl ? (gsize) (nl - data) : len;
+          g_autofree char *line = airlock_evidence_escape_bytes ((const guint8 *) data + start,
+                                                                 end - start);
+
+          printf ("  | %s\n", line);
+          start = end + 1;
+        }
+    }
+}
+
 /* Returns the exit status for this arch. */
 static int
 run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
@@ -537,6 +571,8 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
            complete ? "run complete" : "run inconclusive",
            complete ? "" : ": ", complete ? "" : airlock_vm_get_reason (vm));
   print_report (arch, vm, json);
+  if (!json)
+    print_output (arch, vm);
 
   /* What the guest's trusted programs said: why a spec was refused, why
    * the supervisor gave up. */
@@ -566,6 +602,8 @@ cmd_run (int argc, char **argv)
   g_autofree char *accel_name = NULL;
   g_autofree char *cache_dir = NULL;
   g_autofree char *program = NULL;
+  g_autofree char *stdin_file = NULL;
+  g_autoptr (GBytes) stdin_data = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
   int boot_timeout = 60;
   gboolean json = FALSE;
@@ -581,6 +619,8 @@ cmd_run (int argc, char **argv)
     { "guest-program", 'p', 0, G_OPTION_ARG_STRING, &program,
       "test program to run: /bin/NAME in the guest's testroot", "NAME" },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s, "end the workload after S seconds (default: 30)", "S" },
+    { "stdin", 0, 0, G_OPTION_ARG_FILENAME, &stdin_file,
+      "feed FILE to the workload's stdin (default: end of file at once; - reads ours)", "FILE" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object per event instead of the tables", NULL },
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
       "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
@@ -642,6 +682,30 @@ cmd_run (int argc, char **argv)
       return HARNESS_EXIT_USAGE;
     }
 
+  if (stdin_file)
+    {
+      g_autofree char *contents = NULL;
+      gsize len = 0;
+
+      if (g_str_equal (stdin_file, "-"))
+        {
+          g_autoptr (GIOChannel) ch = g_io_channel_unix_new (STDIN_FILENO);
+
+          g_io_channel_set_encoding (ch, NULL, NULL);
+          if (g_io_channel_read_to_end (ch, &contents, &len, &error) != G_IO_STATUS_NORMAL)
+            {
+              fprintf (stderr, "airlock run: cannot read stdin: %s\n", error->message);
+              return HARNESS_EXIT_USAGE;
+            }
+        }
+      else if (!g_file_get_contents (stdin_file, &contents, &len, &error))
+        {
+          fprintf (stderr, "airlock run: --stdin: %s\n", error->message);
+          return HARNESS_EXIT_USAGE;
+        }
+      stdin_data = g_bytes_new_take (g_steal_pointer (&contents), len);
+    }
+
   {
     g_autofree char *path = g_strconcat ("/bin/", program, NULL);
     AirlockGuestImageOptions img_opts = {
@@ -657,6 +721,7 @@ cmd_run (int argc, char **argv)
       .root = TESTROOT,
       .timeout_ms = (guint) timeout_s * 1000,
       .hostname = "airlock",
+      .stdio = TRUE,
     };
     AirlockVmOptions vm_opts = {
       .uri = uri,
@@ -664,6 +729,7 @@ cmd_run (int argc, char **argv)
       .accel = accel,
       .boot_timeout_ms = (guint) boot_timeout * 1000,
       .spec = &spec,
+      .stdin_data = stdin_data,
     };
 
     g_ptr_array_insert (workload_argv, 0, g_steal_pointer (&path));

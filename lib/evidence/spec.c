@@ -127,6 +127,10 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
     return NULL;
   if (spec->hostname != NULL && !check_string ("hostname", spec->hostname, error))
     return NULL;
+  if (spec->root_disk != NULL && !check_string ("root_disk", spec->root_disk, error))
+    return NULL;
+  if (spec->user != NULL && !check_string ("user", spec->user, error))
+    return NULL;
   if (spec->n_groups > TLV_VALUE_MAX / 4)
     {
       g_set_error (error, AIRLOCK_RUN_SPEC_ERROR, AIRLOCK_RUN_SPEC_ERROR_TOO_LARGE,
@@ -156,6 +160,12 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
   put_u32 (out, AIRLOCK_SPEC_TIMEOUT_MS, spec->timeout_ms);
   if (spec->hostname != NULL)
     put_tlv (out, AIRLOCK_SPEC_HOSTNAME, spec->hostname, strlen (spec->hostname));
+  if (spec->root_disk != NULL)
+    put_tlv (out, AIRLOCK_SPEC_ROOT_DISK, spec->root_disk, strlen (spec->root_disk));
+  if (spec->user != NULL)
+    put_tlv (out, AIRLOCK_SPEC_USER, spec->user, strlen (spec->user));
+  if (spec->stdio)
+    put_u32 (out, AIRLOCK_SPEC_STDIO, 1);
 
   /* Checked after encoding: each piece fits, only the sum can overflow, and
    * the guest reads at most this much after the hello. */

@@ -29,6 +29,11 @@ typedef struct {
   const char *root;          /* absolute guest path of the workload's root (mandatory) */
   guint timeout_ms;          /* > 0: the guest ends the run after this long */
   const char *hostname;      /* NULL: "airlock" (the guest's default, not sent) */
+  const char *root_disk;     /* serial of the virtio disk the guest mounts read-only at
+                              * @root (an image's rootfs), or NULL: @root is a guest path */
+  const char *user;          /* the image's User, resolved by the guest in the workload's
+                              * /etc/passwd and /etc/group (overrides uid/gid/groups), or NULL */
+  gboolean stdio;            /* the workload's stdio travels on the stdio port */
 } AirlockRunSpec;
 
 /* Encodes @spec as the TLVs that follow the host hello, in the order

@@ -29,6 +29,9 @@ typedef struct {
   const char *run_dir;       /* host files of this run, removed with the domain */
   const char *socket_dir;    /* where QEMU binds channel sockets, or NULL: libvirt's
                               * choice (embedded roots are too deep for sun_path) */
+  const char *root_disk;     /* raw/ext4 image attached read-only, or NULL */
+  const char *root_disk_serial;
+  gboolean stdio;            /* add the workload's stdio port */
 } AirlockDomainSpec;
 
 /* Returns the domain XML (newly allocated).  Every value is escaped. */

@@ -118,6 +118,21 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
     append_escaped (x,
       "    <channel type='unix'><source mode='bind'/><target type='virtio' name='%s'/></channel>\n",
       AIRLOCK_PORT_EVIDENCE);
+  if (spec->stdio && spec->socket_dir)
+    append_escaped (x,
+      "    <channel type='unix'><source mode='bind' path='%s/stdio.sock'/><target type='virtio' name='%s'/></channel>\n",
+      spec->socket_dir, AIRLOCK_PORT_STDIO);
+  else if (spec->stdio)
+    append_escaped (x,
+      "    <channel type='unix'><source mode='bind'/><target type='virtio' name='%s'/></channel>\n",
+      AIRLOCK_PORT_STDIO);
+  if (spec->root_disk)
+    /* Read-only: runs share the cached disk; the guest puts a tmpfs overlay
+     * on top.  No cache: the host page cache already holds it. */
+    append_escaped (x,
+      "    <disk type='file' device='disk'><driver name='qemu' type='raw'/>"
+      "<source file='%s'/><target dev='vda' bus='virtio'/><readonly/><serial>%s</serial></disk>\n",
+      spec->root_disk, spec->root_disk_serial);
   g_string_append (x,
     "    <controller type='usb' model='none'/>\n"
     "    <memballoon model='none'/>\n"

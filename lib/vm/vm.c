@@ -3,6 +3,7 @@
 #include "vm/vm-private.h"
 
 #include "protocol.h"
+#include "wire.h"
 #include "evidence/event.h"
 #include "vm/domain-xml-private.h"
 
@@ -76,8 +77,17 @@ struct _AirlockVm {
   virDomainPtr dom;
   AirlockEndpoint evidence_ep;
   AirlockEndpoint console_ep;
+  AirlockEndpoint stdio_ep;
   GThread *evidence_thread;
   GThread *console_thread;
+  GThread *stdio_thread;
+  char *root_disk_path;
+  char *root_disk_serial;
+  gboolean stdio;
+  GBytes *stdin_data;
+  GByteArray *out[2];        /* the workload's stdout, stderr */
+  gboolean out_truncated;
+  gboolean stdio_eof;
   int lifecycle_cb;
   gboolean destroyed_by_us;
 };
@@ -147,6 +157,9 @@ vm_alloc (AirlockArch arch, const AirlockGuestImage *image, const AirlockVmOptio
   vm->lifecycle_cb = -1;
   vm->evidence_ep.fd = -1;
   vm->console_ep.fd = -1;
+  vm->stdio_ep.fd = -1;
+  vm->out[0] = g_byte_array_new ();
+  vm->out[1] = g_byte_array_new ();
   for (unsigned i = 0; i < sizeof id; i++)
     id[i] = (guint8) g_random_int_range (0, 256);
   vm->run_id = g_strdup_printf ("%02x%02x%02x%02x%02x%02x%02x%02x",
@@ -184,6 +197,17 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
       vm->spec = airlock_run_spec_encode (options->spec, error);
       if (!vm->spec)
         return NULL;
+      if (options->spec->root_disk && !options->root_disk_path)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
+                       "the run spec names root disk '%s' but no disk file was given",
+                       options->spec->root_disk);
+          return NULL;
+        }
+      vm->root_disk_path = g_strdup (options->root_disk_path);
+      vm->stdio = options->spec->stdio;
+      vm->stdin_data = options->stdin_data ? g_bytes_ref (options->stdin_data) : NULL;
+      vm->root_disk_serial = g_strdup (options->spec->root_disk);
     }
   vm->conn = airlock_connection_open (vm->opts.uri, vm->cache_dir, vm->swept, error);
   if (!vm->conn)
@@ -210,6 +234,11 @@ airlock_vm_free (AirlockVm *vm)
   g_clear_pointer (&vm->channel, airlock_channel_free);
   g_clear_pointer (&vm->spec, g_bytes_unref);
   g_clear_pointer (&vm->events, airlock_event_log_free);
+  g_clear_pointer (&vm->stdin_data, g_bytes_unref);
+  g_clear_pointer (&vm->root_disk_path, g_free);
+  g_clear_pointer (&vm->root_disk_serial, g_free);
+  for (int i = 0; i < 2; i++)
+    g_clear_pointer (&vm->out[i], g_byte_array_unref);
   g_byte_array_unref (vm->console);
   g_ptr_array_unref (vm->swept);
   g_mutex_clear (&vm->lock);
@@ -317,6 +346,94 @@ evidence_reader (gpointer data)
         break;
     }
   return NULL;
+}
+
+#define STDIO_CAP (16 * 1024 * 1024)
+
+/* The workload's stdio port: sends stdin (then end of file), and keeps
+ * stdout and stderr.  Nothing on this port is evidence: chunks are only
+ * bounded and split by stream. */
+static gpointer
+stdio_worker (gpointer data)
+{
+  AirlockVm *vm = data;
+  g_autofree guint8 *buf = g_malloc (65536);
+  g_autoptr (GByteArray) pending = g_byte_array_new ();
+  gsize in_len = vm->stdin_data ? g_bytes_get_size (vm->stdin_data) : 0;
+  const guint8 *in = vm->stdin_data ? g_bytes_get_data (vm->stdin_data, NULL) : NULL;
+  gsize off = 0;
+
+  /* Stdin first, in chunks, then its end: the guest buffers what the
+   * workload has not read yet (bounded; the port's flow control does the
+   * rest). */
+  for (;;)
+    {
+      guint8 chunk[AIRLOCK_STDIO_HEADER_SIZE + AIRLOCK_STDIO_CHUNK_MAX];
+      gsize n = MIN (in_len - off, (gsize) AIRLOCK_STDIO_CHUNK_MAX);
+
+      chunk[0] = AIRLOCK_STDIO_STDIN;
+      chunk[1] = n == 0 ? AIRLOCK_STDIO_EOF : 0;
+      wire_le16 (chunk + 2, (guint16) n);
+      if (n)
+        memcpy (chunk + AIRLOCK_STDIO_HEADER_SIZE, in + off, n);
+      if (!endpoint_send_all (&vm->stdio_ep, chunk, AIRLOCK_STDIO_HEADER_SIZE + n))
+        break;
+      off += n;
+      if (n == 0)
+        break;
+    }
+
+  for (;;)
+    {
+      int n = endpoint_recv (&vm->stdio_ep, (char *) buf, 65536);
+
+      if (n <= 0)
+        break;
+      g_byte_array_append (pending, buf, n);
+      g_mutex_lock (&vm->lock);
+      while (pending->len >= AIRLOCK_STDIO_HEADER_SIZE)
+        {
+          guint stream = pending->data[0];
+          gsize clen = wire_get_le16 (pending->data + 2);
+
+          if (pending->len < AIRLOCK_STDIO_HEADER_SIZE + clen)
+            break;
+          if ((stream == AIRLOCK_STDIO_STDOUT || stream == AIRLOCK_STDIO_STDERR) && clen > 0)
+            {
+              GByteArray *out = vm->out[stream - 1];
+
+              if (out->len + clen <= STDIO_CAP)
+                g_byte_array_append (out, pending->data + AIRLOCK_STDIO_HEADER_SIZE, (guint) clen);
+              else
+                vm->out_truncated = TRUE;
+            }
+          g_byte_array_remove_range (pending, 0, (guint) (AIRLOCK_STDIO_HEADER_SIZE + clen));
+        }
+      g_mutex_unlock (&vm->lock);
+    }
+  g_mutex_lock (&vm->lock);
+  vm->stdio_eof = TRUE;
+  g_cond_broadcast (&vm->cond);
+  g_mutex_unlock (&vm->lock);
+  return NULL;
+}
+
+GBytes *
+airlock_vm_get_stdout (AirlockVm *vm)
+{
+  return g_bytes_new (vm->out[0]->data, vm->out[0]->len);
+}
+
+GBytes *
+airlock_vm_get_stderr (AirlockVm *vm)
+{
+  return g_bytes_new (vm->out[1]->data, vm->out[1]->len);
+}
+
+gboolean
+airlock_vm_get_output_truncated (AirlockVm *vm)
+{
+  return vm->out_truncated;
 }
 
 static gpointer
@@ -480,6 +597,9 @@ start_domain (AirlockVm *vm, GError **error)
     .owner_start_time = self->start_time,
     .run_dir = vm->run_dir,
     .socket_dir = vm->socket_dir,
+    .root_disk = vm->root_disk_path,
+    .root_disk_serial = vm->root_disk_serial,
+    .stdio = vm->stdio,
   };
   unsigned flags = VIR_DOMAIN_START_PAUSED;
 
@@ -543,7 +663,8 @@ open_streams (AirlockVm *vm, GError **error)
   if (vm->socket_dir)
     {
       if (!connect_socket (vm, "console.sock", &vm->console_ep, error)
-          || !connect_socket (vm, "evidence.sock", &vm->evidence_ep, error))
+          || !connect_socket (vm, "evidence.sock", &vm->evidence_ep, error)
+          || (vm->stdio && !connect_socket (vm, "stdio.sock", &vm->stdio_ep, error)))
         return FALSE;
     }
   else
@@ -566,6 +687,19 @@ open_streams (AirlockVm *vm, GError **error)
                        "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_EVIDENCE,
                        vm->name, airlock_vir_last_error ());
           return FALSE;
+        }
+      if (vm->stdio)
+        {
+          vm->stdio_ep.stream = virStreamNew (vm->conn->conn, 0);
+          if (!vm->stdio_ep.stream
+              || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_STDIO, vm->stdio_ep.stream,
+                                       VIR_DOMAIN_CHANNEL_FORCE) < 0)
+            {
+              g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                           "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_STDIO,
+                           vm->name, airlock_vir_last_error ());
+              return FALSE;
+            }
         }
     }
   /* The host speaks first: the guest writes nothing before it has read the
@@ -594,6 +728,8 @@ open_streams (AirlockVm *vm, GError **error)
     }
   vm->console_thread = g_thread_new ("airlock-console", console_reader, vm);
   vm->evidence_thread = g_thread_new ("airlock-evidence", evidence_reader, vm);
+  if (vm->stdio)
+    vm->stdio_thread = g_thread_new ("airlock-stdio", stdio_worker, vm);
   return TRUE;
 }
 
@@ -725,10 +861,14 @@ teardown (AirlockVm *vm)
     (void) shutdown (vm->evidence_ep.fd, SHUT_RDWR);
   if (vm->console_ep.fd >= 0)
     (void) shutdown (vm->console_ep.fd, SHUT_RDWR);
+  if (vm->stdio_ep.fd >= 0)
+    (void) shutdown (vm->stdio_ep.fd, SHUT_RDWR);
   if (vm->evidence_thread)
     g_thread_join (g_steal_pointer (&vm->evidence_thread));
   if (vm->console_thread)
     g_thread_join (g_steal_pointer (&vm->console_thread));
+  if (vm->stdio_thread && vm->stdio_ep.fd >= 0)
+    g_thread_join (g_steal_pointer (&vm->stdio_thread));
   /* libvirt delivers the stop event asynchronously; it says why the domain
    * stopped (QEMU died, crashed, destroyed from outside), so wait for it
    * before letting the callback go. */
@@ -740,10 +880,15 @@ teardown (AirlockVm *vm)
       (void) virConnectDomainEventDeregisterAny (vm->conn->conn, vm->lifecycle_cb);
     }
   vm->lifecycle_cb = -1;
-  if ((vm->evidence_ep.stream || vm->console_ep.stream) && uuid[0])
+  if ((vm->evidence_ep.stream || vm->console_ep.stream || vm->stdio_ep.stream) && uuid[0])
     wait_domain_gone (vm, uuid);
   endpoint_close (&vm->evidence_ep);
   endpoint_close (&vm->console_ep);
+  /* Through a daemon, the stream's reader returns once the stream is
+   * aborted. */
+  endpoint_close (&vm->stdio_ep);
+  if (vm->stdio_thread)
+    g_thread_join (g_steal_pointer (&vm->stdio_thread));
   if (vm->dom)
     virDomainFree (g_steal_pointer (&vm->dom));
   if (vm->run_dir)

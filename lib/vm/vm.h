@@ -56,6 +56,13 @@ typedef struct {
    * and run_timeout_ms, when 0, becomes spec->timeout_ms plus a margin for
    * the guest to end the workload and send its trailer. */
   const AirlockRunSpec *spec;
+  /* With a spec: the ext4 disk holding the workload's root (attached
+   * read-only with serial spec->root_disk), or NULL. */
+  const char *root_disk_path;
+  /* With spec->stdio: bytes for the workload's stdin (borrowed; NULL or
+   * empty: end of file at once).  Stdout and stderr are kept, up to 16 MiB
+   * each (airlock_vm_get_stdout/stderr). */
+  GBytes *stdin_data;
 } AirlockVmOptions;
 
 /* Wall-clock points of a run, in g_get_monotonic_time () microseconds;
@@ -99,6 +106,11 @@ AIRLOCK_PUBLIC AirlockChannel *airlock_vm_get_channel (AirlockVm *vm);
  * call, …) makes the run inconclusive like any malformed frame.  NULL for a
  * boot check or before airlock_vm_run(). */
 AIRLOCK_PUBLIC AirlockEventLog *airlock_vm_get_events (AirlockVm *vm);
+/* The workload's stdout and stderr (with spec->stdio), as received, at most
+ * 16 MiB each (the rest is counted, see get_output_truncated). */
+AIRLOCK_PUBLIC GBytes *airlock_vm_get_stdout (AirlockVm *vm);
+AIRLOCK_PUBLIC GBytes *airlock_vm_get_stderr (AirlockVm *vm);
+AIRLOCK_PUBLIC gboolean airlock_vm_get_output_truncated (AirlockVm *vm);
 /* Console output (kernel log and guest init lines), as received. */
 AIRLOCK_PUBLIC GBytes *airlock_vm_get_console (AirlockVm *vm);
 AIRLOCK_PUBLIC const AirlockVmTimings *airlock_vm_get_timings (AirlockVm *vm);
