@@ -1,5 +1,5 @@
-/* airlock images: build or inspect the guest images (kernel + initramfs per
- * arch) that every boot uses. */
+/* airlock images: build or show the guest images (kernel + initramfs per
+ * arch) that every boot uses, and inspect a container image reference. */
 #include "config.h"
 
 #include "harness.h"
@@ -17,6 +17,7 @@ typedef struct {
   char *kernel;
   char *modules;
   char *cache_dir;
+  gboolean json;
 } ImagesArgs;
 
 static void
@@ -210,6 +211,223 @@ arch_of_kernel (const char *path, AirlockArch *ret_arch, GError **error)
   return TRUE;
 }
 
+/* ---- images inspect REF ------------------------------------------------- */
+
+int
+harness_exit_for_image_error (const GError *error)
+{
+  static const int statuses[] = {
+    [AIRLOCK_IMAGE_ERROR_REFERENCE] = HARNESS_EXIT_IMAGE_REFERENCE,
+    [AIRLOCK_IMAGE_ERROR_NOT_FOUND] = HARNESS_EXIT_IMAGE_NOT_FOUND,
+    [AIRLOCK_IMAGE_ERROR_DIGEST] = HARNESS_EXIT_IMAGE_DIGEST,
+    [AIRLOCK_IMAGE_ERROR_MALFORMED] = HARNESS_EXIT_IMAGE_MALFORMED,
+    [AIRLOCK_IMAGE_ERROR_UNSUPPORTED] = HARNESS_EXIT_IMAGE_UNSUPPORTED,
+    [AIRLOCK_IMAGE_ERROR_NO_ARCH] = HARNESS_EXIT_IMAGE_NO_ARCH,
+    [AIRLOCK_IMAGE_ERROR_UNSAFE] = HARNESS_EXIT_IMAGE_UNSAFE,
+    [AIRLOCK_IMAGE_ERROR_LIMIT] = HARNESS_EXIT_IMAGE_LIMIT,
+    [AIRLOCK_IMAGE_ERROR_DISK] = HARNESS_EXIT_IMAGE_DISK,
+    [AIRLOCK_IMAGE_ERROR_USER] = HARNESS_EXIT_IMAGE_USER,
+    [AIRLOCK_IMAGE_ERROR_NO_COMMAND] = HARNESS_EXIT_IMAGE_NO_COMMAND,
+  };
+
+  if (error && error->domain == AIRLOCK_IMAGE_ERROR && error->code >= 0 &&
+      (gsize) error->code < G_N_ELEMENTS (statuses) && statuses[error->code])
+    return statuses[error->code];
+  return HARNESS_EXIT_SETUP;
+}
+
+static void
+add_strv_member (JsonBuilder *builder, const char *name, GStrv strv)
+{
+  json_builder_set_member_name (builder, name);
+  if (!strv)
+    {
+      json_builder_add_null_value (builder);
+      return;
+    }
+  json_builder_begin_array (builder);
+  for (guint i = 0; strv[i]; i++)
+    json_builder_add_string_value (builder, strv[i]);
+  json_builder_end_array (builder);
+}
+
+static void
+add_string_member (JsonBuilder *builder, const char *name, const char *value)
+{
+  json_builder_set_member_name (builder, name);
+  if (value)
+    json_builder_add_string_value (builder, value);
+  else
+    json_builder_add_null_value (builder);
+}
+
+static void
+build_image_json (JsonBuilder *builder, const AirlockImage *image)
+{
+  json_builder_begin_object (builder);
+  add_string_member (builder, "arch", airlock_arch_to_string (image->arch));
+  add_string_member (builder, "platform", image->platform);
+  add_string_member (builder, "index_digest", image->index_digest);
+  add_string_member (builder, "manifest_digest", image->manifest_digest);
+  add_string_member (builder, "config_digest", image->config_digest);
+  json_builder_set_member_name (builder, "layers");
+  json_builder_begin_array (builder);
+  for (guint i = 0; i < image->layers->len; i++)
+    {
+      const AirlockImageLayer *layer = image->layers->pdata[i];
+      json_builder_begin_object (builder);
+      add_string_member (builder, "digest", layer->digest);
+      json_builder_set_member_name (builder, "size");
+      json_builder_add_int_value (builder, layer->size);
+      add_string_member (builder, "media_type", layer->media_type);
+      add_string_member (builder, "compression",
+                         airlock_layer_compression_to_string (layer->compression));
+      json_builder_end_object (builder);
+    }
+  json_builder_end_array (builder);
+  add_strv_member (builder, "entrypoint", image->entrypoint);
+  add_strv_member (builder, "cmd", image->cmd);
+  add_strv_member (builder, "env", image->env);
+  add_string_member (builder, "working_dir", image->working_dir);
+  add_string_member (builder, "user", image->user);
+  json_builder_end_object (builder);
+}
+
+/* ["a", "b c"] as the JSON a Dockerfile would write; "(none)" for NULL. */
+static char *
+strv_line (GStrv strv)
+{
+  g_autoptr (JsonBuilder) builder = json_builder_new ();
+  g_autoptr (JsonGenerator) generator = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+
+  if (!strv)
+    return g_strdup ("(none)");
+  json_builder_begin_array (builder);
+  for (guint i = 0; strv[i]; i++)
+    json_builder_add_string_value (builder, strv[i]);
+  json_builder_end_array (builder);
+  root = json_builder_get_root (builder);
+  json_generator_set_root (generator, root);
+  return json_generator_to_data (generator, NULL);
+}
+
+static void
+print_inspected (const AirlockImage *image)
+{
+  g_autofree char *entrypoint = strv_line (image->entrypoint);
+  g_autofree char *cmd = strv_line (image->cmd);
+
+  printf ("%s: %s\n", airlock_arch_to_string (image->arch), image->platform);
+  printf ("  %-12s %s\n", "index", image->index_digest ? image->index_digest : "(none)");
+  printf ("  %-12s %s\n", "manifest", image->manifest_digest);
+  printf ("  %-12s %s\n", "config", image->config_digest);
+  printf ("  %-12s %u\n", "layers", image->layers->len);
+  for (guint i = 0; i < image->layers->len; i++)
+    {
+      const AirlockImageLayer *layer = image->layers->pdata[i];
+      g_autofree char *size = g_format_size (layer->size);
+      printf ("    %3u  %s  %12" G_GUINT64_FORMAT " bytes (%s)  %s\n", i + 1, layer->digest,
+              layer->size, size, airlock_layer_compression_to_string (layer->compression));
+    }
+  printf ("  %-12s %s\n", "entrypoint", entrypoint);
+  printf ("  %-12s %s\n", "cmd", cmd);
+  printf ("  %-12s %s\n", "env", image->env && image->env[0] ? image->env[0] : "(none)");
+  for (guint i = 1; image->env && image->env[i]; i++)
+    printf ("  %-12s %s\n", "", image->env[i]);
+  printf ("  %-12s %s\n", "workdir", image->working_dir ? image->working_dir : "(none: /)");
+  printf ("  %-12s %s\n", "user", image->user ? image->user : "(none: root)");
+}
+
+/* Resolves every arch of @reference (or those of @wanted) with every JSON
+ * blob verified; layers are listed, not read.  Exit: 0, or the image
+ * error's own status (harness.h). */
+static int
+inspect_image (const char *reference, const gboolean *wanted, gboolean json)
+{
+  g_autoptr (AirlockImageSource) source = NULL;
+  g_autoptr (GArray) arches = NULL;
+  g_autoptr (GPtrArray) others = NULL;
+  g_autoptr (GPtrArray) images = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_image_free);
+  g_autoptr (GError) error = NULL;
+  gboolean present[AIRLOCK_N_ARCHES] = { FALSE };
+
+  source = airlock_image_source_open (reference, &error);
+  if (source)
+    arches = airlock_image_source_list_arches (source, &others, &error);
+  if (!arches)
+    {
+      fprintf (stderr, "airlock images inspect: %s\n", error->message);
+      return harness_exit_for_image_error (error);
+    }
+  for (guint i = 0; i < arches->len; i++)
+    present[g_array_index (arches, AirlockArch, i)] = TRUE;
+  for (guint a = 0; a < AIRLOCK_N_ARCHES; a++)
+    {
+      AirlockImage *image;
+
+      if (wanted && !wanted[a])
+        continue;
+      /* Asked for an arch it lacks: resolve anyway, for the error. */
+      if (!wanted && !present[a])
+        continue;
+      image = airlock_image_resolve (source, (AirlockArch) a, &error);
+      if (!image)
+        {
+          fprintf (stderr, "airlock images inspect: %s\n", error->message);
+          return harness_exit_for_image_error (error);
+        }
+      g_ptr_array_add (images, image);
+    }
+  if (images->len == 0)
+    {
+      fprintf (stderr, "airlock images inspect: %s: no linux/amd64 or linux/arm64 image%s%s\n",
+               reference, others && others->len ? "; it has " : "",
+               others && others->len ? (char *) others->pdata[0] : "");
+      return HARNESS_EXIT_IMAGE_NO_ARCH;
+    }
+
+  if (json)
+    {
+      g_autoptr (JsonBuilder) builder = json_builder_new ();
+      g_autoptr (JsonGenerator) generator = json_generator_new ();
+      g_autoptr (JsonNode) root = NULL;
+      g_autofree char *text = NULL;
+
+      json_builder_begin_object (builder);
+      add_string_member (builder, "reference", reference);
+      json_builder_set_member_name (builder, "images");
+      json_builder_begin_array (builder);
+      for (guint i = 0; i < images->len; i++)
+        build_image_json (builder, images->pdata[i]);
+      json_builder_end_array (builder);
+      json_builder_set_member_name (builder, "other_platforms");
+      json_builder_begin_array (builder);
+      for (guint i = 0; others && i < others->len; i++)
+        json_builder_add_string_value (builder, others->pdata[i]);
+      json_builder_end_array (builder);
+      json_builder_end_object (builder);
+      root = json_builder_get_root (builder);
+      json_generator_set_root (generator, root);
+      json_generator_set_pretty (generator, TRUE);
+      text = json_generator_to_data (generator, NULL);
+      printf ("%s\n", text);
+      return HARNESS_EXIT_OK;
+    }
+
+  printf ("image %s\n", reference);
+  for (guint i = 0; i < images->len; i++)
+    print_inspected (images->pdata[i]);
+  if (others && others->len)
+    {
+      printf ("other platforms (not run by airlock):");
+      for (guint i = 0; i < others->len; i++)
+        printf (" %s", (char *) others->pdata[i]);
+      printf ("\n");
+    }
+  return HARNESS_EXIT_OK;
+}
+
 int
 cmd_images (int argc, char **argv)
 {
@@ -225,9 +443,11 @@ cmd_images (int argc, char **argv)
       "The kernel's modules: its lib/modules/<release> directory", "DIR" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &args.cache_dir,
       "Cache root (default: $AIRLOCK_CACHE_DIR, else $XDG_CACHE_HOME/airlock)", "DIR" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &args.json,
+      "inspect: print one JSON object", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("build|show");
+  g_autoptr (GOptionContext) context = g_option_context_new ("build|show|inspect REF");
   g_autoptr (GError) error = NULL;
   gboolean arches[AIRLOCK_N_ARCHES] = { FALSE };
   gboolean (*run) (AirlockArch, const ImagesArgs *) = NULL;
@@ -237,7 +457,13 @@ cmd_images (int argc, char **argv)
   g_option_context_set_summary (context,
     "  build   build the guest images that are not cached (downloads the pinned\n"
     "          kernel packages the first time)\n"
-    "  show    print the cached guest images; exits 4 when one is not built");
+    "  show    print the cached guest images; exits 4 when one is not built\n"
+    "  inspect REF\n"
+    "          resolve a container image (oci:DIR[:TAG], oci-archive:FILE[:TAG],\n"
+    "          docker-archive:FILE) for each arch it has, or those of --arch: the\n"
+    "          index, manifest and config digests (every JSON blob verified), its\n"
+    "          layers, entrypoint, cmd, env, workdir and user.  Exits 10-20 on an\n"
+    "          unusable image (one status per kind of error, see the README)");
   g_option_context_add_main_entries (context, entries, NULL);
   g_set_prgname ("airlock images");
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -245,9 +471,34 @@ cmd_images (int argc, char **argv)
       fprintf (stderr, "airlock images: %s\n", error->message);
       return HARNESS_EXIT_USAGE;
     }
+  if (argc >= 2 && g_str_equal (argv[1], "inspect"))
+    {
+      if (argc != 3)
+        {
+          fprintf (stderr, "airlock images inspect: expected one image reference "
+                           "(oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE)\n");
+          return HARNESS_EXIT_USAGE;
+        }
+      if (args.force || args.kernel || args.modules)
+        {
+          fprintf (stderr, "airlock images inspect: --force, --kernel and --modules do not apply\n");
+          return HARNESS_EXIT_USAGE;
+        }
+      if (args.arch_spec && !harness_parse_arches (args.arch_spec, arches, &error))
+        {
+          fprintf (stderr, "airlock images: %s\n", error->message);
+          return HARNESS_EXIT_USAGE;
+        }
+      return inspect_image (argv[2], args.arch_spec ? arches : NULL, args.json);
+    }
+  if (args.json)
+    {
+      fprintf (stderr, "airlock images: --json only applies to 'inspect'\n");
+      return HARNESS_EXIT_USAGE;
+    }
   if (argc != 2)
     {
-      fprintf (stderr, "airlock images: expected one of 'build' or 'show' (see --help)\n");
+      fprintf (stderr, "airlock images: expected one of 'build', 'show' or 'inspect REF' (see --help)\n");
       return HARNESS_EXIT_USAGE;
     }
   subcommand = argv[1];
@@ -257,8 +508,8 @@ cmd_images (int argc, char **argv)
     run = show_one;
   else
     {
-      fprintf (stderr, "airlock images: unknown subcommand '%s' (expected 'build' or 'show')\n",
-               subcommand);
+      fprintf (stderr, "airlock images: unknown subcommand '%s' (expected 'build', 'show' or "
+                       "'inspect')\n", subcommand);
       return HARNESS_EXIT_USAGE;
     }
   if (args.force && run == show_one)

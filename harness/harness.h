@@ -10,7 +10,24 @@ enum {
   HARNESS_EXIT_USAGE = 2,        /* bad command line */
   HARNESS_EXIT_INCONCLUSIVE = 3, /* evidence incomplete */
   HARNESS_EXIT_SETUP = 4,        /* environment not usable (images, QEMU, libvirt) */
+  /* The container image given is unusable: one status per
+   * AIRLOCK_IMAGE_ERROR code (harness_exit_for_image_error). */
+  HARNESS_EXIT_IMAGE_REFERENCE = 10,   /* the reference does not parse or names nothing */
+  HARNESS_EXIT_IMAGE_NOT_FOUND = 11,   /* a blob, tag or file it names is missing */
+  HARNESS_EXIT_IMAGE_DIGEST = 12,      /* a blob does not match its digest or size */
+  HARNESS_EXIT_IMAGE_MALFORMED = 13,   /* JSON, tar or compression that does not parse */
+  HARNESS_EXIT_IMAGE_UNSUPPORTED = 14, /* a media type, digest algorithm or platform not taken */
+  HARNESS_EXIT_IMAGE_NO_ARCH = 15,     /* no manifest for the requested arch */
+  HARNESS_EXIT_IMAGE_UNSAFE = 16,      /* a layer entry escapes the root */
+  HARNESS_EXIT_IMAGE_LIMIT = 17,       /* more layers, bytes or entries than allowed */
+  HARNESS_EXIT_IMAGE_DISK = 18,        /* building the rootfs disk failed */
+  HARNESS_EXIT_IMAGE_USER = 19,        /* the image's User is not in its /etc files */
+  HARNESS_EXIT_IMAGE_NO_COMMAND = 20,  /* no Entrypoint, Cmd or arguments */
 };
+
+/* The exit status for an error: the HARNESS_EXIT_IMAGE_* status of an
+ * AIRLOCK_IMAGE_ERROR, HARNESS_EXIT_SETUP for anything else. */
+int harness_exit_for_image_error (const GError *error);
 
 typedef struct {
   const char *name;

@@ -11,6 +11,7 @@
 #include "evidence/channel.h"
 #include "evidence/spec.h"
 #include "guestimg/guest-image.h"
+#include "image/image.h"
 #include "vm/vm.h"
 
 #undef AIRLOCK_INSIDE

@@ -1,0 +1,724 @@
+/* The image's rootfs as an ext4 disk, built with one libguestfs handle and
+ * cached by manifest digest.
+ *
+ * Build: pass 1 reads every layer on the host (digest verified, entries
+ * checked, whiteouts resolved: layer.c), which also sizes the disk; then
+ * the appliance starts once, makes the file system, and each layer gets
+ * its removals (rm -rf) and then its entries as a plain tar streamed through
+ * a pipe into tar-in.  Image content only ever exists in the pipe and in
+ * the disk file.
+ *
+ * Cache: <cache>/image/<manifest hex>-<builder version>/rootfs.ext4 and
+ * disk.json (size and SHA-256 of the disk, written last).  A flock on .lock
+ * in that directory serialises builders and checkers; a build goes to a
+ * temporary name in the same directory and is renamed into place. */
+#define _GNU_SOURCE
+
+#include "config.h"
+
+#include "image/disk-private.h"
+#include "fsutil-private.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DISK_FILE "rootfs.ext4"
+#define META_FILE "disk.json"
+#define LOCK_FILE ".lock"
+#define BUILD_PREFIX ".build-"
+
+/* Free space left in the file system beyond the estimate of what the
+ * layers need: ext4's own metadata and whatever the estimate misses.  The
+ * file is sparse, so headroom costs no host disk, only checksum time. */
+#define HEADROOM_MIN (16u << 20)
+#define DISK_MIN (32u << 20)
+#define DISK_ALIGN (4u << 20)
+
+static void
+report (const AirlockImageDiskOptions *options, const char *stage, guint64 done, guint64 total)
+{
+  if (options->progress)
+    options->progress (stage, done, total, options->progress_data);
+}
+
+static gboolean
+set_io_error (GError **error, int errsv, const char *action, const char *path)
+{
+  g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK, "cannot %s '%s': %s", action,
+               path, g_strerror (errsv));
+  return FALSE;
+}
+
+/* The hex part of "sha256:<64 hex>", or NULL: it becomes a directory name,
+ * so nothing else is accepted. */
+static const char *
+manifest_hex (const char *digest)
+{
+  const char *hex;
+  int i;
+
+  if (!digest || !g_str_has_prefix (digest, "sha256:"))
+    return NULL;
+  hex = digest + strlen ("sha256:");
+  for (i = 0; i < 64; i++)
+    if (!g_ascii_isxdigit (hex[i]) || g_ascii_isupper (hex[i]))
+      return NULL;
+  return hex[64] == '\0' ? hex : NULL;
+}
+
+char *
+airlock_image_disk_sha256 (const char *path, GError **error)
+{
+  g_autofree guint8 *buf = g_malloc (1 << 20);
+  EVP_MD_CTX *ctx = NULL;
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int md_len = 0;
+  char *hex = NULL;
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  unsigned int i;
+
+  if (fd < 0)
+    {
+      set_io_error (error, errno, "read", path);
+      return NULL;
+    }
+  ctx = EVP_MD_CTX_new ();
+  if (!ctx || !EVP_DigestInit_ex (ctx, EVP_sha256 (), NULL))
+    {
+      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
+                   "cannot checksum '%s': libcrypto has no SHA-256", path);
+      goto out;
+    }
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, 1 << 20);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          set_io_error (error, errno, "read", path);
+          goto out;
+        }
+      if (n == 0)
+        break;
+      EVP_DigestUpdate (ctx, buf, n);
+    }
+  EVP_DigestFinal_ex (ctx, md, &md_len);
+  hex = g_malloc (md_len * 2 + 1);
+  for (i = 0; i < md_len; i++)
+    sprintf (hex + 2 * i, "%02x", md[i]);
+
+out:
+  EVP_MD_CTX_free (ctx);
+  close (fd);
+  return hex;
+}
+
+/* ---- cache ---- */
+
+typedef struct {
+  char *dir;
+  char *disk;
+  char *meta;
+  char *lock;
+} DiskPaths;
+
+static void
+disk_paths_clear (DiskPaths *p)
+{
+  g_free (p->dir);
+  g_free (p->disk);
+  g_free (p->meta);
+  g_free (p->lock);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (DiskPaths, disk_paths_clear)
+
+/* Serialises everyone who checks or builds this disk.  Returns the locked
+ * fd (closing it unlocks), or -1 with @error set. */
+static int
+lock_disk (const DiskPaths *paths, const AirlockImage *image,
+           const AirlockImageDiskOptions *options, GError **error)
+{
+  int fd = open (paths->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int r;
+
+  if (fd < 0)
+    {
+      set_io_error (error, errno, "open lock file", paths->lock);
+      return -1;
+    }
+  r = flock (fd, LOCK_EX | LOCK_NB);
+  if (r < 0 && errno == EWOULDBLOCK)
+    {
+      g_autofree char *stage = g_strdup_printf (
+          "wait for another airlock building the disk of image '%s' (%s)", image->reference,
+          airlock_arch_to_string (image->arch));
+      report (options, stage, 0, 0);
+      do
+        r = flock (fd, LOCK_EX);
+      while (r < 0 && errno == EINTR);
+    }
+  if (r < 0)
+    {
+      set_io_error (error, errno, "lock", paths->lock);
+      close (fd);
+      return -1;
+    }
+  return fd;
+}
+
+/* Whether the cached disk is whole.  FALSE with @ret_why NULL: there is
+ * none; with a reason: there is one and it is damaged or stale. */
+static gboolean
+check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) local_error = NULL;
+  g_autofree char *sha256 = NULL;
+  JsonObject *o;
+  struct stat st;
+  gboolean have_disk = g_stat (paths->disk, &st) == 0;
+  gboolean have_meta = g_file_test (paths->meta, G_FILE_TEST_EXISTS);
+
+  *ret_why = NULL;
+  if (!have_disk && !have_meta)
+    return FALSE;
+  if (!have_disk)
+    {
+      *ret_why = g_strdup ("the disk file is missing");
+      return FALSE;
+    }
+  if (!have_meta)
+    {
+      /* A build that died between the rename and the record. */
+      *ret_why = g_strdup_printf ("'%s' is missing", META_FILE);
+      return FALSE;
+    }
+  if (!json_parser_load_from_mapped_file (parser, paths->meta, &local_error)
+      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    {
+      *ret_why = g_strdup_printf ("'%s' does not parse", paths->meta);
+      return FALSE;
+    }
+  o = json_node_get_object (json_parser_get_root (parser));
+  if (json_object_get_int_member_with_default (o, "builder_version", 0)
+          != AIRLOCK_IMAGE_DISK_BUILDER_VERSION
+      || g_strcmp0 (json_object_get_string_member_with_default (o, "manifest_digest", NULL),
+                    image->manifest_digest) != 0)
+    {
+      *ret_why = g_strdup_printf ("'%s' describes another disk", paths->meta);
+      return FALSE;
+    }
+  if ((guint64) st.st_size != (guint64) json_object_get_int_member_with_default (o, "size", -1))
+    {
+      *ret_why = g_strdup_printf ("its size is %" G_GUINT64_FORMAT " bytes, not %" G_GINT64_FORMAT,
+                                  (guint64) st.st_size,
+                                  json_object_get_int_member_with_default (o, "size", -1));
+      return FALSE;
+    }
+  sha256 = airlock_image_disk_sha256 (paths->disk, &local_error);
+  if (!sha256)
+    {
+      *ret_why = g_strdup (local_error->message);
+      return FALSE;
+    }
+  if (g_strcmp0 (sha256, json_object_get_string_member_with_default (o, "sha256", NULL)) != 0)
+    {
+      *ret_why = g_strdup_printf ("its SHA-256 is %s, not the %s recorded when it was built",
+                                  sha256, json_object_get_string_member_with_default (o, "sha256", "?"));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+write_meta (const DiskPaths *paths, const AirlockImage *image, guint64 size, const char *sha256,
+            GError **error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *text = NULL;
+  guint i;
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "builder_version");
+  json_builder_add_int_value (b, AIRLOCK_IMAGE_DISK_BUILDER_VERSION);
+  json_builder_set_member_name (b, "reference");
+  json_builder_add_string_value (b, image->reference);
+  json_builder_set_member_name (b, "arch");
+  json_builder_add_string_value (b, airlock_arch_to_string (image->arch));
+  json_builder_set_member_name (b, "manifest_digest");
+  json_builder_add_string_value (b, image->manifest_digest);
+  json_builder_set_member_name (b, "config_digest");
+  json_builder_add_string_value (b, image->config_digest);
+  json_builder_set_member_name (b, "layers");
+  json_builder_begin_array (b);
+  for (i = 0; i < image->layers->len; i++)
+    json_builder_add_string_value (b, ((AirlockImageLayer *) image->layers->pdata[i])->digest);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "file");
+  json_builder_add_string_value (b, DISK_FILE);
+  json_builder_set_member_name (b, "size");
+  json_builder_add_int_value (b, size);
+  json_builder_set_member_name (b, "sha256");
+  json_builder_add_string_value (b, sha256);
+  json_builder_end_object (b);
+
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  text = json_generator_to_data (gen, NULL);
+  if (!g_file_set_contents_full (paths->meta, text, -1,
+                                 G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE, 0644,
+                                 error))
+    {
+      g_prefix_error (error, "cannot record the disk of image '%s': ", image->reference);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Leftovers of builders that died: whoever holds the lock is the only
+ * builder, so any temporary disk present then is abandoned. */
+static void
+remove_stale_builds (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+
+  while (d && (name = g_dir_read_name (d)))
+    if (g_str_has_prefix (name, BUILD_PREFIX))
+      {
+        g_autofree char *path = g_build_filename (dir, name, NULL);
+        (void) g_unlink (path);
+      }
+}
+
+/* ---- libguestfs ---- */
+
+/* The host's boot time (seconds since the epoch), or 0. */
+static gint64
+host_boot_time (void)
+{
+  g_autofree char *stat_text = NULL;
+  const char *line;
+
+  if (!g_file_get_contents ("/proc/stat", &stat_text, NULL, NULL))
+    return 0;
+  line = strstr (stat_text, "\nbtime ");
+  return line ? g_ascii_strtoll (line + strlen ("\nbtime "), NULL, 10) : 0;
+}
+
+/* Whether KVM has been proven to work on this host boot: the VM layer's
+ * probe (lib/vm/accel.c) boots a guest under KVM and records the result
+ * in <cache>/accel/<arch>.  A /dev/kvm that opens is not enough (here it
+ * aborts QEMU with "failed to set MSR"), and probing it ourselves would
+ * cost a whole appliance launch; so without a fresh positive probe the
+ * appliance runs under TCG. */
+static gboolean
+kvm_proven (const char *cache_dir)
+{
+  g_autoptr (GKeyFile) kf = g_key_file_new ();
+  g_autofree char *path = NULL;
+  AirlockArch host;
+  struct stat st;
+  int fd;
+
+  if (!airlock_arch_host (&host))
+    return FALSE;
+  path = g_build_filename (cache_dir, "accel", airlock_arch_to_string (host), NULL);
+  if (g_stat (path, &st) < 0 || st.st_mtime < host_boot_time ()
+      || !g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL)
+      || !g_key_file_get_boolean (kf, "kvm", "usable", NULL))
+    return FALSE;
+  fd = open ("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return FALSE;
+  close (fd);
+  return TRUE;
+}
+
+static gboolean
+set_guestfs_error (GError **error, guestfs_h *g, const char *action, const AirlockImage *image)
+{
+  const char *msg = guestfs_last_error (g);
+
+  g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
+               "cannot build the disk of image '%s': %s: %s", image->reference, action,
+               msg ? msg : "unknown libguestfs error");
+  return FALSE;
+}
+
+/* A fixed file system UUID from the manifest digest, so two builds of one
+ * image name their file system alike. */
+static char *
+uuid_from_digest (const char *hex)
+{
+  char h[33];
+
+  memcpy (h, hex, 32);
+  h[32] = '\0';
+  h[12] = '5';                                  /* name-based */
+  h[16] = "89ab"[g_ascii_xdigit_value (h[16]) & 3];  /* RFC 4122 variant */
+  return g_strdup_printf ("%.8s-%.4s-%.4s-%.4s-%.12s", h, h + 8, h + 12, h + 16, h + 20);
+}
+
+typedef struct {
+  guestfs_h *g;
+  int fd;            /* the pipe's read end: closed by the thread */
+  char *error;
+} TarJob;
+
+static gpointer
+tar_in_thread (gpointer data)
+{
+  TarJob *job = data;
+  g_autofree char *path = g_strdup_printf ("/dev/fd/%d", job->fd);
+
+  /* Error handlers are per thread: this one must not print either. */
+  guestfs_set_error_handler (job->g, NULL, NULL);
+  /* libguestfs opens the path itself and uploads what it reads. */
+  if (guestfs_tar_in_opts (job->g, path, "/", GUESTFS_TAR_IN_OPTS_XATTRS, 1, -1) < 0)
+    {
+      const char *msg = guestfs_last_error (job->g);
+      job->error = g_strdup (msg ? msg : "unknown libguestfs error");
+    }
+  /* A writer still writing now gets EPIPE instead of blocking forever. */
+  close (job->fd);
+  return NULL;
+}
+
+typedef struct {
+  const AirlockImageDiskOptions *options;
+  const char *stage;
+  guint64 total;
+} LayerProgress;
+
+static void
+layer_progress (guint64 tar_bytes, gpointer user_data)
+{
+  LayerProgress *lp = user_data;
+
+  report (lp->options, lp->stage, MIN (tar_bytes, lp->total), lp->total);
+}
+
+/* Streams layer @index (pass 2) into the mounted file system. */
+static gboolean
+extract_layer (guestfs_h *g, const AirlockImage *image, guint index, AirlockLayerPlan *plan,
+               AirlockLayerOpenFunc open_layer, gpointer open_data,
+               const AirlockImageDiskOptions *options, GError **error)
+{
+  const AirlockImageLayer *layer = image->layers->pdata[index];
+  g_autofree char *what = g_strdup_printf ("image '%s' layer %s", image->reference, layer->digest);
+  g_autofree char *stage = NULL;
+  g_autoptr (GInputStream) stream = NULL;
+  g_autoptr (GError) copy_error = NULL;
+  GPtrArray *removals = airlock_layer_plan_get_removals (plan);
+  TarJob job = { .g = g };
+  LayerProgress lp = { .options = options };
+  GThread *thread;
+  gboolean copied;
+  int fds[2];
+  guint i;
+
+  for (i = 0; i < removals->len; i++)
+    {
+      g_autofree char *path = g_strconcat ("/", (char *) removals->pdata[i], NULL);
+
+      if (guestfs_rm_rf (g, path) < 0)
+        return set_guestfs_error (error, g, "remove a whited-out path", image);
+    }
+
+  stream = open_layer (layer, index, open_data, error);
+  if (!stream)
+    return FALSE;
+  if (pipe2 (fds, O_CLOEXEC) < 0)
+    return set_io_error (error, errno, "create a pipe for", what);
+  /* Fewer wake-ups between us and libguestfs' reader. */
+  (void) fcntl (fds[1], F_SETPIPE_SZ, 1 << 20);
+
+  stage = g_strdup_printf ("layer %u/%u: %.1f MB", index + 1, image->layers->len,
+                           airlock_layer_plan_get_tar_bytes (plan) / 1e6);
+  lp.stage = stage;
+  lp.total = airlock_layer_plan_get_tar_bytes (plan);
+  report (options, stage, 0, lp.total);
+
+  job.fd = fds[0];
+  thread = g_thread_new ("airlock-tar-in", tar_in_thread, &job);
+  copied = airlock_layer_copy (stream, plan, fds[1], what, layer_progress, &lp, &copy_error);
+  close (fds[1]);
+  g_thread_join (thread);
+
+  if (!copied && !(job.error && g_error_matches (copy_error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE)))
+    {
+      g_free (job.error);
+      g_propagate_error (error, g_steal_pointer (&copy_error));
+      return FALSE;
+    }
+  if (job.error)
+    {
+      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
+                   "cannot extract %s into the disk: %s", what, job.error);
+      g_free (job.error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Builds the disk into @path (an empty file): pass 1 over all layers,
+ * then one appliance. */
+static gboolean
+build_disk (const AirlockImage *image, const char *hex, const char *path, const char *cache_dir,
+            AirlockLayerOpenFunc open_layer, gpointer open_data,
+            const AirlockImageDiskOptions *options, GError **error)
+{
+  g_autoptr (AirlockRootfsModel) model = airlock_rootfs_model_new ();
+  g_autoptr (GPtrArray) plans = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_layer_plan_free);
+  g_autoptr (guestfs_h) g = NULL;
+  g_autofree char *uuid = NULL;
+  g_autofree char *stage = NULL;
+  gboolean tcg = !kvm_proven (cache_dir);
+  guint64 need = 0, entries = 0, size;
+  guint i;
+
+  for (i = 0; i < image->layers->len; i++)
+    {
+      const AirlockImageLayer *layer = image->layers->pdata[i];
+      g_autofree char *what = g_strdup_printf ("image '%s' layer %s", image->reference, layer->digest);
+      g_autofree char *check_stage = g_strdup_printf ("check layer %u/%u", i + 1, image->layers->len);
+      g_autoptr (GInputStream) stream = NULL;
+      AirlockLayerPlan *plan;
+
+      report (options, check_stage, i, image->layers->len);
+      stream = open_layer (layer, i, open_data, error);
+      if (!stream)
+        return FALSE;
+      plan = airlock_layer_scan (stream, i, model, what, error);
+      if (!plan)
+        return FALSE;
+      need += airlock_layer_plan_get_disk_bytes (plan);
+      entries += airlock_layer_plan_get_entries (plan);
+      g_ptr_array_add (plans, plan);
+    }
+
+  size = need + need / 4 + HEADROOM_MIN;
+  size = MAX (size, DISK_MIN);
+  size = (size + DISK_ALIGN - 1) / DISK_ALIGN * DISK_ALIGN;
+  if (truncate (path, size) < 0)
+    return set_io_error (error, errno, "size", path);
+
+  g = guestfs_create ();
+  if (!g)
+    {
+      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
+                   "cannot build the disk of image '%s': cannot create a libguestfs handle",
+                   image->reference);
+      return FALSE;
+    }
+  /* The library never prints: errors come back through @error. */
+  guestfs_set_error_handler (g, NULL, NULL);
+  {
+    /* The direct backend needs no libvirtd; TCG unless KVM is proven. */
+    char *tcg_settings[] = { (char *) "force_tcg", NULL };
+    char *no_settings[] = { NULL };
+
+    if (guestfs_set_backend (g, "direct") < 0
+        || guestfs_set_backend_settings (g, tcg ? tcg_settings : no_settings) < 0)
+      return set_guestfs_error (error, g, "configure libguestfs", image);
+  }
+  /* cachemode=unsafe: QEMU skips flushes; the file is fsynced once it is
+   * complete, and a build that dies is thrown away anyway. */
+  if (guestfs_add_drive_opts (g, path, GUESTFS_ADD_DRIVE_OPTS_FORMAT, "raw",
+                              GUESTFS_ADD_DRIVE_OPTS_CACHEMODE, "unsafe", -1) < 0)
+    return set_guestfs_error (error, g, "add the disk", image);
+
+  stage = g_strdup_printf ("start the libguestfs appliance (%s)", tcg ? "TCG" : "KVM");
+  report (options, stage, 0, 0);
+  if (guestfs_launch (g) < 0)
+    return set_guestfs_error (error, g, "start the libguestfs appliance", image);
+
+  /* No journal: the disk is written once, here, and attached read-only;
+   * a build that dies is discarded, so there is nothing to replay, and
+   * the journal would cost space and writes.  metadata_csum stays (the
+   * mke2fs default): the guest kernel verifies every metadata block it
+   * reads, which catches a damaged disk at mount or lookup. */
+  uuid = uuid_from_digest (hex);
+  if (guestfs_mke2fs (g, "/dev/sda",
+                      GUESTFS_MKE2FS_FSTYPE, "ext4",
+                      GUESTFS_MKE2FS_BLOCKSIZE, (int64_t) 4096,
+                      GUESTFS_MKE2FS_INODESIZE, (int64_t) 256,
+                      GUESTFS_MKE2FS_NUMBEROFINODES, (int64_t) (entries + 1024),
+                      GUESTFS_MKE2FS_RESERVEDBLOCKSPERCENTAGE, (int64_t) 0,
+                      GUESTFS_MKE2FS_HASJOURNAL, 0,
+                      GUESTFS_MKE2FS_LABEL, "airlock-rootfs",
+                      GUESTFS_MKE2FS_UUID, uuid,
+                      GUESTFS_MKE2FS_DISCARD, 0,
+                      -1) < 0)
+    return set_guestfs_error (error, g, "make the file system", image);
+  if (guestfs_mount (g, "/dev/sda", "/") < 0)
+    return set_guestfs_error (error, g, "mount the file system", image);
+  /* Not part of the image. */
+  if (guestfs_rmdir (g, "/lost+found") < 0)
+    return set_guestfs_error (error, g, "remove lost+found", image);
+
+  for (i = 0; i < image->layers->len; i++)
+    if (!extract_layer (g, image, i, plans->pdata[i], open_layer, open_data, options, error))
+      return FALSE;
+
+  report (options, "finish the disk", 0, 0);
+  if (guestfs_umount_all (g) < 0 || guestfs_shutdown (g) < 0)
+    return set_guestfs_error (error, g, "finish the disk", image);
+  return TRUE;
+}
+
+char *
+airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc open_layer,
+                                gpointer open_data, const AirlockImageDiskOptions *options,
+                                gboolean *ret_built, GError **error)
+{
+  static const AirlockImageDiskOptions no_options = { 0 };
+  g_auto (DiskPaths) paths = { 0 };
+  g_autofree char *default_cache = NULL;
+  g_autofree char *why = NULL;
+  g_autofree char *tmp = NULL;
+  g_autofree char *sha256 = NULL;
+  g_autofree char *key = NULL;
+  const char *cache_dir;
+  const char *hex;
+  struct stat st;
+  int lock_fd = -1, fd;
+  char *ret = NULL;
+
+  g_return_val_if_fail (image != NULL, NULL);
+  g_return_val_if_fail (open_layer != NULL, NULL);
+  if (!options)
+    options = &no_options;
+
+  hex = manifest_hex (image->manifest_digest);
+  if (!hex)
+    {
+      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
+                   "image '%s' has no usable manifest digest ('%s')", image->reference,
+                   image->manifest_digest ? image->manifest_digest : "");
+      return NULL;
+    }
+  cache_dir = options->cache_dir;
+  if (!cache_dir)
+    cache_dir = default_cache = airlock_default_cache_dir ();
+  key = g_strdup_printf ("%s-%d", hex, AIRLOCK_IMAGE_DISK_BUILDER_VERSION);
+  paths.dir = g_build_filename (cache_dir, "image", key, NULL);
+  paths.disk = g_build_filename (paths.dir, DISK_FILE, NULL);
+  paths.meta = g_build_filename (paths.dir, META_FILE, NULL);
+  paths.lock = g_build_filename (paths.dir, LOCK_FILE, NULL);
+  if (g_mkdir_with_parents (paths.dir, 0755) < 0)
+    {
+      set_io_error (error, errno, "create the cache directory", paths.dir);
+      return NULL;
+    }
+
+  lock_fd = lock_disk (&paths, image, options, error);
+  if (lock_fd < 0)
+    return NULL;
+
+  if (!options->force)
+    {
+      if (check_cached (&paths, image, &why))
+        {
+          if (ret_built)
+            *ret_built = FALSE;
+          ret = g_steal_pointer (&paths.disk);
+          goto out;
+        }
+      if (why)
+        {
+          g_autofree char *notice = g_strdup_printf (
+              "the cached disk '%s' of image '%s' is damaged (%s); rebuilding it", paths.disk,
+              image->reference, why);
+          report (options, notice, 0, 0);
+        }
+    }
+
+  remove_stale_builds (paths.dir);
+  tmp = g_build_filename (paths.dir, BUILD_PREFIX "XXXXXX", NULL);
+  fd = g_mkstemp_full (tmp, O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0)
+    {
+      set_io_error (error, errno, "create a disk in", paths.dir);
+      goto out;
+    }
+  close (fd);
+  if (!build_disk (image, hex, tmp, cache_dir, open_layer, open_data, options, error))
+    goto out_unlink;
+
+  /* Durable before it is named, then named before it is recorded: a crash
+   * leaves no disk, or a disk without a record (rebuilt), never a record
+   * that vouches for a partial disk. */
+  fd = open (tmp, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || fsync (fd) < 0 || fstat (fd, &st) < 0)
+    {
+      set_io_error (error, errno, "write", tmp);
+      if (fd >= 0)
+        close (fd);
+      goto out_unlink;
+    }
+  close (fd);
+  report (options, "checksum the disk", 0, 0);
+  sha256 = airlock_image_disk_sha256 (tmp, error);
+  if (!sha256)
+    goto out_unlink;
+  if (g_unlink (paths.meta) < 0 && errno != ENOENT)
+    {
+      set_io_error (error, errno, "remove", paths.meta);
+      goto out_unlink;
+    }
+  if (g_rename (tmp, paths.disk) < 0)
+    {
+      set_io_error (error, errno, "move the new disk to", paths.disk);
+      goto out_unlink;
+    }
+  if (!write_meta (&paths, image, st.st_size, sha256, error))
+    goto out;
+  if (ret_built)
+    *ret_built = TRUE;
+  ret = g_steal_pointer (&paths.disk);
+  goto out;
+
+out_unlink:
+  (void) g_unlink (tmp);
+out:
+  close (lock_fd);
+  return ret;
+}
+
+typedef struct {
+  AirlockImageSource *source;
+} SourceOpener;
+
+static GInputStream *
+open_from_source (const AirlockImageLayer *layer, guint index, gpointer user_data, GError **error)
+{
+  SourceOpener *so = user_data;
+
+  return airlock_image_open_layer (so->source, layer, error);
+}
+
+char *
+airlock_image_disk_ensure (AirlockImageSource *source, const AirlockImage *image,
+                           const AirlockImageDiskOptions *options, GError **error)
+{
+  SourceOpener so = { .source = source };
+
+  g_return_val_if_fail (source != NULL, NULL);
+  return airlock_image_disk_ensure_with (image, open_from_source, &so, options, NULL, error);
+}
