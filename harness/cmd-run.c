@@ -520,7 +520,7 @@ print_output (AirlockArch arch, AirlockVm *vm)
 /* Returns the exit status for this arch. */
 static int
 run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
-         const AirlockVmOptions *vm_opts, gboolean json)
+         const AirlockVmOptions *vm_opts, const AirlockImage *oci, gboolean json)
 {
   g_autoptr (AirlockGuestImage) image = NULL;
   g_autoptr (AirlockVm) vm = NULL;
@@ -570,6 +570,10 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
   fprintf (json ? stderr : stdout, "%s: %s, %s%s%s\n", arch_name, airlock_vm_get_accel (vm),
            complete ? "run complete" : "run inconclusive",
            complete ? "" : ": ", complete ? "" : airlock_vm_get_reason (vm));
+  if (oci)
+    fprintf (json ? stderr : stdout, "%s: image %s\n  index    %s\n  manifest %s\n  config   %s\n",
+             arch_name, oci->reference, oci->index_digest ? oci->index_digest : "(none)",
+             oci->manifest_digest, oci->config_digest);
   print_report (arch, vm, json);
   if (!json)
     print_output (arch, vm);
@@ -594,6 +598,77 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
   return complete ? HARNESS_EXIT_OK : HARNESS_EXIT_INCONCLUSIVE;
 }
 
+#define IMAGE_ROOT "/airlock/image"
+#define IMAGE_DISK_SERIAL "airlock-root"
+#define DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* One arch of an OCI image: resolve it, make sure its rootfs disk exists,
+ * and run its entrypoint (with @args replacing Cmd, as `docker run IMAGE
+ * ARGS` does) with its env, working directory and user. */
+static int
+run_image (AirlockArch arch, AirlockImageSource *source, const char *const *args,
+           const char *cache_dir, AirlockVmOptions *vm_opts, guint timeout_ms, gboolean json)
+{
+  const char *arch_name = airlock_arch_to_string (arch);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockImage) image = airlock_image_resolve (source, arch, &error);
+  g_autofree char *disk = NULL;
+  g_auto (GStrv) argv = NULL;
+  g_autoptr (GPtrArray) envp = g_ptr_array_new ();
+  gboolean have_path = FALSE;
+  AirlockImageDiskOptions disk_opts = {
+    .cache_dir = cache_dir,
+    .progress = harness_progress,
+  };
+  AirlockGuestImageOptions img_opts = {
+    .cache_dir = cache_dir,
+    .progress = harness_progress,
+  };
+  AirlockRunSpec spec = {
+    .root = IMAGE_ROOT,
+    .root_disk = IMAGE_DISK_SERIAL,
+    .timeout_ms = timeout_ms,
+    .hostname = "airlock",
+    .stdio = TRUE,
+  };
+
+  if (!image)
+    {
+      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      return harness_exit_for_image_error (error);
+    }
+  argv = airlock_image_command (image, args, &error);
+  if (!argv)
+    {
+      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      return harness_exit_for_image_error (error);
+    }
+  disk = airlock_image_disk_ensure (source, image, &disk_opts, &error);
+  harness_progress_done ();
+  if (!disk)
+    {
+      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      return harness_exit_for_image_error (error);
+    }
+  /* The image's environment, with a PATH when it has none (as container
+   * runtimes add one). */
+  for (guint i = 0; image->env && image->env[i]; i++)
+    {
+      have_path = have_path || g_str_has_prefix (image->env[i], "PATH=");
+      g_ptr_array_add (envp, image->env[i]);
+    }
+  if (!have_path)
+    g_ptr_array_add (envp, (gpointer) DEFAULT_PATH);
+  g_ptr_array_add (envp, NULL);
+  spec.argv = (const char *const *) argv;
+  spec.envp = (const char *const *) envp->pdata;
+  spec.cwd = image->working_dir && *image->working_dir ? image->working_dir : NULL;
+  spec.user = image->user && *image->user ? image->user : NULL;
+  vm_opts->spec = &spec;
+  vm_opts->root_disk_path = disk;
+  return run_one (arch, &img_opts, vm_opts, image, json);
+}
+
 int
 cmd_run (int argc, char **argv)
 {
@@ -602,6 +677,7 @@ cmd_run (int argc, char **argv)
   g_autofree char *accel_name = NULL;
   g_autofree char *cache_dir = NULL;
   g_autofree char *program = NULL;
+  g_autofree char *image_ref = NULL;
   g_autofree char *stdin_file = NULL;
   g_autoptr (GBytes) stdin_data = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
@@ -616,8 +692,10 @@ cmd_run (int argc, char **argv)
   int status = HARNESS_EXIT_OK;
   GOptionEntry entries[] = {
     { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec, "amd64, arm64 or all (one after the other)", "ARCH" },
+    { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
+      "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE", "REF" },
     { "guest-program", 'p', 0, G_OPTION_ARG_STRING, &program,
-      "test program to run: /bin/NAME in the guest's testroot", "NAME" },
+      "test program to run instead: /bin/NAME in the guest's testroot", "NAME" },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s, "end the workload after S seconds (default: 30)", "S" },
     { "stdin", 0, 0, G_OPTION_ARG_FILENAME, &stdin_file,
       "feed FILE to the workload's stdin (default: end of file at once; - reads ours)", "FILE" },
@@ -663,8 +741,13 @@ cmd_run (int argc, char **argv)
       fprintf (stderr, "airlock run: %s\n", error->message);
       return HARNESS_EXIT_USAGE;
     }
-  if (!program || !*program || strchr (program, '/') || g_str_equal (program, ".")
-      || g_str_equal (program, ".."))
+  if (!image_ref == !program)
+    {
+      fprintf (stderr, "airlock run: give either --image REF or --guest-program NAME\n");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (program && (!*program || strchr (program, '/') || g_str_equal (program, ".")
+                  || g_str_equal (program, "..")))
     {
       fprintf (stderr, "airlock run: --guest-program needs the NAME of a program in the testroot's "
                "/bin, e.g. --guest-program connect-v4\n");
@@ -706,6 +789,38 @@ cmd_run (int argc, char **argv)
       stdin_data = g_bytes_new_take (g_steal_pointer (&contents), len);
     }
 
+  if (image_ref)
+    {
+      g_autoptr (AirlockImageSource) source = airlock_image_source_open (image_ref, &error);
+      AirlockVmOptions vm_opts = {
+        .uri = uri,
+        .cache_dir = cache_dir,
+        .accel = accel,
+        .boot_timeout_ms = (guint) boot_timeout * 1000,
+        .stdin_data = stdin_data,
+      };
+
+      if (!source)
+        {
+          fprintf (stderr, "airlock run: %s\n", error->message);
+          return harness_exit_for_image_error (error);
+        }
+      g_ptr_array_add (workload_argv, NULL);
+      for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+        if (arches[a])
+          {
+            int s = run_image ((AirlockArch) a, source,
+                               workload_argv->len > 1 ? (const char *const *) workload_argv->pdata
+                                                      : NULL,
+                               cache_dir, &vm_opts, (guint) timeout_s * 1000, json);
+
+            if (s == HARNESS_EXIT_USAGE)
+              return s;
+            status = MAX (status, s);
+          }
+      return status;
+    }
+
   {
     g_autofree char *path = g_strconcat ("/bin/", program, NULL);
     AirlockGuestImageOptions img_opts = {
@@ -739,7 +854,7 @@ cmd_run (int argc, char **argv)
     for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
       if (arches[a])
         {
-          int s = run_one ((AirlockArch) a, &img_opts, &vm_opts, json);
+          int s = run_one ((AirlockArch) a, &img_opts, &vm_opts, NULL, json);
 
           /* Usage beats setup beats inconclusive: the most actionable. */
           if (s == HARNESS_EXIT_USAGE)
