@@ -574,12 +574,20 @@ setup_root (const struct run_spec *spec, struct handoff *h)
               "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
               "127.0.1.1\t%s\n", spec->hostname);
     snprintf (path, sizeof path, "%s/etc/hosts", root);
+    unlink (path);
     if ((r = write_text (path, hosts)) < 0)
       return reaper_fail (h, "cannot write /etc/hosts for the workload: %s", strerror (-r));
     snprintf (hosts, sizeof hosts, "%s\n", spec->hostname);
     snprintf (path, sizeof path, "%s/etc/hostname", root);
     if ((r = write_text (path, hosts)) < 0)
       return reaper_fail (h, "cannot write /etc/hostname for the workload: %s", strerror (-r));
+    /* QEMU user networking's resolver address, as a runtime would give
+     * its containers one: software behaves as if it were online, and its
+     * queries are records (and, with a NIC, packets in the capture). */
+    snprintf (path, sizeof path, "%s/etc/resolv.conf", root);
+    unlink (path);   /* often a symlink into /run: replace, never follow */
+    if ((r = write_text (path, "nameserver 10.0.2.3\n")) < 0)
+      return reaper_fail (h, "cannot write /etc/resolv.conf for the workload: %s", strerror (-r));
   }
 
   /* pivot_root(".", ".") stacks the old root on the new one; detaching it
