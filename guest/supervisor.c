@@ -552,7 +552,16 @@ setup_root (const struct run_spec *spec, struct handoff *h)
 
   for (const char *const *d = (const char *const[]) { "proc", "dev", "sys", "tmp", "etc", NULL }; *d; d++)
     {
+      bool mount_point = strcmp (*d, "tmp") != 0 && strcmp (*d, "etc") != 0;
+
       snprintf (path, sizeof path, "%s/%s", root, *d);
+      /* Mount points must be real directories: mount(2) follows a symlink
+       * the image put there.  Anything else is replaced, in the overlay
+       * (the image's disk is never touched).  /tmp and /etc only need to
+       * exist (a symlink there resolves inside the workload's root). */
+      if (mount_point && lstat (path, &st) == 0 && !S_ISDIR (st.st_mode) && unlink (path) < 0)
+        return reaper_fail (h, "cannot replace '/%s' (not a directory) in the workload's root: %s",
+                            *d, strerror (errno));
       if (lstat (path, &st) < 0 && mkdir (path, strcmp (*d, "tmp") == 0 ? 01777 : 0755) < 0)
         return reaper_fail (h, "cannot create '/%s' in the workload's root: %s", *d,
                             strerror (errno));
@@ -567,29 +576,6 @@ setup_root (const struct run_spec *spec, struct handoff *h)
   if ((r = populate_dev (path)) < 0)
     return reaper_fail (h, "cannot build the workload's /dev: %s", strerror (-r));
 
-  {
-    char hosts[512];
-
-    snprintf (hosts, sizeof hosts,
-              "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
-              "127.0.1.1\t%s\n", spec->hostname);
-    snprintf (path, sizeof path, "%s/etc/hosts", root);
-    unlink (path);
-    if ((r = write_text (path, hosts)) < 0)
-      return reaper_fail (h, "cannot write /etc/hosts for the workload: %s", strerror (-r));
-    snprintf (hosts, sizeof hosts, "%s\n", spec->hostname);
-    snprintf (path, sizeof path, "%s/etc/hostname", root);
-    if ((r = write_text (path, hosts)) < 0)
-      return reaper_fail (h, "cannot write /etc/hostname for the workload: %s", strerror (-r));
-    /* QEMU user networking's resolver address, as a runtime would give
-     * its containers one: software behaves as if it were online, and its
-     * queries are records (and, with a NIC, packets in the capture). */
-    snprintf (path, sizeof path, "%s/etc/resolv.conf", root);
-    unlink (path);   /* often a symlink into /run: replace, never follow */
-    if ((r = write_text (path, "nameserver 10.0.2.3\n")) < 0)
-      return reaper_fail (h, "cannot write /etc/resolv.conf for the workload: %s", strerror (-r));
-  }
-
   /* pivot_root(".", ".") stacks the old root on the new one; detaching it
    * leaves only the new one (pivot_root(2), "new_root and put_old may be
    * the same directory"). */
@@ -603,6 +589,31 @@ setup_root (const struct run_spec *spec, struct handoff *h)
     return reaper_fail (h, "cannot enter the workload's '/': %s", strerror (errno));
   if (sethostname (spec->hostname, strlen (spec->hostname)) < 0)
     return reaper_fail (h, "cannot set the hostname '%s': %s", spec->hostname, strerror (errno));
+  /* After the pivot: a symlink in the image (/etc itself, or one of these
+   * files) then resolves inside the workload's root, never in ours. */
+  {
+    char hosts[512];
+
+    snprintf (hosts, sizeof hosts,
+              "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+              "127.0.1.1\t%s\n", spec->hostname);
+    snprintf (path, sizeof path, "/etc/hosts");
+    unlink (path);
+    if ((r = write_text (path, hosts)) < 0)
+      return reaper_fail (h, "cannot write /etc/hosts for the workload: %s", strerror (-r));
+    snprintf (hosts, sizeof hosts, "%s\n", spec->hostname);
+    snprintf (path, sizeof path, "/etc/hostname");
+    if ((r = write_text (path, hosts)) < 0)
+      return reaper_fail (h, "cannot write /etc/hostname for the workload: %s", strerror (-r));
+    /* QEMU user networking's resolver address, as a runtime would give
+     * its containers one: software behaves as if it were online, and its
+     * queries are records (and, with a NIC, packets in the capture). */
+    snprintf (path, sizeof path, "/etc/resolv.conf");
+    unlink (path);   /* often a symlink into /run: replace, never follow */
+    if ((r = write_text (path, "nameserver 10.0.2.3\n")) < 0)
+      return reaper_fail (h, "cannot write /etc/resolv.conf for the workload: %s", strerror (-r));
+  }
+
   return 0;
 }
 
