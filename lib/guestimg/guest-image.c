@@ -856,7 +856,9 @@ out:
 
 /* Points @image at its testroot variant: the base initramfs with the
  * testroot archive appended, cached in <arch>/testroot-<key>/ (the key
- * covers the base initramfs and every testroot entry), built now unless
+ * covers the base initramfs and every testroot entry, the pins of
+ * testroot.ini's packages included; those are downloaded into
+ * <cache>/downloads/ like the kernel's, only to build), built now unless
  * cached (or forced).  Returns FALSE with @error set. */
 static gboolean
 ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
@@ -871,10 +873,12 @@ ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
   g_autofree char *why = NULL;
   g_autofree char *path = NULL;
   g_autofree char *sha256 = NULL;
+  g_autofree char *recipe = g_build_filename (airlock_data_dir (), "testroot.ini", NULL);
+  g_autofree char *downloads = g_build_filename (in->cache_dir, "downloads", NULL);
   gboolean ok = FALSE;
   int lock_fd;
 
-  testroot = airlock_testroot_load (in->arch, airlock_guest_programs_dir (), error);
+  testroot = airlock_testroot_load (in->arch, airlock_guest_programs_dir (), recipe, error);
   if (!testroot)
     return FALSE;
   key = airlock_testroot_key (testroot, image->initramfs_sha256);
@@ -907,8 +911,9 @@ ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
           tmp = make_build_dir (in, &local_error);
           if (!tmp
               || !airlock_testroot_build (testroot, key, image->initramfs_path,
-                                          image->initramfs_sha256, tmp, options->progress,
-                                          options->progress_data, &local_error)
+                                          image->initramfs_sha256, downloads, tmp,
+                                          options->progress, options->progress_data,
+                                          &local_error)
               || !install_build (tmp, dir, in->arch_dir, &local_error))
             {
               if (tmp)

@@ -1,4 +1,5 @@
-/* Debian kernel packages: download through apt, verify against the pin,
+/* Debian packages (the guest kernel, the testroot's strace): download through
+ * apt, verify against the pin,
  * extract what the guest image needs; and depmod over a modules tree. */
 #pragma once
 

@@ -69,6 +69,22 @@ tool_complaint (GBytes *output)
   return g_string_free (g_steal_pointer (&errors), FALSE);
 }
 
+/* "kernel package" or "testroot package", for messages. */
+static const char *
+pin_noun (const AirlockKernelPin *pin)
+{
+  return pin->role == AIRLOCK_PIN_KERNEL ? "kernel package" : "testroot package";
+}
+
+/* The other way out when a pin cannot be had, or "". */
+static const char *
+pin_alternative (const AirlockKernelPin *pin)
+{
+  return pin->role == AIRLOCK_PIN_KERNEL
+           ? ", or pass --kernel and --modules to use another kernel"
+           : "";
+}
+
 /* Checks @path against the pin: size first (cheap, and catches a partial
  * download), then sha256.  On mismatch returns FALSE with the reason in
  * @ret_why. */
@@ -82,7 +98,7 @@ deb_matches_pin (const char *path, const AirlockKernelPin *pin, char **ret_why, 
     {
       int saved_errno = errno;
       g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                   "cannot read kernel package '%s': %s", path, g_strerror (saved_errno));
+                   "cannot read %s '%s': %s", pin_noun (pin), path, g_strerror (saved_errno));
       return FALSE;
     }
   if ((guint64) st.st_size != pin->size)
@@ -210,10 +226,10 @@ apt_download (const AirlockKernelPin *pin, AirlockArch arch, const char *downloa
   if (!apt_get)
     {
       g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
-                   "cannot download kernel package '%s' version '%s': apt-get is not installed; "
-                   "put '%s' (from a Debian mirror or snapshot.debian.org) in '%s', "
-                   "or pass --kernel and --modules to use another kernel",
-                   pin->package, pin->version, name, downloads_dir);
+                   "cannot download %s '%s' version '%s': apt-get is not installed; "
+                   "put '%s' (from a Debian mirror or snapshot.debian.org) in '%s'%s",
+                   pin_noun (pin), pin->package, pin->version, name, downloads_dir,
+                   pin_alternative (pin));
       return FALSE;
     }
   /* Named after the package, so leftovers of a killed download can be
@@ -260,31 +276,37 @@ apt_download (const AirlockKernelPin *pin, AirlockArch arch, const char *downloa
   if (!proc || run.error)
     {
       g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
-                   "cannot download kernel package '%s' version '%s': cannot run apt-get: %s",
-                   pin->package, pin->version, proc ? run.error->message : local_error->message);
+                   "cannot download %s '%s' version '%s': cannot run apt-get: %s",
+                   pin_noun (pin), pin->package, pin->version,
+                   proc ? run.error->message : local_error->message);
       goto out;
     }
   if (!g_subprocess_get_successful (proc))
     {
       complaint = tool_complaint (run.output);
       g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
-                   "cannot download kernel package '%s' version '%s' for %s: apt-get download "
-                   "failed (%s). The pin may have left the archive (Debian drops superseded "
-                   "kernel ABIs), or apt may not know this arch or its lists may be stale "
-                   "(dpkg --add-architecture %s && apt-get update). To fix it: update the pin "
-                   "in '%s' (images/guest/kernels.ini in the source tree; its comments say "
-                   "how), put '%s' in '%s' by hand (snapshot.debian.org keeps every version), "
-                   "or pass --kernel and --modules to use another kernel",
-                   pin->package, pin->version, airlock_arch_to_string (arch), complaint,
-                   airlock_arch_to_string (arch), pin->origin, name, downloads_dir);
+                   "cannot download %s '%s' version '%s' for %s: apt-get download "
+                   "failed (%s). The pin may have left the archive (%s), or apt may not know "
+                   "this arch or its lists may be stale (dpkg --add-architecture %s && "
+                   "apt-get update). To fix it: update the pin in '%s' (its comments say "
+                   "how), put '%s' in '%s' by hand (snapshot.debian.org keeps every "
+                   "version)%s",
+                   pin_noun (pin), pin->package, pin->version, airlock_arch_to_string (arch),
+                   complaint,
+                   pin->role == AIRLOCK_PIN_KERNEL
+                     ? "Debian drops superseded kernel ABIs"
+                     : "Debian replaces a package's version when a stable or security update "
+                       "supersedes it",
+                   airlock_arch_to_string (arch), pin->origin, name, downloads_dir,
+                   pin_alternative (pin));
       goto out;
     }
   fetched = g_build_filename (tmp, name, NULL);
   if (!g_file_test (fetched, G_FILE_TEST_IS_REGULAR))
     {
       g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
-                   "cannot download kernel package '%s' version '%s': apt-get succeeded but "
-                   "left no '%s'", pin->package, pin->version, name);
+                   "cannot download %s '%s' version '%s': apt-get succeeded but left no '%s'",
+                   pin_noun (pin), pin->package, pin->version, name);
       goto out;
     }
   if (g_rename (fetched, dest) < 0)
@@ -342,9 +364,9 @@ airlock_kernel_pin_fetch (const AirlockKernelPin *pin, AirlockArch arch, const c
           if (downloads == 2)
             {
               g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_DIGEST,
-                           "kernel package '%s' version '%s' downloaded twice does not match "
+                           "%s '%s' version '%s' downloaded twice does not match "
                            "its pin in '%s': %s; the archive's copy is not the pinned one",
-                           pin->package, pin->version, pin->origin, why);
+                           pin_noun (pin), pin->package, pin->version, pin->origin, why);
               return NULL;
             }
         }

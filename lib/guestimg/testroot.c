@@ -2,7 +2,9 @@
 
 #include "guestimg/testroot-private.h"
 
+#include "fsutil-private.h"
 #include "guestimg/guest-image.h"
+#include "guestimg/package-private.h"
 
 /* The behaviours list the test program dispatches on: one source for its
  * table and for the links made here. */
@@ -67,6 +69,7 @@ airlock_testroot_free (AirlockTestroot *testroot)
     return;
   g_clear_pointer (&testroot->programs, g_ptr_array_unref);
   g_clear_pointer (&testroot->commands, g_ptr_array_unref);
+  g_clear_pointer (&testroot->packages, g_ptr_array_unref);
   g_free (testroot);
 }
 
@@ -77,7 +80,8 @@ arch_mask (AirlockArch arch)
 }
 
 AirlockTestroot *
-airlock_testroot_load (AirlockArch arch, const char *programs_dir, GError **error)
+airlock_testroot_load (AirlockArch arch, const char *programs_dir, const char *recipe_path,
+                       GError **error)
 {
   g_autoptr (AirlockTestroot) testroot = g_new0 (AirlockTestroot, 1);
   const char *arch_name = airlock_arch_to_string (arch);
@@ -118,6 +122,9 @@ airlock_testroot_load (AirlockArch arch, const char *programs_dir, GError **erro
   for (guint i = 0; i < G_N_ELEMENTS (testroot_commands); i++)
     if (testroot_commands[i].arches & arch_mask (arch))
       g_ptr_array_add (testroot->commands, (gpointer) testroot_commands[i].command);
+  testroot->packages = airlock_testroot_packages_load (recipe_path, arch, error);
+  if (!testroot->packages)
+    return NULL;
   return g_steal_pointer (&testroot);
 }
 
@@ -140,11 +147,68 @@ airlock_testroot_key (AirlockTestroot *testroot, const char *base_initramfs_sha2
   for (guint i = 0; i < G_N_ELEMENTS (testroot_dirs); i++)
     g_string_append_printf (s, "dir %s/%s %o\n", AIRLOCK_TESTROOT_PATH, testroot_dirs[i].name,
                             testroot_dirs[i].mode);
+  /* The pin fixes the package's bytes, and with them those of every file
+   * taken from it: no need to download anything to know the key. */
+  for (guint i = 0; i < testroot->packages->len; i++)
+    {
+      AirlockTestrootPackage *pkg = testroot->packages->pdata[i];
+
+      g_string_append_printf (s, "deb %s %s %s %" G_GUINT64_FORMAT "\n", pkg->pin->package,
+                              pkg->pin->version, pkg->pin->sha256, pkg->pin->size);
+      for (guint f = 0; pkg->files[f]; f++)
+        g_string_append_printf (s, "from %s %s/%s\n", pkg->pin->package, AIRLOCK_TESTROOT_PATH,
+                                pkg->files[f]);
+    }
   return g_compute_checksum_for_string (G_CHECKSUM_SHA256, s->str, s->len);
 }
 
+/* Adds the files of @pkg from @packages_dir, where they were extracted at
+ * their package paths: a symlink as a symlink (its target as the package
+ * has it: resolved in the guest, inside the testroot), a file with its
+ * package's permission bits. */
+static gboolean
+add_package_files (AirlockTestrootPackage *pkg, AirlockCpio *cpio, const char *packages_dir,
+                   GError **error)
+{
+  for (guint f = 0; pkg->files[f]; f++)
+    {
+      g_autofree char *host_path = g_build_filename (packages_dir, pkg->files[f], NULL);
+      g_autofree char *path = g_strdup_printf (AIRLOCK_TESTROOT_PATH "/%s", pkg->files[f]);
+      GStatBuf st;
+
+      if (g_lstat (host_path, &st) < 0)
+        {
+          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                       "testroot package '%s' version '%s' has no '%s' (named in '%s')",
+                       pkg->pin->package, pkg->pin->version, pkg->files[f], pkg->pin->origin);
+          return FALSE;
+        }
+      if (S_ISLNK (st.st_mode))
+        {
+          g_autofree char *target = g_file_read_link (host_path, error);
+
+          if (!target || !airlock_cpio_add_symlink (cpio, path, target, error))
+            return FALSE;
+        }
+      else if (S_ISREG (st.st_mode))
+        {
+          if (!airlock_cpio_add_file (cpio, path, st.st_mode & 0755, host_path, error))
+            return FALSE;
+        }
+      else
+        {
+          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                       "'%s' of testroot package '%s' (named in '%s') is neither a file nor a "
+                       "symlink", pkg->files[f], pkg->pin->package, pkg->pin->origin);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 gboolean
-airlock_testroot_add_to (AirlockTestroot *testroot, AirlockCpio *cpio, GError **error)
+airlock_testroot_add_to (AirlockTestroot *testroot, AirlockCpio *cpio, const char *packages_dir,
+                         GError **error)
 {
   for (guint i = 0; i < testroot->programs->len; i++)
     {
@@ -168,6 +232,39 @@ airlock_testroot_add_to (AirlockTestroot *testroot, AirlockCpio *cpio, GError **
       if (!airlock_cpio_add_directory (cpio, dir, testroot_dirs[i].mode, error))
         return FALSE;
     }
+  for (guint i = 0; packages_dir && i < testroot->packages->len; i++)
+    if (!add_package_files (testroot->packages->pdata[i], cpio, packages_dir, error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+airlock_testroot_extract_packages (AirlockTestroot *testroot, const char *downloads_dir,
+                                   const char *dest, AirlockProgressFunc progress,
+                                   gpointer progress_data, GError **error)
+{
+  for (guint i = 0; i < testroot->packages->len; i++)
+    {
+      AirlockTestrootPackage *pkg = testroot->packages->pdata[i];
+      g_autofree char *deb = NULL;
+      g_autofree char *what = g_strdup_printf ("testroot package '%s' version '%s'",
+                                               pkg->pin->package, pkg->pin->version);
+      g_autofree char *stage = g_strdup_printf ("extract %s", pkg->pin->package);
+      g_autoptr (GPtrArray) members = g_ptr_array_new_with_free_func (g_free);
+
+      deb = airlock_kernel_pin_fetch (pkg->pin, testroot->arch, downloads_dir, progress,
+                                      progress_data, error);
+      if (!deb)
+        return FALSE;
+      if (progress)
+        progress (stage, 0, 0, progress_data);
+      /* dpkg-deb lists members as "./usr/bin/strace". */
+      for (guint f = 0; pkg->files[f]; f++)
+        g_ptr_array_add (members, g_strconcat ("./", pkg->files[f], NULL));
+      g_ptr_array_add (members, NULL);
+      if (!airlock_deb_extract (deb, dest, (const char *const *) members->pdata, what, error))
+        return FALSE;
+    }
   return TRUE;
 }
 
@@ -184,10 +281,11 @@ cpio_progress (guint done, guint total, gpointer user_data)
   c->progress ("write testroot", done, total, c->progress_data);
 }
 
-gboolean
-airlock_testroot_build (AirlockTestroot *testroot, const char *key, const char *base_path,
-                        const char *base_sha256, const char *dir, AirlockProgressFunc progress,
-                        gpointer progress_data, GError **error)
+/* airlock_testroot_build() once the packages are extracted. */
+static gboolean
+write_testroot (AirlockTestroot *testroot, const char *key, const char *base_path,
+                const char *base_sha256, const char *packages_dir, const char *dir,
+                AirlockProgressFunc progress, gpointer progress_data, GError **error)
 {
   g_autoptr (AirlockCpio) cpio = airlock_cpio_new ();
   g_autofree char *out_path = g_build_filename (dir, AIRLOCK_TESTROOT_INITRAMFS_FILE, NULL);
@@ -204,7 +302,7 @@ airlock_testroot_build (AirlockTestroot *testroot, const char *key, const char *
   ProgressClosure closure = { progress, progress_data };
   GStatBuf st;
 
-  if (!airlock_testroot_add_to (testroot, cpio, error))
+  if (!airlock_testroot_add_to (testroot, cpio, packages_dir, error))
     return FALSE;
   base = g_mapped_file_new (base_path, FALSE, error);
   if (!base)
@@ -268,6 +366,27 @@ airlock_testroot_build (AirlockTestroot *testroot, const char *key, const char *
   for (guint i = 0; i < testroot->commands->len; i++)
     json_builder_add_string_value (b, testroot->commands->pdata[i]);
   json_builder_end_array (b);
+  json_builder_set_member_name (b, "packages");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < testroot->packages->len; i++)
+    {
+      AirlockTestrootPackage *pkg = testroot->packages->pdata[i];
+
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "package");
+      json_builder_add_string_value (b, pkg->pin->package);
+      json_builder_set_member_name (b, "version");
+      json_builder_add_string_value (b, pkg->pin->version);
+      json_builder_set_member_name (b, "sha256");
+      json_builder_add_string_value (b, pkg->pin->sha256);
+      json_builder_set_member_name (b, "files");
+      json_builder_begin_array (b);
+      for (guint f = 0; pkg->files[f]; f++)
+        json_builder_add_string_value (b, pkg->files[f]);
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
   json_builder_set_member_name (b, "initramfs");
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "file");
@@ -283,6 +402,31 @@ airlock_testroot_build (AirlockTestroot *testroot, const char *key, const char *
   json_generator_set_pretty (gen, TRUE);
   json = json_generator_to_data (gen, NULL);
   return g_file_set_contents_full (manifest_path, json, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+}
+
+gboolean
+airlock_testroot_build (AirlockTestroot *testroot, const char *key, const char *base_path,
+                        const char *base_sha256, const char *downloads_dir, const char *dir,
+                        AirlockProgressFunc progress, gpointer progress_data, GError **error)
+{
+  g_autofree char *packages_dir = g_build_filename (dir, "packages", NULL);
+  gboolean ok;
+
+  /* The package files live in @dir only while the archive is written
+   * (it maps them then): the cache keeps the archive, not them. */
+  if (g_mkdir (packages_dir, 0755) < 0)
+    {
+      int saved_errno = errno;
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                   "cannot create directory '%s': %s", packages_dir, g_strerror (saved_errno));
+      return FALSE;
+    }
+  ok = airlock_testroot_extract_packages (testroot, downloads_dir, packages_dir, progress,
+                                          progress_data, error)
+       && write_testroot (testroot, key, base_path, base_sha256, packages_dir, dir, progress,
+                          progress_data, error);
+  airlock_rm_rf (packages_dir);
+  return ok;
 }
 
 static const char *

@@ -45,6 +45,9 @@
   X ("seccomp-listener", seccomp_listener, TESTPROG_BOTH)       \
   X ("clone-untraced", clone_untraced, TESTPROG_BOTH)           \
   X ("env", env, TESTPROG_BOTH)                                 \
-  X ("noop", noop, TESTPROG_BOTH)
+  X ("noop", noop, TESTPROG_BOTH)                               \
+  X ("bench-syscalls", bench_syscalls, TESTPROG_BOTH)           \
+  X ("bench-connect", bench_connect, TESTPROG_BOTH)             \
+  X ("bench-write", bench_write, TESTPROG_BOTH)
 
 #endif /* TESTPROG_BEHAVIOURS_H */

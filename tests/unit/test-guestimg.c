@@ -1047,6 +1047,8 @@ pipeline_setup (Pipeline *p, gconstpointer user_data)
   /* A kernel with everything built in: the module tree has no .ko files,
    * so depmod has nothing to read and the test needs no real kernel. */
   write_file (p->data_dir, "modules.list", "virtio_pci\nvirtio_rng?\n");
+  /* No Debian package in the testroot unless a test pins one. */
+  write_file (p->data_dir, "testroot.ini", "# no packages\n");
   write_file (p->modules_dir, "modules.builtin", "kernel/drivers/virtio/virtio_pci.ko\n");
   write_file (p->modules_dir, "modules.order", "");
   write_file (p->guest_dir, "init-amd64", "#!/not/really/a/static/init\n");
@@ -1441,6 +1443,156 @@ test_pipeline_testroot (Pipeline *p, gconstpointer user_data)
   g_assert_nonnull (strstr (error->message, "testprog-exec-amd64"));
 }
 
+/* Builds "fake-tool_1.0-1_amd64.deb" in @dir with usr/bin/fake-tool, a
+ * library and a symlink to it, and returns its path (NULL: no dpkg-deb). */
+static char *
+make_fake_deb (const char *dir)
+{
+  g_autofree char *tree = g_build_filename (dir, "fake-tool-tree", NULL);
+  g_autofree char *debian = g_build_filename (tree, "DEBIAN", NULL);
+  g_autofree char *bin = g_build_filename (tree, "usr", "bin", NULL);
+  g_autofree char *lib = g_build_filename (tree, "lib", "x86_64-linux-gnu", NULL);
+  g_autofree char *tool = g_build_filename (bin, "fake-tool", NULL);
+  g_autofree char *link = g_build_filename (lib, "libfake.so.1", NULL);
+  g_autofree char *deb = g_build_filename (dir, "fake-tool_1.0-1_amd64.deb", NULL);
+  g_autofree char *dpkg_deb = g_find_program_in_path ("dpkg-deb");
+  const char *argv[] = { NULL, "--root-owner-group", "-Zgzip", "--build", tree, deb, NULL };
+  int wait_status = -1;
+
+  if (!dpkg_deb)
+    return NULL;
+  argv[0] = dpkg_deb;
+  g_mkdir_with_parents (debian, 0755);
+  g_mkdir_with_parents (bin, 0755);
+  g_mkdir_with_parents (lib, 0755);
+  write_file (debian, "control", "Package: fake-tool\nVersion: 1.0-1\nArchitecture: amd64\n"
+              "Maintainer: airlock tests <tests@invalid>\nDescription: a test package\n");
+  write_file (bin, "fake-tool", "#!/fake/tool\n");
+  g_assert_cmpint (g_chmod (tool, 0755), ==, 0);
+  write_file (lib, "libfake.so.1.2", "a fake library");
+  write_file (lib, "unwanted", "not named in the recipe");
+  g_assert_cmpint (symlink ("libfake.so.1.2", link), ==, 0);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                               NULL, NULL, &wait_status, NULL));
+  g_assert_true (g_spawn_check_wait_status (wait_status, NULL));
+  return g_steal_pointer (&deb);
+}
+
+/* testroot.ini's packages: the pinned .deb (here put in the downloads
+ * directory by hand, as the recipe's comments suggest; apt is never asked)
+ * gives exactly the files the recipe names, at their package paths, with
+ * their modes and symlinks; the pin is part of the key; a file the package
+ * lacks is named; a bad pin is refused before anything is fetched. */
+static void
+test_pipeline_testroot_packages (Pipeline *p, gconstpointer user_data)
+{
+  g_autofree char *cache = g_build_filename (p->root, "cache", NULL);
+  g_autofree char *downloads = g_build_filename (cache, "downloads", NULL);
+  g_autofree char *deb = NULL;
+  g_autofree char *sha256 = NULL;
+  g_autofree char *ini = NULL;
+  g_autoptr (AirlockGuestImage) image = NULL;
+  g_autoptr (AirlockGuestImage) other = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) base_bytes = NULL;
+  g_autoptr (GBytes) bytes = NULL;
+  g_autoptr (GPtrArray) entries = NULL;
+  AirlockGuestImageOptions opts = {
+    .cache_dir = cache,
+    .kernel_path = p->kernel,
+    .modules_dir = p->modules_dir,
+    .with_testroot = TRUE,
+  };
+  const guint8 *data;
+  gsize len;
+  GStatBuf st;
+  NewcEntry *e;
+
+  if (!have_depmod ())
+    return;
+  g_mkdir_with_parents (downloads, 0755);
+  deb = make_fake_deb (downloads);
+  if (!deb)
+    {
+      g_test_skip ("dpkg-deb is not installed");
+      return;
+    }
+  sha256 = airlock_sha256_file (deb, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_stat (deb, &st), ==, 0);
+  write_file (p->guest_dir, "testprog-amd64", "testprog for amd64");
+  write_file (p->guest_dir, "testprog-exec-amd64", "testprog-exec for amd64");
+  ini = g_strdup_printf ("[arm64 other]\nversion=1\nsha256=%s\nsize=1\nfiles=x\n\n"
+                         "[amd64 fake-tool]\nversion=1.0-1\nsha256=%s\nsize=%" G_GUINT64_FORMAT "\n"
+                         "files=usr/bin/fake-tool;lib/x86_64-linux-gnu/libfake.so.1;"
+                         "lib/x86_64-linux-gnu/libfake.so.1.2\n",
+                         sha256, sha256, (guint64) st.st_size);
+  write_file (p->data_dir, "testroot.ini", ini);
+
+  image = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_no_error (error);
+  bytes = read_bytes (image->initramfs_path);
+  data = g_bytes_get_data (bytes, &len);
+  /* The testroot archive follows the base's. */
+  {
+    g_autoptr (AirlockGuestImage) base = ensure (p, cache, TRUE, FALSE, &error);
+    gsize base_len;
+
+    g_assert_no_error (error);
+    base_bytes = read_bytes (base->initramfs_path);
+    base_len = g_bytes_get_size (base_bytes);
+    entries = newc_parse (data + base_len, len - base_len);
+  }
+  e = newc_find (entries, "airlock/testroot/usr/bin/fake-tool");
+  g_assert_nonnull (e);
+  g_assert_cmpuint (e->mode, ==, S_IFREG | 0755);
+  g_assert_cmpmem (g_bytes_get_data (e->data, NULL), g_bytes_get_size (e->data), "#!/fake/tool\n", 13);
+  e = newc_find (entries, "airlock/testroot/lib/x86_64-linux-gnu/libfake.so.1.2");
+  g_assert_nonnull (e);
+  g_assert_cmpuint (e->mode, ==, S_IFREG | 0644);
+  e = newc_find (entries, "airlock/testroot/lib/x86_64-linux-gnu/libfake.so.1");
+  g_assert_nonnull (e);
+  g_assert_cmpuint (e->mode, ==, S_IFLNK | 0777);
+  g_assert_cmpmem (g_bytes_get_data (e->data, NULL), g_bytes_get_size (e->data), "libfake.so.1.2", 14);
+  g_assert_null (newc_find (entries, "airlock/testroot/lib/x86_64-linux-gnu/unwanted"));
+  /* The extracted files do not stay in the cache. */
+  {
+    g_autofree char *dir = g_path_get_dirname (image->initramfs_path);
+    g_autofree char *packages = g_build_filename (dir, "packages", NULL);
+
+    g_assert_false (g_file_test (packages, G_FILE_TEST_EXISTS));
+  }
+
+  /* A file the package does not have is named, with the package. */
+  g_free (ini);
+  ini = g_strdup_printf ("[amd64 fake-tool]\nversion=1.0-1\nsha256=%s\nsize=%" G_GUINT64_FORMAT "\n"
+                         "files=usr/bin/fake-tool;usr/bin/missing\n", sha256, (guint64) st.st_size);
+  write_file (p->data_dir, "testroot.ini", ini);
+  other = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_null (other);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "'fake-tool'"));
+  g_clear_error (&error);
+
+  /* A path leaving the testroot is refused while reading the recipe. */
+  g_free (ini);
+  ini = g_strdup_printf ("[amd64 fake-tool]\nversion=1.0-1\nsha256=%s\nsize=1\n"
+                         "files=../etc/passwd\n", sha256);
+  write_file (p->data_dir, "testroot.ini", ini);
+  other = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_null (other);
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_RECIPE);
+  g_assert_nonnull (strstr (error->message, "'../etc/passwd'"));
+  g_clear_error (&error);
+
+  /* A group that is not [ARCH PACKAGE]. */
+  write_file (p->data_dir, "testroot.ini", "[strace]\nversion=1\n");
+  other = airlock_guest_image_ensure (AIRLOCK_ARCH_AMD64, &opts, &error);
+  g_assert_null (other);
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_RECIPE);
+  g_assert_nonnull (strstr (error->message, "[strace]"));
+}
+
 typedef struct {
   Pipeline *p;
   const char *cache;
@@ -1529,6 +1681,8 @@ main (int argc, char **argv)
               test_pipeline_concurrent, pipeline_teardown);
   g_test_add ("/guestimg/pipeline/testroot", Pipeline, NULL, pipeline_setup,
               test_pipeline_testroot, pipeline_teardown);
+  g_test_add ("/guestimg/pipeline/testroot-packages", Pipeline, NULL, pipeline_setup,
+              test_pipeline_testroot_packages, pipeline_teardown);
 
   status = g_test_run ();
   rm_rf (env_root);

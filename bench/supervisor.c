@@ -1,0 +1,683 @@
+/* bench/supervisor: what the in-guest supervisor costs the workload, next
+ * to floors measured in the same run (issue 3, "Benchmark").
+ *
+ * Every measurement is one boot of the testroot image running one of the
+ * bench-* test programs (tests/guest/bench.c), which time their own loop
+ * with CLOCK_MONOTONIC inside the guest and print ns per iteration; boot,
+ * handshake and teardown never enter the numbers.  The floor is the same
+ * program in the same kind of guest with `airlock.test=unsupervised`: the
+ * workload in the same namespaces, without the seccomp filter.
+ *
+ *   syscalls  getpid + stat("/") + a 1-byte read of /dev/zero, which the
+ *             filter sends nowhere: the cost of its constant-action path.
+ *             The issue expects under 5% here.  Also under
+ *             `strace -f -e trace=network` (Debian's, in the testroot; it
+ *             needs ptrace, which the supervisor denies, so it runs in the
+ *             unsupervised guest), the tracer the supervisor replaced.
+ *   connect   connect() of a UDP socket to 192.0.2.1:9, which the guest
+ *             cannot route (no NIC): each is recorded, emulated and answered
+ *             by the supervisor.  Reported as the added µs per call.
+ *   write     1-byte write(2)s to a file in /tmp: every write on fd > 2
+ *             goes to the supervisor (it could be a socket) and continues.
+ *
+ * Each measurement is repeated (--repeat) and its median taken; within a
+ * round, floor and supervised runs alternate and swap order every round,
+ * so that machine noise hits both alike.  A benchmark, not a test: nothing
+ * fails on a slow ratio; the exit status is 1 when a run fails outright
+ * (the reason and the console's tail are printed).  No traffic leaves the
+ * host: the guest has no network device. */
+#include "config.h"
+
+#include "airlock.h"
+#include "evidence/event.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <gio/gio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_RUN_FAILED 1
+#define EXIT_USAGE 2
+
+#define TESTROOT "/airlock/testroot"
+#define GUEST_MEMORY_MIB 512
+#define TAIL_BYTES 3000
+/* The guest ends a workload after this long (AirlockRunSpec.timeout_ms);
+ * the host's run timeout follows from it. */
+#define WORKLOAD_TIMEOUT_MS (20 * 60 * 1000)
+/* The issue's expectation for calls the filter does not trace. */
+#define UNTRACED_TARGET 1.05
+
+static const char *const workload_envp[] = {
+  "PATH=/usr/bin:/bin", "HOME=/root", NULL,
+};
+
+typedef enum {
+  M_SYSCALLS_FLOOR,
+  M_SYSCALLS_SUPERVISED,
+  M_SYSCALLS_STRACE,
+  M_CONNECT_FLOOR,
+  M_CONNECT_SUPERVISED,
+  M_WRITE_FLOOR,
+  M_WRITE_SUPERVISED,
+  N_MEASUREMENTS,
+} Measurement;
+
+typedef struct {
+  const char *label;
+  const char *command;       /* the testprog command (/bin/COMMAND) */
+  const char *what;          /* its "bench: WHAT" line */
+  gboolean supervised;
+  gboolean strace;
+  Measurement floor;         /* what its ratio is against */
+} MeasurementInfo;
+
+static const MeasurementInfo measurements[N_MEASUREMENTS] = {
+  [M_SYSCALLS_FLOOR] = { "syscalls, no filter (floor)", "bench-syscalls", "syscalls", FALSE, FALSE,
+                         M_SYSCALLS_FLOOR },
+  [M_SYSCALLS_SUPERVISED] = { "syscalls, supervised", "bench-syscalls", "syscalls", TRUE, FALSE,
+                              M_SYSCALLS_FLOOR },
+  [M_SYSCALLS_STRACE] = { "syscalls, strace -f -e trace=network", "bench-syscalls", "syscalls",
+                          FALSE, TRUE, M_SYSCALLS_FLOOR },
+  [M_CONNECT_FLOOR] = { "connect, no filter (floor)", "bench-connect", "connect", FALSE, FALSE,
+                        M_CONNECT_FLOOR },
+  [M_CONNECT_SUPERVISED] = { "connect, supervised", "bench-connect", "connect", TRUE, FALSE,
+                             M_CONNECT_FLOOR },
+  [M_WRITE_FLOOR] = { "write fd>2, no filter (floor)", "bench-write", "write", FALSE, FALSE,
+                      M_WRITE_FLOOR },
+  [M_WRITE_SUPERVISED] = { "write fd>2, supervised", "bench-write", "write", TRUE, FALSE,
+                           M_WRITE_FLOOR },
+};
+
+/* The order of one round's runs: each floor next to what is measured
+ * against it. */
+static const Measurement round_order[N_MEASUREMENTS] = {
+  M_SYSCALLS_FLOOR, M_SYSCALLS_SUPERVISED, M_SYSCALLS_STRACE,
+  M_CONNECT_FLOOR, M_CONNECT_SUPERVISED,
+  M_WRITE_FLOOR, M_WRITE_SUPERVISED,
+};
+
+typedef struct {
+  int repeat;
+  int syscalls;
+  int strace_syscalls;
+  int connects;
+  int writes;
+  int wait_idle_s;     /* before a run, wait this long for other QEMUs to end */
+  const char *cache_dir;
+} BenchOptions;
+
+typedef struct {
+  AirlockArch arch;
+  AirlockGuestImage *image;
+  GArray *samples[N_MEASUREMENTS];   /* double: ns per iteration */
+  GArray *boot_s;                    /* double: domain begin → trailer, every run */
+  guint noisy_runs;                  /* runs that started with another QEMU running */
+  char *failure;
+} ArchBench;
+
+typedef struct {
+  double median;
+  double min;
+  double max;
+} Stats;
+
+static int
+compare_doubles (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a;
+  double y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+static Stats
+stats_of (GArray *values)
+{
+  g_autoptr (GArray) v = g_array_copy (values);
+  Stats s = { -1, -1, -1 };
+  guint n = v->len;
+
+  if (n == 0)
+    return s;
+  g_array_sort (v, compare_doubles);
+  s.min = g_array_index (v, double, 0);
+  s.max = g_array_index (v, double, n - 1);
+  s.median = n % 2 ? g_array_index (v, double, n / 2)
+                   : (g_array_index (v, double, n / 2 - 1) + g_array_index (v, double, n / 2)) / 2;
+  return s;
+}
+
+/* Default iterations per arch, chosen so each run's loop takes 5-20 s
+ * under TCG on a 2-core x86 host: the arm64 guest's system calls are ~8x
+ * slower than the amd64 guest's there (cortex-a57 under TCG).  strace
+ * stops the workload twice per system call (no seccomp-bpf filter unless
+ * asked): ~40x the floor.  Every number is per iteration, so a shorter
+ * loop measures the same thing. */
+static const struct {
+  int syscalls, strace_syscalls, connects, writes;
+} arch_defaults[AIRLOCK_N_ARCHES] = {
+  [AIRLOCK_ARCH_AMD64] = { 1000000, 20000, 2000, 20000 },
+  [AIRLOCK_ARCH_ARM64] = { 100000, 2000, 500, 2000 },
+};
+
+static long
+iterations_of (Measurement m, const BenchOptions *o, AirlockArch arch)
+{
+  switch (m)
+    {
+    case M_SYSCALLS_FLOOR:
+    case M_SYSCALLS_SUPERVISED:
+      return o->syscalls ? o->syscalls : arch_defaults[arch].syscalls;
+    case M_SYSCALLS_STRACE:
+      return o->strace_syscalls ? o->strace_syscalls : arch_defaults[arch].strace_syscalls;
+    case M_CONNECT_FLOOR:
+    case M_CONNECT_SUPERVISED:
+      return o->connects ? o->connects : arch_defaults[arch].connects;
+    case M_WRITE_FLOOR:
+    case M_WRITE_SUPERVISED:
+      return o->writes ? o->writes : arch_defaults[arch].writes;
+    case N_MEASUREMENTS:
+      break;
+    }
+  g_assert_not_reached ();
+}
+
+static void
+arch_bench_clear (ArchBench *ab)
+{
+  g_clear_pointer (&ab->image, airlock_guest_image_free);
+  for (guint m = 0; m < N_MEASUREMENTS; m++)
+    g_clear_pointer (&ab->samples[m], g_array_unref);
+  g_clear_pointer (&ab->boot_s, g_array_unref);
+  g_clear_pointer (&ab->failure, g_free);
+}
+
+static void
+on_image_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
+{
+  char **last_stage = user_data;
+
+  if (g_strcmp0 (*last_stage, stage) == 0)
+    return;
+  fprintf (stderr, "bench/supervisor: %s\n", stage);
+  g_free (*last_stage);
+  *last_stage = g_strdup (stage);
+}
+
+static void
+print_tail (const char *what, const char *data, gsize len)
+{
+  gsize from = len > TAIL_BYTES ? len - TAIL_BYTES : 0;
+
+  fprintf (stderr, "bench/supervisor: %s, last %" G_GSIZE_FORMAT " bytes:\n%.*s\n", what,
+           len - from, (int) (len - from), data + from);
+}
+
+/* Other QEMUs compete for the CPUs and make the numbers noisy.  Ours are
+ * all gone between runs, so any QEMU seen then is someone else's. */
+static guint
+count_other_qemus (void)
+{
+  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *entry;
+  guint n = 0;
+
+  while (proc && (entry = g_dir_read_name (proc)))
+    {
+      g_autofree char *stat_path = NULL;
+      g_autofree char *stat = NULL;
+      const char *close_paren;
+
+      if (!g_ascii_isdigit (entry[0]))
+        continue;
+      stat_path = g_build_filename ("/proc", entry, "stat", NULL);
+      if (!g_file_get_contents (stat_path, &stat, NULL, NULL)
+          || !strstr (stat, "(qemu-system"))
+        continue;
+      /* A zombie waiting for its parent uses no CPU. */
+      close_paren = strrchr (stat, ')');
+      if (close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z')
+        n++;
+    }
+  return n;
+}
+
+/* Waits up to @max_s seconds for other QEMUs to end.  Returns how many
+ * still run. */
+static guint
+wait_for_other_qemus (int max_s)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) max_s * G_USEC_PER_SEC;
+  guint others = count_other_qemus ();
+
+  while (others > 0 && g_get_monotonic_time () < deadline)
+    {
+      g_usleep (G_USEC_PER_SEC);
+      others = count_other_qemus ();
+    }
+  return others;
+}
+
+/* The workload's "bench: WHAT N ns_per_iter X" line in the console (the
+ * supervisor relays it as "airlock-init: workload: testprog: COMMAND: …"),
+ * and its "exit 0".  Returns FALSE with @error set when either is missing
+ * or the count is not the one asked for. */
+static gboolean
+parse_result (const char *console, const MeasurementInfo *info, long n, double *ret_ns,
+              GError **error)
+{
+  g_autofree char *result_prefix = g_strdup_printf ("testprog: %s: bench: %s ", info->command,
+                                                    info->what);
+  g_autofree char *exit_line = g_strdup_printf ("testprog: %s: exit 0", info->command);
+  g_auto (GStrv) lines = g_strsplit (console, "\n", -1);
+  gboolean exited = FALSE, found = FALSE;
+  long got_n = -1;
+  double ns = -1;
+
+  for (guint i = 0; lines[i]; i++)
+    {
+      const char *p = strstr (lines[i], result_prefix);
+
+      g_strchomp (lines[i]);
+      if (p && sscanf (p + strlen (result_prefix), "%ld ns_per_iter %lf", &got_n, &ns) == 2)
+        found = TRUE;
+      if (g_str_has_suffix (lines[i], exit_line))
+        exited = TRUE;
+    }
+  if (!found || !exited)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED, "'%s' printed %s", info->command,
+                   !found ? "no 'bench:' result" : "its result but not 'exit 0'");
+      return FALSE;
+    }
+  if (got_n != n || ns <= 0)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                   "'%s' ran %ld iterations (%.1f ns each), %ld were asked for", info->command,
+                   got_n, ns, n);
+      return FALSE;
+    }
+  *ret_ns = ns;
+  return TRUE;
+}
+
+/* Counts the records of system call @name in the run's log. */
+static guint
+count_records (AirlockVm *vm, const char *name)
+{
+  AirlockEventLog *log = airlock_vm_get_events (vm);
+  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
+  guint n = 0;
+
+  for (guint i = 0; events && i < events->len; i++)
+    {
+      const AirlockEvent *ev = events->pdata[i];
+
+      if (ev->kind == AIRLOCK_EVENT_SYSCALL && g_strcmp0 (ev->syscall_name, name) == 0)
+        n++;
+    }
+  return n;
+}
+
+/* One boot, one measurement.  Returns FALSE with @error set when the VM
+ * cannot start, the run is not complete, or the workload's result is
+ * missing or implausible. */
+static gboolean
+run_one (ArchBench *ab, Measurement m, const BenchOptions *o, double *ret_ns, GError **error)
+{
+  const MeasurementInfo *info = &measurements[m];
+  long n = iterations_of (m, o, ab->arch);
+  g_autofree char *program = g_strdup_printf ("/bin/%s", info->command);
+  g_autofree char *count = g_strdup_printf ("%ld", n);
+  const char *plain_argv[] = { program, count, NULL };
+  /* -o /dev/null: the trace itself is not what is measured, and the
+   * console must carry only the workload's lines. */
+  const char *strace_argv[] = { "/usr/bin/strace", "-f", "-e", "trace=network", "-o", "/dev/null",
+                                program, count, NULL };
+  AirlockRunSpec spec = {
+    .argv = info->strace ? strace_argv : plain_argv,
+    .envp = workload_envp,
+    .cwd = "/",
+    .root = TESTROOT,
+    .timeout_ms = WORKLOAD_TIMEOUT_MS,
+    .hostname = "airlock-bench",
+  };
+  /* TCG explicitly, like bench/boot: the same accelerator for every run. */
+  AirlockVmOptions vm_opts = {
+    .cache_dir = o->cache_dir,
+    .accel = AIRLOCK_ACCEL_TCG,
+    .memory_mib = GUEST_MEMORY_MIB,
+    .boot_timeout_ms = 60000,
+    .test_mode = info->supervised ? NULL : "unsupervised",
+    .spec = &spec,
+  };
+  g_autoptr (AirlockVm) vm = NULL;
+  g_autoptr (GBytes) console_bytes = NULL;
+  g_autofree char *console = NULL;
+  const AirlockVmTimings *t;
+  gsize len;
+
+  vm = airlock_vm_new (ab->arch, ab->image, &vm_opts, error);
+  if (!vm || !airlock_vm_run (vm, error))
+    return FALSE;
+  console_bytes = airlock_vm_get_console (vm);
+  console = g_strndup (g_bytes_get_data (console_bytes, &len), g_bytes_get_size (console_bytes));
+  if (!airlock_vm_is_complete (vm))
+    {
+      print_tail ("console", console, len);
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED, "the run is not complete: %s",
+                   airlock_vm_get_reason (vm));
+      return FALSE;
+    }
+  if (!parse_result (console, info, n, ret_ns, error))
+    {
+      print_tail ("console", console, len);
+      return FALSE;
+    }
+  /* The supervised connect run is only the number it claims when every
+   * connect was recorded; and the floor must have recorded none. */
+  if (m == M_CONNECT_SUPERVISED || m == M_CONNECT_FLOOR)
+    {
+      guint records = count_records (vm, "connect");
+      guint want = m == M_CONNECT_SUPERVISED ? (guint) n : 0;
+
+      if (records != want)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                       "%u connect record(s), expected %u", records, want);
+          return FALSE;
+        }
+    }
+  t = airlock_vm_get_timings (vm);
+  if (t->begin && t->trailer)
+    {
+      double s = (t->trailer - t->begin) / 1e6;
+
+      g_array_append_val (ab->boot_s, s);
+    }
+  return TRUE;
+}
+
+static void
+bench_arch (ArchBench *ab, const BenchOptions *o)
+{
+  const char *arch_name = airlock_arch_to_string (ab->arch);
+
+  for (int round = 0; round < o->repeat && !ab->failure; round++)
+    for (guint i = 0; i < N_MEASUREMENTS && !ab->failure; i++)
+      {
+        /* Odd rounds run each pair the other way round. */
+        Measurement m = round_order[i];
+        g_autoptr (GError) error = NULL;
+        double ns = -1;
+        guint others = wait_for_other_qemus (o->wait_idle_s);
+
+        if (others > 0)
+          {
+            fprintf (stderr, "bench/supervisor: %s: %u other QEMU process(es) running: numbers "
+                     "will be noisy\n", arch_name, others);
+            ab->noisy_runs++;
+          }
+        if (round % 2 == 1)
+          {
+            if (m == M_SYSCALLS_FLOOR)
+              m = M_SYSCALLS_STRACE;
+            else if (m == M_SYSCALLS_STRACE)
+              m = M_SYSCALLS_FLOOR;
+            else if (m == M_CONNECT_FLOOR || m == M_WRITE_FLOOR)
+              m = m + 1;
+            else if (m == M_CONNECT_SUPERVISED || m == M_WRITE_SUPERVISED)
+              m = m - 1;
+          }
+        if (!run_one (ab, m, o, &ns, &error))
+          {
+            ab->failure = g_strdup_printf ("%s (round %d): %s", measurements[m].label, round + 1,
+                                           error->message);
+            fprintf (stderr, "bench/supervisor: %s: %s\n", arch_name, ab->failure);
+            break;
+          }
+        g_array_append_val (ab->samples[m], ns);
+        fprintf (stderr, "bench/supervisor: %s round %d/%d: %-38s %12.1f ns/iter\n", arch_name,
+                 round + 1, o->repeat, measurements[m].label, ns);
+      }
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static double
+median_of (const ArchBench *ab, Measurement m)
+{
+  return stats_of (ab->samples[m]).median;
+}
+
+static double
+ratio_of (const ArchBench *ab, Measurement m)
+{
+  double floor = median_of (ab, measurements[m].floor);
+  double x = median_of (ab, m);
+
+  return floor > 0 && x > 0 ? x / floor : -1;
+}
+
+/* Median of each round's ratio to its floor.  A round's two runs are
+ * seconds apart, so a slow spell of the machine mostly hits both: the
+ * steadier estimate when the spread is wide. */
+static double
+paired_ratio_of (const ArchBench *ab, Measurement m)
+{
+  GArray *x = ab->samples[m];
+  GArray *floor = ab->samples[measurements[m].floor];
+  g_autoptr (GArray) ratios = g_array_new (FALSE, FALSE, sizeof (double));
+
+  for (guint i = 0; i < MIN (x->len, floor->len); i++)
+    {
+      double r = g_array_index (x, double, i) / g_array_index (floor, double, i);
+
+      g_array_append_val (ratios, r);
+    }
+  return stats_of (ratios).median;
+}
+
+static const char *
+expectation_of (Measurement m)
+{
+  switch (m)
+    {
+    case M_SYSCALLS_SUPERVISED:
+      return "< 1.05x (issue 3)";
+    case M_SYSCALLS_STRACE:
+      return "reference";
+    case M_CONNECT_SUPERVISED:
+      return "traced: cost shown";
+    case M_WRITE_SUPERVISED:
+      return "traced: cost shown";
+    default:
+      return "floor";
+    }
+}
+
+static char *
+format_ns (double ns)
+{
+  if (ns < 0)
+    return g_strdup ("-");
+  if (ns >= 100000)
+    return g_strdup_printf ("%.1f µs", ns / 1000);
+  return g_strdup_printf ("%.0f ns", ns);
+}
+
+static void
+print_table (ArchBench *benches, guint n, const BenchOptions *o)
+{
+  printf ("supervisor overhead under TCG, %d MiB, 1 vCPU; each number the median of %d boot(s), "
+          "timed inside the guest;\nfloor = the same program without the seccomp filter "
+          "(airlock.test=unsupervised); ratio = of the medians, paired = median of each\n"
+          "round's ratio (the steadier one when min-max is wide)\n\n", GUEST_MEMORY_MIB, o->repeat);
+  printf ("%-6s %-38s %10s %11s %11s %11s %8s %8s  %s\n", "arch", "measurement", "iterations",
+          "per iter", "min", "max", "ratio", "paired", "expected");
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+
+      for (guint m = 0; m < N_MEASUREMENTS; m++)
+        {
+          Stats s = stats_of (ab->samples[m]);
+          g_autofree char *med = format_ns (s.median);
+          g_autofree char *min = format_ns (s.min);
+          g_autofree char *max = format_ns (s.max);
+          double ratio = ratio_of (ab, m);
+          double paired = paired_ratio_of (ab, m);
+          g_autofree char *ratio_text = ratio > 0 ? g_strdup_printf ("%.3fx", ratio) : g_strdup ("-");
+          g_autofree char *paired_text = paired > 0 ? g_strdup_printf ("%.3fx", paired)
+                                                    : g_strdup ("-");
+
+          printf ("%-6s %-38s %10ld %11s %11s %11s %8s %8s  %s\n", airlock_arch_to_string (ab->arch),
+                  measurements[m].label, iterations_of (m, o, ab->arch), med, min, max, ratio_text,
+                  paired_text, expectation_of (m));
+        }
+    }
+  printf ("\n");
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+      const char *arch_name = airlock_arch_to_string (ab->arch);
+      double untraced = ratio_of (ab, M_SYSCALLS_SUPERVISED);
+      double untraced_paired = paired_ratio_of (ab, M_SYSCALLS_SUPERVISED);
+      double strace = ratio_of (ab, M_SYSCALLS_STRACE);
+      double connect_floor = median_of (ab, M_CONNECT_FLOOR);
+      double connect_sup = median_of (ab, M_CONNECT_SUPERVISED);
+      double write_floor = median_of (ab, M_WRITE_FLOOR);
+      double write_sup = median_of (ab, M_WRITE_SUPERVISED);
+      Stats boot = stats_of (ab->boot_s);
+
+      if (ab->failure)
+        printf ("%s: failed: %s\n", arch_name, ab->failure);
+      if (ab->noisy_runs)
+        printf ("%s: %u run(s) started next to another QEMU: noisy\n", arch_name, ab->noisy_runs);
+      if (untraced > 0)
+        printf ("%s: untraced system calls under the supervisor: %+.1f%% (paired %+.1f%%; expected "
+                "under %.0f%%): %s\n", arch_name, (untraced - 1) * 100, (untraced_paired - 1) * 100,
+                (UNTRACED_TARGET - 1) * 100,
+                untraced < UNTRACED_TARGET ? "as expected" : "ABOVE the expectation");
+      if (strace > 0)
+        printf ("%s: the same under strace -f -e trace=network: %+.1f%%\n", arch_name,
+                (strace - 1) * 100);
+      if (connect_floor > 0 && connect_sup > 0)
+        printf ("%s: each traced connect costs %.1f µs more (%.1f µs instead of %.1f µs)\n",
+                arch_name, (connect_sup - connect_floor) / 1000, connect_sup / 1000,
+                connect_floor / 1000);
+      if (write_floor > 0 && write_sup > 0)
+        printf ("%s: each write(2) on fd > 2 costs %.1f µs more (%.1f µs instead of %.1f µs)\n",
+                arch_name, (write_sup - write_floor) / 1000, write_sup / 1000, write_floor / 1000);
+      if (boot.median > 0)
+        printf ("%s: %u boot(s), %.1f s each (median, begin to trailer)\n", arch_name,
+                ab->boot_s->len, boot.median);
+    }
+}
+
+/* ---- main --------------------------------------------------------------- */
+
+int
+main (int argc, char **argv)
+{
+  g_autofree char *arch_spec = NULL;
+  g_autofree char *cache_dir = NULL;
+  g_autofree char *last_stage = NULL;
+  g_autoptr (GOptionContext) ctx = NULL;
+  g_autoptr (GError) error = NULL;
+  BenchOptions o = {
+    .repeat = 3,
+  };
+  ArchBench benches[AIRLOCK_N_ARCHES] = { 0 };
+  guint n = 0;
+  int status = 0;
+  GOptionEntry entries[] = {
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec, "amd64, arm64 or all (default: all)", "ARCH" },
+    { "repeat", 'n', 0, G_OPTION_ARG_INT, &o.repeat,
+      "boots per measurement, the median is reported (default: 3)", "N" },
+    { "syscalls", 0, 0, G_OPTION_ARG_INT, &o.syscalls,
+      "getpid+stat+read iterations (default: amd64 1000000, arm64 100000)", "N" },
+    { "strace-syscalls", 0, 0, G_OPTION_ARG_INT, &o.strace_syscalls,
+      "the same under strace (default: amd64 20000, arm64 2000)", "N" },
+    { "connects", 0, 0, G_OPTION_ARG_INT, &o.connects,
+      "connect() calls (default: amd64 2000, arm64 500)", "N" },
+    { "writes", 0, 0, G_OPTION_ARG_INT, &o.writes,
+      "1-byte writes (default: amd64 20000, arm64 2000)", "N" },
+    { "wait-idle", 0, 0, G_OPTION_ARG_INT, &o.wait_idle_s,
+      "before each run, wait up to S seconds for other QEMUs to end (default: 0)", "S" },
+    { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir,
+      "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { NULL },
+  };
+
+  g_set_prgname ("bench/supervisor");
+  ctx = g_option_context_new ("- what the in-guest supervisor costs, next to floors without it");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "bench/supervisor: %s\n", error->message);
+      return EXIT_USAGE;
+    }
+  if (argc > 1 || o.repeat < 1 || o.wait_idle_s < 0 || o.syscalls < 0 || o.strace_syscalls < 0
+      || o.connects < 0 || o.writes < 0 || o.syscalls > 100000000 || o.strace_syscalls > 100000000
+      || o.connects > 100000000 || o.writes > 100000000)
+    {
+      fprintf (stderr, "bench/supervisor: %s\n",
+               argc > 1 ? "unexpected arguments"
+                        : "--repeat must be positive, --wait-idle not negative, the iteration "
+                          "counts at most 100000000 (0: the arch's default)");
+      return EXIT_USAGE;
+    }
+  o.cache_dir = cache_dir;
+  if (!arch_spec || g_str_equal (arch_spec, "all"))
+    {
+      benches[n++].arch = AIRLOCK_ARCH_AMD64;
+      benches[n++].arch = AIRLOCK_ARCH_ARM64;
+    }
+  else if (!airlock_arch_from_string (arch_spec, &benches[n++].arch))
+    {
+      fprintf (stderr, "bench/supervisor: unknown arch '%s' (expected amd64, arm64 or all)\n",
+               arch_spec);
+      return EXIT_USAGE;
+    }
+
+  {
+    AirlockGuestImageOptions img_opts = {
+      .cache_dir = cache_dir,
+      .with_testroot = TRUE,
+      .progress = on_image_progress,
+      .progress_data = &last_stage,
+    };
+
+    for (guint i = 0; i < n && status == 0; i++)
+      {
+        ArchBench *ab = &benches[i];
+
+        for (guint m = 0; m < N_MEASUREMENTS; m++)
+          ab->samples[m] = g_array_new (FALSE, FALSE, sizeof (double));
+        ab->boot_s = g_array_new (FALSE, FALSE, sizeof (double));
+        ab->image = airlock_guest_image_ensure (ab->arch, &img_opts, &error);
+        if (!ab->image)
+          {
+            fprintf (stderr, "bench/supervisor: %s\n", error->message);
+            status = EXIT_RUN_FAILED;
+          }
+      }
+  }
+  for (guint i = 0; i < n && status == 0; i++)
+    bench_arch (&benches[i], &o);
+
+  if (status == 0)
+    {
+      print_table (benches, n, &o);
+      for (guint i = 0; i < n; i++)
+        if (benches[i].failure)
+          status = EXIT_RUN_FAILED;
+    }
+  for (guint i = 0; i < n; i++)
+    arch_bench_clear (&benches[i]);
+  return status;
+}

@@ -1,0 +1,170 @@
+/* Workloads of bench/supervisor: loops of system calls timed inside the
+ * guest with CLOCK_MONOTONIC, so boot and teardown never enter the number.
+ * Each prints one machine-readable line, which bench/supervisor reads from
+ * the console:
+ *
+ *   testprog: COMMAND: bench: WHAT N ns_per_iter X
+ *
+ * With no argument they run a short loop (the VM test runs every behaviour
+ * bare and checks its exact records, tests/guest/expected-records.h); the
+ * benchmark passes the iteration count. */
+#define _GNU_SOURCE
+
+#include "testprog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Iterations without an argument; bench-connect's is also the number of
+ * connect records expected-records.h lists for it. */
+#define DEFAULT_SYSCALL_ITERATIONS 1000
+#define DEFAULT_CONNECT_ITERATIONS 3
+#define DEFAULT_WRITE_ITERATIONS 100
+#define MAX_ITERATIONS 100000000L
+
+static long
+iterations (int argc, char **argv, long fallback)
+{
+  char *end;
+  long n;
+
+  if (argc < 2)
+    return fallback;
+  errno = 0;
+  n = strtol (argv[1], &end, 10);
+  if (errno || *end || end == argv[1] || n < 1 || n > MAX_ITERATIONS)
+    {
+      say ("bad iteration count '%s' (1 to %ld)", argv[1], MAX_ITERATIONS);
+      return -1;
+    }
+  return n;
+}
+
+static long long
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_MONOTONIC, &ts);
+  return (long long) ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void
+print_result (const char *what, long n, long long elapsed_ns)
+{
+  say ("bench: %s %ld ns_per_iter %.1f total_ns %lld", what, n, (double) elapsed_ns / (double) n,
+       elapsed_ns);
+}
+
+/* System calls the filter does not send to the supervisor: they take the
+ * filter's constant-action path (or none at all without it), which is what
+ * "untraced calls cost nothing measurable" is about.  getpid goes through
+ * the system call (glibc does not cache it); the read is on fd > 2, which
+ * the filter does not look at (only write/writev are). */
+int
+behaviour_bench_syscalls (int argc, char **argv)
+{
+  long n = iterations (argc, argv, DEFAULT_SYSCALL_ITERATIONS);
+  struct stat st;
+  char byte;
+  long long start;
+  int fd;
+
+  if (n < 0)
+    return TESTPROG_FAILED;
+  fd = open ("/dev/zero", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    {
+      report ("open /dev/zero", -1);
+      return TESTPROG_FAILED;
+    }
+  start = now_ns ();
+  for (long i = 0; i < n; i++)
+    {
+      if (getpid () <= 0 || stat ("/", &st) < 0 || read (fd, &byte, 1) != 1)
+        {
+          report ("getpid/stat/read", -1);
+          close (fd);
+          return TESTPROG_FAILED;
+        }
+    }
+  print_result ("syscalls", n, now_ns () - start);
+  close (fd);
+  return TESTPROG_OK;
+}
+
+/* A traced call end to end: each connect of a UDP socket is recorded,
+ * emulated by the supervisor (pidfd_getfd, copy, record, connect in a
+ * worker) and answered.  The guest has no route to 192.0.2.1, so the call
+ * itself fails fast (ENETUNREACH) with or without the supervisor. */
+int
+behaviour_bench_connect (int argc, char **argv)
+{
+  long n = iterations (argc, argv, DEFAULT_CONNECT_ITERATIONS);
+  struct sockaddr_in sa;
+  socklen_t len = make_sin (&sa, "192.0.2.1", 9);
+  long long start;
+  long failed = 0;
+  int last_errno = 0;
+  int fd;
+
+  if (n < 0)
+    return TESTPROG_FAILED;
+  fd = socket (AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0)
+    {
+      report ("socket", -1);
+      return TESTPROG_FAILED;
+    }
+  start = now_ns ();
+  for (long i = 0; i < n; i++)
+    if (connect (fd, (struct sockaddr *) &sa, len) < 0)
+      {
+        failed++;
+        last_errno = errno;
+      }
+  print_result ("connect", n, now_ns () - start);
+  /* How they ended: the numbers are only comparable when the supervised
+   * and the bare runs failed (or not) alike. */
+  say ("%ld of %ld failed, the last with errno %d (%s)", failed, n, last_errno,
+       last_errno && strerrorname_np (last_errno) ? strerrorname_np (last_errno) : "-");
+  close (fd);
+  return TESTPROG_OK;
+}
+
+/* write(2) on fd > 2 goes to the supervisor (it may be a socket); on a
+ * file it continues unrecorded.  This is the price of that round trip. */
+int
+behaviour_bench_write (int argc, char **argv)
+{
+  long n = iterations (argc, argv, DEFAULT_WRITE_ITERATIONS);
+  const char *path = "/tmp/bench-write";
+  long long start;
+  int fd;
+
+  if (n < 0)
+    return TESTPROG_FAILED;
+  fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0)
+    {
+      report ("open /tmp/bench-write", -1);
+      return TESTPROG_FAILED;
+    }
+  start = now_ns ();
+  for (long i = 0; i < n; i++)
+    if (write (fd, "x", 1) != 1)
+      {
+        report ("write", -1);
+        close (fd);
+        return TESTPROG_FAILED;
+      }
+  print_result ("write", n, now_ns () - start);
+  close (fd);
+  unlink (path);
+  return TESTPROG_OK;
+}
