@@ -4,13 +4,10 @@
 #pragma once
 
 #include <gio/gio.h>
-#include <guestfs.h>
 
 #include "image/image.h"
 
 G_BEGIN_DECLS
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (guestfs_h, guestfs_close)
 
 /* Bump when the disk layout changes (features, mkfs options, how layers
  * are applied): it is part of the cache key, so old disks are not reused. */

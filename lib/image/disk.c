@@ -11,17 +11,26 @@
  * Cache: <cache>/image/<manifest hex>-<builder version>/rootfs.ext4 and
  * disk.json (size and SHA-256 of the disk, written last).  A flock on .lock
  * in that directory serialises builders and checkers; a build goes to a
- * temporary name in the same directory and is renamed into place. */
+ * temporary name in the same directory and is renamed into place.
+ *
+ * libguestfs is loaded with dlopen() the first time a disk is built, not
+ * linked: its constructor calls virInitialize(), which would read libvirt's
+ * logging environment before airlock sets it (every command would then
+ * print libvirt's log lines), and commands that build no disk never need
+ * it.  Only the header is used at build time. */
 #define _GNU_SOURCE
 
 #include "config.h"
 
 #include "image/disk-private.h"
 #include "fsutil-private.h"
+#include "vm/libvirt-env-private.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <guestfs.h>
 #include <json-glib/json-glib.h>
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -349,10 +358,112 @@ kvm_proven (const char *cache_dir)
   return TRUE;
 }
 
+#define GUESTFS_SONAME "libguestfs.so.0"
+
+/* The libguestfs functions disk.c calls, resolved from the library loaded
+ * at run time.  The types come from <guestfs.h>, so a mismatch is a
+ * compile error. */
+typedef struct {
+  __typeof__ (&guestfs_create) create;
+  __typeof__ (&guestfs_close) close;
+  __typeof__ (&guestfs_last_error) last_error;
+  __typeof__ (&guestfs_set_error_handler) set_error_handler;
+  __typeof__ (&guestfs_set_backend) set_backend;
+  __typeof__ (&guestfs_set_backend_settings) set_backend_settings;
+  __typeof__ (&guestfs_add_drive_opts_argv) add_drive_opts_argv;
+  __typeof__ (&guestfs_launch) launch;
+  __typeof__ (&guestfs_mke2fs_argv) mke2fs_argv;
+  __typeof__ (&guestfs_mount) mount;
+  __typeof__ (&guestfs_rmdir) rmdir;
+  __typeof__ (&guestfs_rm_rf) rm_rf;
+  __typeof__ (&guestfs_tar_in_opts_argv) tar_in_opts_argv;
+  __typeof__ (&guestfs_umount_all) umount_all;
+  __typeof__ (&guestfs_shutdown) shutdown;
+} GuestfsApi;
+
+static GuestfsApi gfs;
+
+typedef struct {
+  char *error;       /* NULL once loaded */
+} GuestfsLoad;
+
+static gpointer
+load_guestfs_once (gpointer data)
+{
+  const char *cache_dir = data;
+  static const struct {
+    const char *name;
+    gsize offset;
+  } symbols[] = {
+#define SYM(n) { "guestfs_" #n, G_STRUCT_OFFSET (GuestfsApi, n) }
+    SYM (create), SYM (close), SYM (last_error), SYM (set_error_handler),
+    SYM (set_backend), SYM (set_backend_settings), SYM (add_drive_opts_argv),
+    SYM (launch), SYM (mke2fs_argv), SYM (mount), SYM (rmdir), SYM (rm_rf),
+    SYM (tar_in_opts_argv), SYM (umount_all), SYM (shutdown),
+#undef SYM
+  };
+  GuestfsLoad *load = g_new0 (GuestfsLoad, 1);
+  GuestfsApi api;
+  void *handle;
+  gsize i;
+
+  /* libguestfs' constructor initialises libvirt: its log goes where
+   * connection.c would send it, not to stderr. */
+  airlock_libvirt_env_init (cache_dir);
+  handle = dlopen (GUESTFS_SONAME, RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    {
+      load->error = g_strdup_printf (GUESTFS_SONAME " cannot be loaded: %s; install libguestfs0",
+                                     dlerror ());
+      return load;
+    }
+  for (i = 0; i < G_N_ELEMENTS (symbols); i++)
+    {
+      void *sym = dlsym (handle, symbols[i].name);
+
+      if (!sym)
+        {
+          load->error = g_strdup_printf (GUESTFS_SONAME " cannot be used: %s; install libguestfs0",
+                                         dlerror ());
+          /* Kept loaded: its constructor has run, and unloading it buys nothing. */
+          return load;
+        }
+      G_STRUCT_MEMBER (void *, &api, symbols[i].offset) = sym;
+    }
+  gfs = api;
+  return load;
+}
+
+/* Loads libguestfs once per process (after pointing libvirt's log into
+ * @cache_dir).  FALSE with @error naming the library if it cannot be
+ * loaded; every later call gives the same answer. */
+static gboolean
+load_guestfs (const char *cache_dir, const AirlockImage *image, GError **error)
+{
+  static GOnce once = G_ONCE_INIT;
+  const GuestfsLoad *load = g_once (&once, load_guestfs_once, (gpointer) cache_dir);
+
+  if (load->error)
+    {
+      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
+                   "cannot build the disk of image '%s': %s", image->reference, load->error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+guestfs_handle_close (guestfs_h *g)
+{
+  gfs.close (g);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (guestfs_h, guestfs_handle_close)
+
 static gboolean
 set_guestfs_error (GError **error, guestfs_h *g, const char *action, const AirlockImage *image)
 {
-  const char *msg = guestfs_last_error (g);
+  const char *msg = gfs.last_error (g);
 
   g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
                "cannot build the disk of image '%s': %s: %s", image->reference, action,
@@ -385,13 +496,17 @@ tar_in_thread (gpointer data)
 {
   TarJob *job = data;
   g_autofree char *path = g_strdup_printf ("/dev/fd/%d", job->fd);
+  const struct guestfs_tar_in_opts_argv tar_opts = {
+    .bitmask = GUESTFS_TAR_IN_OPTS_XATTRS_BITMASK,
+    .xattrs = 1,
+  };
 
   /* Error handlers are per thread: this one must not print either. */
-  guestfs_set_error_handler (job->g, NULL, NULL);
+  gfs.set_error_handler (job->g, NULL, NULL);
   /* libguestfs opens the path itself and uploads what it reads. */
-  if (guestfs_tar_in_opts (job->g, path, "/", GUESTFS_TAR_IN_OPTS_XATTRS, 1, -1) < 0)
+  if (gfs.tar_in_opts_argv (job->g, path, "/", &tar_opts) < 0)
     {
-      const char *msg = guestfs_last_error (job->g);
+      const char *msg = gfs.last_error (job->g);
       job->error = g_strdup (msg ? msg : "unknown libguestfs error");
     }
   /* A writer still writing now gets EPIPE instead of blocking forever. */
@@ -436,7 +551,7 @@ extract_layer (guestfs_h *g, const AirlockImage *image, guint index, AirlockLaye
     {
       g_autofree char *path = g_strconcat ("/", (char *) removals->pdata[i], NULL);
 
-      if (guestfs_rm_rf (g, path) < 0)
+      if (gfs.rm_rf (g, path) < 0)
         return set_guestfs_error (error, g, "remove a whited-out path", image);
     }
 
@@ -518,7 +633,9 @@ build_disk (const AirlockImage *image, const char *hex, const char *path, const 
   if (truncate (path, size) < 0)
     return set_io_error (error, errno, "size", path);
 
-  g = guestfs_create ();
+  if (!load_guestfs (cache_dir, image, error))
+    return FALSE;
+  g = gfs.create ();
   if (!g)
     {
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
@@ -527,25 +644,30 @@ build_disk (const AirlockImage *image, const char *hex, const char *path, const 
       return FALSE;
     }
   /* The library never prints: errors come back through @error. */
-  guestfs_set_error_handler (g, NULL, NULL);
+  gfs.set_error_handler (g, NULL, NULL);
   {
     /* The direct backend needs no libvirtd; TCG unless KVM is proven. */
     char *tcg_settings[] = { (char *) "force_tcg", NULL };
     char *no_settings[] = { NULL };
 
-    if (guestfs_set_backend (g, "direct") < 0
-        || guestfs_set_backend_settings (g, tcg ? tcg_settings : no_settings) < 0)
+    if (gfs.set_backend (g, "direct") < 0
+        || gfs.set_backend_settings (g, tcg ? tcg_settings : no_settings) < 0)
       return set_guestfs_error (error, g, "configure libguestfs", image);
   }
   /* cachemode=unsafe: QEMU skips flushes; the file is fsynced once it is
    * complete, and a build that dies is thrown away anyway. */
-  if (guestfs_add_drive_opts (g, path, GUESTFS_ADD_DRIVE_OPTS_FORMAT, "raw",
-                              GUESTFS_ADD_DRIVE_OPTS_CACHEMODE, "unsafe", -1) < 0)
+  if (gfs.add_drive_opts_argv (g, path,
+                               &(const struct guestfs_add_drive_opts_argv) {
+                                 .bitmask = GUESTFS_ADD_DRIVE_OPTS_FORMAT_BITMASK
+                                            | GUESTFS_ADD_DRIVE_OPTS_CACHEMODE_BITMASK,
+                                 .format = "raw",
+                                 .cachemode = "unsafe",
+                               }) < 0)
     return set_guestfs_error (error, g, "add the disk", image);
 
   stage = g_strdup_printf ("start the libguestfs appliance (%s)", tcg ? "TCG" : "KVM");
   report (options, stage, 0, 0);
-  if (guestfs_launch (g) < 0)
+  if (gfs.launch (g) < 0)
     return set_guestfs_error (error, g, "start the libguestfs appliance", image);
 
   /* No journal: the disk is written once, here, and attached read-only;
@@ -554,22 +676,32 @@ build_disk (const AirlockImage *image, const char *hex, const char *path, const 
    * mke2fs default): the guest kernel verifies every metadata block it
    * reads, which catches a damaged disk at mount or lookup. */
   uuid = uuid_from_digest (hex);
-  if (guestfs_mke2fs (g, "/dev/sda",
-                      GUESTFS_MKE2FS_FSTYPE, "ext4",
-                      GUESTFS_MKE2FS_BLOCKSIZE, (int64_t) 4096,
-                      GUESTFS_MKE2FS_INODESIZE, (int64_t) 256,
-                      GUESTFS_MKE2FS_NUMBEROFINODES, (int64_t) (entries + 1024),
-                      GUESTFS_MKE2FS_RESERVEDBLOCKSPERCENTAGE, (int64_t) 0,
-                      GUESTFS_MKE2FS_HASJOURNAL, 0,
-                      GUESTFS_MKE2FS_LABEL, "airlock-rootfs",
-                      GUESTFS_MKE2FS_UUID, uuid,
-                      GUESTFS_MKE2FS_DISCARD, 0,
-                      -1) < 0)
+  if (gfs.mke2fs_argv (g, "/dev/sda",
+                       &(const struct guestfs_mke2fs_argv) {
+                         .bitmask = GUESTFS_MKE2FS_FSTYPE_BITMASK
+                                    | GUESTFS_MKE2FS_BLOCKSIZE_BITMASK
+                                    | GUESTFS_MKE2FS_INODESIZE_BITMASK
+                                    | GUESTFS_MKE2FS_NUMBEROFINODES_BITMASK
+                                    | GUESTFS_MKE2FS_RESERVEDBLOCKSPERCENTAGE_BITMASK
+                                    | GUESTFS_MKE2FS_HASJOURNAL_BITMASK
+                                    | GUESTFS_MKE2FS_LABEL_BITMASK
+                                    | GUESTFS_MKE2FS_UUID_BITMASK
+                                    | GUESTFS_MKE2FS_DISCARD_BITMASK,
+                         .fstype = "ext4",
+                         .blocksize = 4096,
+                         .inodesize = 256,
+                         .numberofinodes = (int64_t) (entries + 1024),
+                         .reservedblockspercentage = 0,
+                         .hasjournal = 0,
+                         .label = "airlock-rootfs",
+                         .uuid = uuid,
+                         .discard = 0,
+                       }) < 0)
     return set_guestfs_error (error, g, "make the file system", image);
-  if (guestfs_mount (g, "/dev/sda", "/") < 0)
+  if (gfs.mount (g, "/dev/sda", "/") < 0)
     return set_guestfs_error (error, g, "mount the file system", image);
   /* Not part of the image. */
-  if (guestfs_rmdir (g, "/lost+found") < 0)
+  if (gfs.rmdir (g, "/lost+found") < 0)
     return set_guestfs_error (error, g, "remove lost+found", image);
 
   for (i = 0; i < image->layers->len; i++)
@@ -577,7 +709,7 @@ build_disk (const AirlockImage *image, const char *hex, const char *path, const 
       return FALSE;
 
   report (options, "finish the disk", 0, 0);
-  if (guestfs_umount_all (g) < 0 || guestfs_shutdown (g) < 0)
+  if (gfs.umount_all (g) < 0 || gfs.shutdown (g) < 0)
     return set_guestfs_error (error, g, "finish the disk", image);
   return TRUE;
 }

@@ -5,6 +5,7 @@
 #include "fsutil-private.h"
 
 #include "vm/domain-xml-private.h"
+#include "vm/libvirt-env-private.h"
 #include "vm/vm.h"
 
 #include <errno.h>
@@ -41,13 +42,7 @@ init_libvirt_once (gpointer data)
 {
   const char *cache_dir = data;
 
-  /* libvirt logs warnings to stderr by default (the embedded driver runs
-   * in-process); the library never prints, so they go to a file. */
-  if (!g_getenv ("LIBVIRT_LOG_OUTPUTS") && g_mkdir_with_parents (cache_dir, 0700) == 0)
-    {
-      g_autofree char *outputs = g_strdup_printf ("3:file:%s/libvirt.log", cache_dir);
-      g_setenv ("LIBVIRT_LOG_OUTPUTS", outputs, FALSE);
-    }
+  airlock_libvirt_env_init (cache_dir);
   virSetErrorFunc (NULL, silence_libvirt);
   virInitialize ();
   /* Streams, keepalives and domain events need an event loop; the embedded
