@@ -10,7 +10,11 @@
 #include "evidence/frame-private.h"
 
 #include <json-glib/json-glib.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #define DEFAULT_TIMEOUT_S 30
@@ -517,10 +521,166 @@ print_output (AirlockArch arch, AirlockVm *vm)
     }
 }
 
+/* Writes @len bytes to @dir/@name, which must not exist yet. */
+static gboolean
+write_new_file (const char *dir, const char *name, const void *data, gsize len, GError **error)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  const guint8 *p = data;
+  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+  if (fd < 0)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "cannot create '%s': %s",
+                   path, g_strerror (errno));
+      return FALSE;
+    }
+  while (len > 0)
+    {
+      ssize_t n = write (fd, p, len);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "cannot write '%s': %s",
+                       path, g_strerror (errno));
+          close (fd);
+          return FALSE;
+        }
+      p += n;
+      len -= (gsize) n;
+    }
+  if (fsync (fd) < 0 || close (fd) < 0)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "cannot write '%s': %s",
+                   path, g_strerror (errno));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+write_new_bytes (const char *dir, const char *name, GBytes *bytes, GError **error)
+{
+  gsize len;
+  const void *data = g_bytes_get_data (bytes, &len);
+
+  return write_new_file (dir, name, data, len, error);
+}
+
+/* --out DIR: the run's raw material in DIR/ARCH/, every file created
+ * anew (an existing directory is refused, nothing is overwritten): what the
+ * host sent (hello + spec), the evidence stream exactly as received, the
+ * decoded events, the console, the workload's output, and run.json with
+ * the image digests, how the run ended and the hash-chain head.  The full
+ * evidence bundle (manifest, verdict, statement) builds on this. */
+static gboolean
+write_run_dir (const char *out_dir, AirlockArch arch, AirlockVm *vm, const AirlockImage *oci,
+               GError **error)
+{
+  const char *arch_name = airlock_arch_to_string (arch);
+  g_autofree char *dir = g_build_filename (out_dir, arch_name, NULL);
+  AirlockChannel *channel = airlock_vm_get_channel (vm);
+  AirlockEventLog *log = airlock_vm_get_events (vm);
+  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
+  const AirlockTrailer *trailer = airlock_channel_get_trailer (channel);
+  GBytes *raw = airlock_channel_get_raw (channel);   /* owned by the channel */
+  g_autoptr (GBytes) console = airlock_vm_get_console (vm);
+  g_autoptr (GBytes) out = airlock_vm_get_stdout (vm);
+  g_autoptr (GBytes) err = airlock_vm_get_stderr (vm);
+  g_autoptr (GByteArray) host = g_byte_array_new ();
+  g_autoptr (GString) jsonl = g_string_new (NULL);
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *run_json = NULL;
+  g_autofree char *chain = NULL;
+  GBytes *spec = airlock_channel_get_spec (channel);
+  gsize hello_len;
+  const guint8 *hello = airlock_channel_get_host_hello (channel, &hello_len);
+
+  if (g_mkdir_with_parents (out_dir, 0755) < 0 || mkdir (dir, 0755) < 0)
+    {
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno),
+                   "cannot create the run directory '%s': %s%s", dir, g_strerror (errno),
+                   errno == EEXIST ? " (a run directory is never overwritten)" : "");
+      return FALSE;
+    }
+  g_byte_array_append (host, hello, (guint) hello_len);
+  if (spec)
+    g_byte_array_append (host, g_bytes_get_data (spec, NULL), (guint) g_bytes_get_size (spec));
+  for (guint i = 0; events && i < events->len; i++)
+    {
+      g_autofree char *line = event_to_json (arch, events->pdata[i]);
+
+      g_string_append_printf (jsonl, "%s\n", line);
+    }
+  {
+    const guint8 *head = airlock_channel_get_chain_head (channel);
+    GString *hex = g_string_new (NULL);
+
+    for (int i = 0; i < 32; i++)
+      g_string_append_printf (hex, "%02x", head[i]);
+    chain = g_string_free (hex, FALSE);
+  }
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "airlock");
+  json_builder_add_string_value (b, AIRLOCK_VERSION);
+  json_builder_set_member_name (b, "arch");
+  json_builder_add_string_value (b, arch_name);
+  if (oci)
+    {
+      json_builder_set_member_name (b, "image");
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "reference");
+      json_builder_add_string_value (b, oci->reference);
+      json_builder_set_member_name (b, "index");
+      json_builder_add_string_value (b, oci->index_digest);
+      json_builder_set_member_name (b, "manifest");
+      json_builder_add_string_value (b, oci->manifest_digest);
+      json_builder_set_member_name (b, "config");
+      json_builder_add_string_value (b, oci->config_digest);
+      json_builder_end_object (b);
+    }
+  json_builder_set_member_name (b, "accel");
+  json_builder_add_string_value (b, airlock_vm_get_accel (vm));
+  json_builder_set_member_name (b, "complete");
+  json_builder_add_boolean_value (b, airlock_vm_is_complete (vm));
+  json_builder_set_member_name (b, "reason");
+  json_builder_add_string_value (b, airlock_vm_get_reason (vm));
+  json_builder_set_member_name (b, "chain-head");
+  json_builder_add_string_value (b, chain);
+  if (trailer)
+    {
+      json_builder_set_member_name (b, "exit-status");
+      json_builder_add_int_value (b, trailer->exit_status);
+      json_builder_set_member_name (b, "end");
+      json_builder_add_string_value (b, end_reason_to_string (trailer->end_reason));
+    }
+  json_builder_set_member_name (b, "output-truncated");
+  json_builder_add_boolean_value (b, airlock_vm_get_output_truncated (vm));
+  json_builder_end_object (b);
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  run_json = json_generator_to_data (gen, NULL);
+
+  return write_new_file (dir, "host.bin", host->data, host->len, error)
+         && write_new_bytes (dir, "evidence.bin", raw, error)
+         && write_new_file (dir, "events.jsonl", jsonl->str, jsonl->len, error)
+         && write_new_bytes (dir, "console.log", console, error)
+         && write_new_bytes (dir, "stdout", out, error)
+         && write_new_bytes (dir, "stderr", err, error)
+         && write_new_file (dir, "run.json", run_json, strlen (run_json), error);
+}
+
 /* Returns the exit status for this arch. */
 static int
 run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
-         const AirlockVmOptions *vm_opts, const AirlockImage *oci, gboolean json)
+         const AirlockVmOptions *vm_opts, const AirlockImage *oci, const char *out_dir,
+         gboolean json)
 {
   g_autoptr (AirlockGuestImage) image = NULL;
   g_autoptr (AirlockVm) vm = NULL;
@@ -531,6 +691,18 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
   gboolean complete;
   const AirlockTrailer *trailer;
 
+  if (out_dir)
+    {
+      g_autofree char *dir = g_build_filename (out_dir, arch_name, NULL);
+
+      /* Refused before the run, not after it. */
+      if (g_file_test (dir, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
+        {
+          fprintf (stderr, "airlock run: %s: '%s' exists; a run directory is never overwritten\n",
+                   arch_name, dir);
+          return HARNESS_EXIT_USAGE;
+        }
+    }
   image = airlock_guest_image_ensure (arch, img_opts, &error);
   harness_progress_done ();
   if (!image)
@@ -577,6 +749,19 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
   print_report (arch, vm, json);
   if (!json)
     print_output (arch, vm);
+  if (out_dir)
+    {
+      g_autoptr (GError) werror = NULL;
+
+      /* Written whatever the run's outcome: an inconclusive run's raw
+       * stream is the evidence of why. */
+      if (!write_run_dir (out_dir, arch, vm, oci, &werror))
+        {
+          fprintf (stderr, "airlock run: %s: %s\n", arch_name, werror->message);
+          return HARNESS_EXIT_SETUP;
+        }
+      fprintf (stderr, "airlock: %s: run files in %s/%s\n", arch_name, out_dir, arch_name);
+    }
 
   /* What the guest's trusted programs said: why a spec was refused, why
    * the supervisor gave up. */
@@ -607,7 +792,8 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
  * ARGS` does) with its env, working directory and user. */
 static int
 run_image (AirlockArch arch, AirlockImageSource *source, const char *const *args,
-           const char *cache_dir, AirlockVmOptions *vm_opts, guint timeout_ms, gboolean json)
+           const char *cache_dir, AirlockVmOptions *vm_opts, guint timeout_ms,
+           const char *out_dir, gboolean json)
 {
   const char *arch_name = airlock_arch_to_string (arch);
   g_autoptr (GError) error = NULL;
@@ -666,7 +852,7 @@ run_image (AirlockArch arch, AirlockImageSource *source, const char *const *args
   spec.user = image->user && *image->user ? image->user : NULL;
   vm_opts->spec = &spec;
   vm_opts->root_disk_path = disk;
-  return run_one (arch, &img_opts, vm_opts, image, json);
+  return run_one (arch, &img_opts, vm_opts, image, out_dir, json);
 }
 
 int
@@ -679,6 +865,7 @@ cmd_run (int argc, char **argv)
   g_autofree char *program = NULL;
   g_autofree char *image_ref = NULL;
   g_autofree char *stdin_file = NULL;
+  g_autofree char *out_dir = NULL;
   g_autoptr (GBytes) stdin_data = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
   int boot_timeout = 60;
@@ -699,6 +886,8 @@ cmd_run (int argc, char **argv)
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s, "end the workload after S seconds (default: 30)", "S" },
     { "stdin", 0, 0, G_OPTION_ARG_FILENAME, &stdin_file,
       "feed FILE to the workload's stdin (default: end of file at once; - reads ours)", "FILE" },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
+      "write the run's files (evidence stream, events, console, output, run.json) to DIR/ARCH/", "DIR" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object per event instead of the tables", NULL },
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
       "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
@@ -812,7 +1001,7 @@ cmd_run (int argc, char **argv)
             int s = run_image ((AirlockArch) a, source,
                                workload_argv->len > 1 ? (const char *const *) workload_argv->pdata
                                                       : NULL,
-                               cache_dir, &vm_opts, (guint) timeout_s * 1000, json);
+                               cache_dir, &vm_opts, (guint) timeout_s * 1000, out_dir, json);
 
             if (s == HARNESS_EXIT_USAGE)
               return s;
@@ -854,7 +1043,7 @@ cmd_run (int argc, char **argv)
     for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
       if (arches[a])
         {
-          int s = run_one ((AirlockArch) a, &img_opts, &vm_opts, NULL, json);
+          int s = run_one ((AirlockArch) a, &img_opts, &vm_opts, NULL, out_dir, json);
 
           /* Usage beats setup beats inconclusive: the most actionable. */
           if (s == HARNESS_EXIT_USAGE)
