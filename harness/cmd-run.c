@@ -9,6 +9,7 @@
 #include "evidence/event.h"
 #include "evidence/frame-private.h"
 
+#include <gio/gunixinputstream.h>
 #include <json-glib/json-glib.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -487,6 +488,17 @@ print_report (AirlockArch arch, AirlockVm *vm, gboolean json)
     printf ("%s: end: no trailer\n", airlock_arch_to_string (arch));
 }
 
+/* With --stdin -: the workload's output as it comes, on our stdout and
+ * stderr, unchanged (a conversation with a stdio server reads naturally). */
+static void
+live_output (int stream, const guint8 *data, gsize len, gpointer user_data)
+{
+  FILE *f = stream == AIRLOCK_STDIO_STDERR ? stderr : stdout;
+
+  fwrite (data, 1, len, f);
+  fflush (f);
+}
+
 /* The workload's own output, after the tables, each stream under its name
  * (only when it wrote something). */
 static void
@@ -747,7 +759,7 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
              arch_name, oci->reference, oci->index_digest ? oci->index_digest : "(none)",
              oci->manifest_digest, oci->config_digest);
   print_report (arch, vm, json);
-  if (!json)
+  if (!json && !vm_opts->output_func)
     print_output (arch, vm);
   if (out_dir)
     {
@@ -867,6 +879,7 @@ cmd_run (int argc, char **argv)
   g_autofree char *stdin_file = NULL;
   g_autofree char *out_dir = NULL;
   g_autoptr (GBytes) stdin_data = NULL;
+  g_autoptr (GInputStream) stdin_stream = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
   int boot_timeout = 60;
   gboolean json = FALSE;
@@ -959,23 +972,23 @@ cmd_run (int argc, char **argv)
       g_autofree char *contents = NULL;
       gsize len = 0;
 
-      if (g_str_equal (stdin_file, "-"))
+      if (g_str_equal (stdin_file, "-") && arches[AIRLOCK_ARCH_AMD64] && arches[AIRLOCK_ARCH_ARM64])
         {
-          g_autoptr (GIOChannel) ch = g_io_channel_unix_new (STDIN_FILENO);
-
-          g_io_channel_set_encoding (ch, NULL, NULL);
-          if (g_io_channel_read_to_end (ch, &contents, &len, &error) != G_IO_STATUS_NORMAL)
-            {
-              fprintf (stderr, "airlock run: cannot read stdin: %s\n", error->message);
-              return HARNESS_EXIT_USAGE;
-            }
+          fprintf (stderr, "airlock run: --stdin - streams one input: give one --arch "
+                   "(or a file, which each arch gets whole)\n");
+          return HARNESS_EXIT_USAGE;
         }
+      if (g_str_equal (stdin_file, "-"))
+        /* Streamed as it comes, and the workload's output printed live:
+         * a stdio server can be spoken to from a terminal or a pipe. */
+        stdin_stream = g_unix_input_stream_new (STDIN_FILENO, FALSE);
       else if (!g_file_get_contents (stdin_file, &contents, &len, &error))
         {
           fprintf (stderr, "airlock run: --stdin: %s\n", error->message);
           return HARNESS_EXIT_USAGE;
         }
-      stdin_data = g_bytes_new_take (g_steal_pointer (&contents), len);
+      else
+        stdin_data = g_bytes_new_take (g_steal_pointer (&contents), len);
     }
 
   if (image_ref)
@@ -987,6 +1000,8 @@ cmd_run (int argc, char **argv)
         .accel = accel,
         .boot_timeout_ms = (guint) boot_timeout * 1000,
         .stdin_data = stdin_data,
+        .stdin_stream = stdin_stream,
+        .output_func = stdin_stream ? live_output : NULL,
       };
 
       if (!source)
@@ -1034,6 +1049,8 @@ cmd_run (int argc, char **argv)
       .boot_timeout_ms = (guint) boot_timeout * 1000,
       .spec = &spec,
       .stdin_data = stdin_data,
+      .stdin_stream = stdin_stream,
+      .output_func = stdin_stream ? live_output : NULL,
     };
 
     g_ptr_array_insert (workload_argv, 0, g_steal_pointer (&path));

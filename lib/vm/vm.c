@@ -85,6 +85,9 @@ struct _AirlockVm {
   char *root_disk_serial;
   gboolean stdio;
   GBytes *stdin_data;
+  GInputStream *stdin_stream;
+  GCancellable *stdin_cancel;
+  GThread *stdin_thread;
   GByteArray *out[2];        /* the workload's stdout, stderr */
   gboolean out_truncated;
   gboolean stdio_eof;
@@ -207,6 +210,8 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
       vm->root_disk_path = g_strdup (options->root_disk_path);
       vm->stdio = options->spec->stdio;
       vm->stdin_data = options->stdin_data ? g_bytes_ref (options->stdin_data) : NULL;
+      vm->stdin_stream = options->stdin_stream ? g_object_ref (options->stdin_stream) : NULL;
+      vm->stdin_cancel = g_cancellable_new ();
       vm->root_disk_serial = g_strdup (options->spec->root_disk);
     }
   vm->conn = airlock_connection_open (vm->opts.uri, vm->cache_dir, vm->swept, error);
@@ -235,6 +240,8 @@ airlock_vm_free (AirlockVm *vm)
   g_clear_pointer (&vm->spec, g_bytes_unref);
   g_clear_pointer (&vm->events, airlock_event_log_free);
   g_clear_pointer (&vm->stdin_data, g_bytes_unref);
+  g_clear_object (&vm->stdin_stream);
+  g_clear_object (&vm->stdin_cancel);
   g_clear_pointer (&vm->root_disk_path, g_free);
   g_clear_pointer (&vm->root_disk_serial, g_free);
   for (int i = 0; i < 2; i++)
@@ -353,35 +360,64 @@ evidence_reader (gpointer data)
 /* The workload's stdio port: sends stdin (then end of file), and keeps
  * stdout and stderr.  Nothing on this port is evidence: chunks are only
  * bounded and split by stream. */
+static gboolean
+send_stdin_chunk (AirlockVm *vm, const guint8 *data, gsize n)
+{
+  guint8 chunk[AIRLOCK_STDIO_HEADER_SIZE + AIRLOCK_STDIO_CHUNK_MAX];
+
+  chunk[0] = AIRLOCK_STDIO_STDIN;
+  chunk[1] = n == 0 ? AIRLOCK_STDIO_EOF : 0;
+  wire_le16 (chunk + 2, (guint16) n);
+  if (n)
+    memcpy (chunk + AIRLOCK_STDIO_HEADER_SIZE, data, n);
+  return endpoint_send_all (&vm->stdio_ep, chunk, AIRLOCK_STDIO_HEADER_SIZE + n);
+}
+
+/* Stdin: the given bytes, or what the given stream yields as it comes, in
+ * chunks, then its end.  The guest buffers what the workload has not read
+ * yet (bounded; the port's flow control does the rest). */
+static gpointer
+stdin_sender (gpointer data)
+{
+  AirlockVm *vm = data;
+
+  if (vm->stdin_stream)
+    {
+      guint8 buf[AIRLOCK_STDIO_CHUNK_MAX];
+
+      for (;;)
+        {
+          gssize n = g_input_stream_read (vm->stdin_stream, buf, sizeof buf, vm->stdin_cancel,
+                                          NULL);
+
+          if (n <= 0)
+            break;   /* end of file, an error, or the run ended (cancelled) */
+          if (!send_stdin_chunk (vm, buf, (gsize) n))
+            return NULL;
+        }
+    }
+  else
+    {
+      gsize in_len = vm->stdin_data ? g_bytes_get_size (vm->stdin_data) : 0;
+      const guint8 *in = vm->stdin_data ? g_bytes_get_data (vm->stdin_data, NULL) : NULL;
+
+      for (gsize off = 0; off < in_len; off += MIN (in_len - off, (gsize) AIRLOCK_STDIO_CHUNK_MAX))
+        if (!send_stdin_chunk (vm, in + off, MIN (in_len - off, (gsize) AIRLOCK_STDIO_CHUNK_MAX)))
+          return NULL;
+    }
+  (void) send_stdin_chunk (vm, NULL, 0);
+  return NULL;
+}
+
+/* The workload's stdout and stderr: kept (bounded) and, with an output
+ * function, handed on as they come.  Nothing on this port is evidence:
+ * chunks are only bounded and split by stream. */
 static gpointer
 stdio_worker (gpointer data)
 {
   AirlockVm *vm = data;
   g_autofree guint8 *buf = g_malloc (65536);
   g_autoptr (GByteArray) pending = g_byte_array_new ();
-  gsize in_len = vm->stdin_data ? g_bytes_get_size (vm->stdin_data) : 0;
-  const guint8 *in = vm->stdin_data ? g_bytes_get_data (vm->stdin_data, NULL) : NULL;
-  gsize off = 0;
-
-  /* Stdin first, in chunks, then its end: the guest buffers what the
-   * workload has not read yet (bounded; the port's flow control does the
-   * rest). */
-  for (;;)
-    {
-      guint8 chunk[AIRLOCK_STDIO_HEADER_SIZE + AIRLOCK_STDIO_CHUNK_MAX];
-      gsize n = MIN (in_len - off, (gsize) AIRLOCK_STDIO_CHUNK_MAX);
-
-      chunk[0] = AIRLOCK_STDIO_STDIN;
-      chunk[1] = n == 0 ? AIRLOCK_STDIO_EOF : 0;
-      wire_le16 (chunk + 2, (guint16) n);
-      if (n)
-        memcpy (chunk + AIRLOCK_STDIO_HEADER_SIZE, in + off, n);
-      if (!endpoint_send_all (&vm->stdio_ep, chunk, AIRLOCK_STDIO_HEADER_SIZE + n))
-        break;
-      off += n;
-      if (n == 0)
-        break;
-    }
 
   for (;;)
     {
@@ -401,6 +437,14 @@ stdio_worker (gpointer data)
           if ((stream == AIRLOCK_STDIO_STDOUT || stream == AIRLOCK_STDIO_STDERR) && clen > 0)
             {
               GByteArray *out = vm->out[stream - 1];
+
+              if (vm->opts.output_func)
+                {
+                  g_mutex_unlock (&vm->lock);
+                  vm->opts.output_func ((int) stream, pending->data + AIRLOCK_STDIO_HEADER_SIZE, clen,
+                                        vm->opts.output_data);
+                  g_mutex_lock (&vm->lock);
+                }
 
               if (out->len + clen <= STDIO_CAP)
                 g_byte_array_append (out, pending->data + AIRLOCK_STDIO_HEADER_SIZE, (guint) clen);
@@ -729,7 +773,10 @@ open_streams (AirlockVm *vm, GError **error)
   vm->console_thread = g_thread_new ("airlock-console", console_reader, vm);
   vm->evidence_thread = g_thread_new ("airlock-evidence", evidence_reader, vm);
   if (vm->stdio)
-    vm->stdio_thread = g_thread_new ("airlock-stdio", stdio_worker, vm);
+    {
+      vm->stdio_thread = g_thread_new ("airlock-stdio", stdio_worker, vm);
+      vm->stdin_thread = g_thread_new ("airlock-stdin", stdin_sender, vm);
+    }
   return TRUE;
 }
 
@@ -885,7 +932,11 @@ teardown (AirlockVm *vm)
   endpoint_close (&vm->evidence_ep);
   endpoint_close (&vm->console_ep);
   /* Through a daemon, the stream's reader returns once the stream is
-   * aborted. */
+   * aborted; a sender blocked reading its stdin stream is cancelled. */
+  if (vm->stdin_cancel)
+    g_cancellable_cancel (vm->stdin_cancel);
+  if (vm->stdin_thread)
+    g_thread_join (g_steal_pointer (&vm->stdin_thread));
   endpoint_close (&vm->stdio_ep);
   if (vm->stdio_thread)
     g_thread_join (g_steal_pointer (&vm->stdio_thread));

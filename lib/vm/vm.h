@@ -6,6 +6,8 @@
  * qemu+ssh://…).  Console and evidence are read through libvirt streams. */
 #pragma once
 
+#include <gio/gio.h>
+
 #include "airlock-macros.h"
 #include "arch.h"
 #include "evidence/channel.h"
@@ -63,6 +65,15 @@ typedef struct {
    * empty: end of file at once).  Stdout and stderr are kept, up to 16 MiB
    * each (airlock_vm_get_stdout/stderr). */
   GBytes *stdin_data;
+  /* With spec->stdio, instead of stdin_data: forward what this stream gives,
+   * as it comes (a terminal, a pipe), then end of file (borrowed; must
+   * outlive the run; a blocking read is cancelled when the run ends). */
+  GInputStream *stdin_stream;
+  /* With spec->stdio: called from a reader thread for every chunk of the
+   * workload's stdout (stream 1) or stderr (2) as it arrives, besides
+   * keeping it for get_stdout/get_stderr. */
+  void (*output_func) (int stream, const guint8 *data, gsize len, gpointer user_data);
+  gpointer output_data;
 } AirlockVmOptions;
 
 /* Wall-clock points of a run, in g_get_monotonic_time () microseconds;
