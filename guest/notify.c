@@ -438,6 +438,15 @@ send_result (uint64_t ref, int64_t result)
   rec_send (&f, NULL);
 }
 
+/* An emulated call that ends before it is made: its RESULT, then the
+ * workload's errno. */
+static void
+fail_emulated (struct notifier *n, uint64_t id, uint64_t ref, int err)
+{
+  send_result (ref, err);
+  respond (n, id, 0, err, false);
+}
+
 /* The notification is still the one we read about: the caller has not died
  * and its pid been reused while we looked at /proc and its memory. */
 static bool
@@ -767,15 +776,13 @@ handle_connect_bind (struct call *c, bool is_connect)
     }
   if (!readable)
     {
-      send_result (seq, -EFAULT);
-      respond (c->n, req->id, 0, -EFAULT, false);
+      fail_emulated (c->n, req->id, seq, -EFAULT);
       goto out;
     }
   j = job_new (JOB_CONNECT, req, &si);
   if (!j)
     {
-      send_result (seq, -ENOMEM);
-      respond (c->n, req->id, 0, -ENOMEM, false);
+      fail_emulated (c->n, req->id, seq, -ENOMEM);
       goto out;
     }
   j->ref = seq;
@@ -891,15 +898,13 @@ handle_sendto (struct call *c)
     }
   if (err < 0)
     {
-      send_result (seq, err);
-      respond (c->n, req->id, 0, err, false);
+      fail_emulated (c->n, req->id, seq, err);
       goto out;
     }
   j = job_new (JOB_SENDTO, req, &si);
   if (!j)
     {
-      send_result (seq, -ENOMEM);
-      respond (c->n, req->id, 0, -ENOMEM, false);
+      fail_emulated (c->n, req->id, seq, -ENOMEM);
       goto out;
     }
   j->ref = seq;
@@ -990,15 +995,13 @@ handle_sendmsg (struct call *c)
     }
   if (err < 0)
     {
-      send_result (seq, err);
-      respond (c->n, req->id, 0, err, false);
+      fail_emulated (c->n, req->id, seq, err);
       goto out;
     }
   j = job_new (JOB_SENDMSG, req, &si);
   if (!j)
     {
-      send_result (seq, -ENOMEM);
-      respond (c->n, req->id, 0, -ENOMEM, false);
+      fail_emulated (c->n, req->id, seq, -ENOMEM);
       goto out;
     }
   j->ref = seq;
@@ -1111,15 +1114,13 @@ handle_sendmmsg (struct call *c)
       good++;
     if (good == 0)
       {
-        send_result (first_seq, errs[0]);
-        respond (c->n, req->id, 0, errs[0], false);
+        fail_emulated (c->n, req->id, first_seq, errs[0]);
         goto out;
       }
     j = job_new (JOB_SENDMMSG, req, &si);
     if (!j)
       {
-        send_result (first_seq, -ENOMEM);
-        respond (c->n, req->id, 0, -ENOMEM, false);
+        fail_emulated (c->n, req->id, first_seq, -ENOMEM);
         goto out;
       }
     j->ref = first_seq;
@@ -1132,8 +1133,7 @@ handle_sendmmsg (struct call *c)
     copies = NULL;
     if (!j->vec || !j->iovs)
       {
-        send_result (first_seq, -ENOMEM);
-        respond (c->n, req->id, 0, -ENOMEM, false);
+        fail_emulated (c->n, req->id, first_seq, -ENOMEM);
         for (unsigned i = good; i < n_read; i++)
           msg_copy_clear (&j->copies[i]);
         job_free (j);
