@@ -819,7 +819,8 @@ cmd_image (const char *name, const char *pins, char **busybox_paths, char **prog
   const SampleSpec *spec = NULL;
   Layout layout = { g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                            (GDestroyNotify) g_bytes_unref) };
-  g_autoptr (GHashTable) blobs = layout.blobs;
+  /* Frees the layout's blobs on every return. */
+  g_autoptr (GHashTable) blobs G_GNUC_UNUSED = layout.blobs;
   g_autoptr (JsonBuilder) b = json_builder_new ();
   g_autoptr (GBytes) image_index = NULL;
   g_autoptr (GBytes) index_json = NULL;
