@@ -7,10 +7,13 @@ airlock_libvirt_env_init (const char *cache_dir)
 {
   static GMutex lock;
   static gboolean done;
-  g_autoptr (GMutexLocker) locker = g_mutex_locker_new (&lock);
 
+  g_mutex_lock (&lock);
   if (done)
-    return;
+    {
+      g_mutex_unlock (&lock);
+      return;
+    }
   /* libvirt logs warnings to stderr by default (the embedded driver runs
    * in-process); the library never prints, so they go to a file. */
   if (g_getenv ("LIBVIRT_LOG_OUTPUTS"))
@@ -22,4 +25,5 @@ airlock_libvirt_env_init (const char *cache_dir)
       g_setenv ("LIBVIRT_LOG_OUTPUTS", outputs, FALSE);
       done = TRUE;
     }
+  g_mutex_unlock (&lock);
 }

@@ -190,7 +190,6 @@ make_tar (const char *const *pairs)
 static void
 layout_write_tar (Layout *l, const char *file)
 {
-  g_autoptr (GPtrArray) pairs = g_ptr_array_new ();
   g_autoptr (GByteArray) out = g_byte_array_new ();
   struct archive *a = archive_write_new ();
 
@@ -672,7 +671,7 @@ test_docker_archive (Fixture *f, gconstpointer data)
 {
   g_autoptr (Layout) l = layout_new ();
   g_autofree char *config_digest = NULL, *layer_digest = NULL;
-  g_autofree char *hello = docker_layout (l, NULL, &config_digest, &layer_digest);
+  g_autofree char *hello G_GNUC_UNUSED = docker_layout (l, NULL, &config_digest, &layer_digest);
   g_autofree char *file = g_build_filename (f->dir, "saved.tar", NULL);
   g_autofree char *ref = g_strconcat ("docker-archive:", file, NULL);
   g_autofree char *ref_tag = g_strconcat (ref, ":sample:latest", NULL);
@@ -716,7 +715,7 @@ test_docker_archive_bad_config_name (Fixture *f, gconstpointer data)
   g_autoptr (Layout) l = layout_new ();
   const char *wrong = "1111111111111111111111111111111111111111111111111111111111111111.json";
   g_autofree char *config_digest = NULL, *layer_digest = NULL;
-  g_autofree char *hello = docker_layout (l, wrong, &config_digest, &layer_digest);
+  g_autofree char *hello G_GNUC_UNUSED = docker_layout (l, wrong, &config_digest, &layer_digest);
   g_autofree char *ref = write_oci_archive (f, l, "saved.tar");
   g_autofree char *docker_ref = g_strconcat ("docker-archive:", ref + strlen ("oci-archive:"), NULL);
   g_autoptr (GError) error = NULL;
@@ -732,7 +731,7 @@ test_docker_archive_tampered_layer (Fixture *f, gconstpointer data)
 {
   g_autoptr (Layout) l = layout_new ();
   g_autofree char *config_digest = NULL, *layer_digest = NULL;
-  g_autofree char *hello = docker_layout (l, NULL, &config_digest, &layer_digest);
+  g_autofree char *hello G_GNUC_UNUSED = docker_layout (l, NULL, &config_digest, &layer_digest);
   GBytes *layer = g_hash_table_lookup (l->files, "0123abcd/layer.tar");
   g_autoptr (GBytes) tampered = NULL;
   g_autofree char *ref = NULL;
