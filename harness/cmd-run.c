@@ -601,6 +601,7 @@ write_run_dir (const char *out_dir, AirlockArch arch, AirlockVm *vm, const Airlo
   g_autoptr (GBytes) console = airlock_vm_get_console (vm);
   g_autoptr (GBytes) out = airlock_vm_get_stdout (vm);
   g_autoptr (GBytes) err = airlock_vm_get_stderr (vm);
+  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
   g_autoptr (GByteArray) host = g_byte_array_new ();
   g_autoptr (GString) jsonl = g_string_new (NULL);
   g_autoptr (JsonBuilder) b = json_builder_new ();
@@ -685,6 +686,7 @@ write_run_dir (const char *out_dir, AirlockArch arch, AirlockVm *vm, const Airlo
          && write_new_bytes (dir, "console.log", console, error)
          && write_new_bytes (dir, "stdout", out, error)
          && write_new_bytes (dir, "stderr", err, error)
+         && (!pcap || write_new_bytes (dir, "net.pcap", pcap, error))
          && write_new_file (dir, "run.json", run_json, strlen (run_json), error);
 }
 

@@ -32,7 +32,13 @@ typedef struct {
   const char *root_disk;     /* raw/ext4 image attached read-only, or NULL */
   const char *root_disk_serial;
   gboolean stdio;            /* add the workload's stdio port */
+  /* The one NIC: QEMU user networking with restrict=on (nothing the guest
+   * sends leaves the QEMU process), every frame dumped to @pcap_path. */
+  const char *pcap_path;     /* NULL: no NIC */
 } AirlockDomainSpec;
+
+/* The guest's side of the user network (QEMU's defaults, spelled out). */
+#define AIRLOCK_NET_GUEST_MAC "52:54:00:a1:10:0c"
 
 /* Returns the domain XML (newly allocated).  Every value is escaped. */
 char *airlock_domain_xml_build (const AirlockDomainSpec *spec);

@@ -8,6 +8,8 @@
 #include "vm/domain-xml-private.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -58,6 +60,10 @@ struct _AirlockVm {
   char *name;
   char *run_dir;
   char *socket_dir;
+  char *pcap_dir;            /* holds net.pcap (NIC frames), or NULL: no NIC */
+  char *pcap_path;
+  GBytes *pcap;              /* read at teardown, before the files go */
+  char *pcap_error;          /* why there is no pcap although there was a NIC */
 
   GMutex lock;
   GCond cond;
@@ -259,6 +265,10 @@ airlock_vm_free (AirlockVm *vm)
   g_free (vm->name);
   g_free (vm->run_dir);
   g_free (vm->socket_dir);
+  g_free (vm->pcap_dir);
+  g_free (vm->pcap_path);
+  g_clear_pointer (&vm->pcap, g_bytes_unref);
+  g_free (vm->pcap_error);
   g_free (vm->reason);
   g_free (vm);
 }
@@ -356,6 +366,7 @@ evidence_reader (gpointer data)
 }
 
 #define STDIO_CAP (16 * 1024 * 1024)
+#define PCAP_CAP (256 * 1024 * 1024)
 
 /* The workload's stdio port: sends stdin (then end of file), and keeps
  * stdout and stderr.  Nothing on this port is evidence: chunks are only
@@ -460,6 +471,18 @@ stdio_worker (gpointer data)
   g_cond_broadcast (&vm->cond);
   g_mutex_unlock (&vm->lock);
   return NULL;
+}
+
+GBytes *
+airlock_vm_get_pcap (AirlockVm *vm)
+{
+  return vm->pcap ? g_bytes_ref (vm->pcap) : NULL;
+}
+
+const char *
+airlock_vm_get_pcap_error (AirlockVm *vm)
+{
+  return vm->pcap_error;
 }
 
 GBytes *
@@ -573,6 +596,58 @@ build_cmdline (AirlockVm *vm)
   return g_string_free (s, FALSE);
 }
 
+/* Where QEMU dumps the NIC's frames.  Runs with a workload get a NIC;
+ * the boot check does not need one.  Under the embedded driver QEMU is
+ * our child, running as us: the private socket directory.  Through a
+ * local daemon QEMU runs as its own user: a directory it can traverse
+ * and a file created for it, world-writable (nothing else is in there).
+ * A remote hypervisor writes on its own host, where we cannot read: no
+ * NIC there, and a run that needs the capture says so. */
+static gboolean
+prepare_pcap (AirlockVm *vm, const char *owner, GError **error)
+{
+  int fd;
+
+  if (!vm->spec || vm->opts.no_network)
+    return TRUE;
+  if (vm->conn->embedded)
+    vm->pcap_dir = g_strdup (vm->socket_dir);
+  else if (g_str_has_prefix (vm->conn->uri, "qemu:///"))
+    {
+      g_autofree char *runtime = airlock_runtime_dir (error);
+      g_autofree char *owner_file = NULL;
+
+      if (!runtime)
+        return FALSE;
+      vm->pcap_dir = g_strdup_printf ("%s/%s-net", runtime, vm->run_id);
+      if (g_mkdir_with_parents (vm->pcap_dir, 0700) < 0 || chmod (runtime, 0711) < 0
+          || chmod (vm->pcap_dir, 0711) < 0)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                       "cannot create the capture directory '%s': %s", vm->pcap_dir,
+                       g_strerror (errno));
+          return FALSE;
+        }
+      owner_file = g_build_filename (vm->pcap_dir, "owner", NULL);
+      if (!g_file_set_contents (owner_file, owner, -1, error))
+        return FALSE;
+    }
+  else
+    return TRUE;
+  vm->pcap_path = g_build_filename (vm->pcap_dir, "net.pcap", NULL);
+  fd = open (vm->pcap_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0 || fchmod (fd, vm->conn->embedded ? 0600 : 0666) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                   "cannot create the capture file '%s': %s", vm->pcap_path, g_strerror (errno));
+      if (fd >= 0)
+        close (fd);
+      return FALSE;
+    }
+  close (fd);
+  return TRUE;
+}
+
 static gboolean
 prepare_run_dir (AirlockVm *vm, GError **error)
 {
@@ -611,7 +686,7 @@ prepare_run_dir (AirlockVm *vm, GError **error)
       if (!g_file_set_contents (sock_owner, owner, -1, error))
         return FALSE;
     }
-  return TRUE;
+  return prepare_pcap (vm, owner, error);
 }
 
 static gboolean
@@ -644,6 +719,7 @@ start_domain (AirlockVm *vm, GError **error)
     .root_disk = vm->root_disk_path,
     .root_disk_serial = vm->root_disk_serial,
     .stdio = vm->stdio,
+    .pcap_path = vm->pcap_path,
   };
   unsigned flags = VIR_DOMAIN_START_PAUSED;
 
@@ -942,10 +1018,25 @@ teardown (AirlockVm *vm)
     g_thread_join (g_steal_pointer (&vm->stdio_thread));
   if (vm->dom)
     virDomainFree (g_steal_pointer (&vm->dom));
+  /* QEMU is gone: the dump is whole (filter-dump writes each frame as it
+   * passes).  Kept in memory for the caller, bounded like the console. */
+  if (vm->pcap_path)
+    {
+      g_autofree char *data = NULL;
+      gsize len = 0;
+      g_autoptr (GError) perr = NULL;
+
+      if (g_file_get_contents (vm->pcap_path, &data, &len, &perr) && len <= PCAP_CAP)
+        vm->pcap = g_bytes_new_take (g_steal_pointer (&data), len);
+      else
+        vm->pcap_error = g_strdup (perr ? perr->message : "the capture is larger than airlock keeps");
+    }
   if (vm->run_dir)
     airlock_rm_rf (vm->run_dir);
   if (vm->socket_dir)
     airlock_rm_rf (vm->socket_dir);
+  if (vm->pcap_dir && g_strcmp0 (vm->pcap_dir, vm->socket_dir) != 0)
+    airlock_rm_rf (vm->pcap_dir);
   vm->t.stopped = g_get_monotonic_time ();
 }
 

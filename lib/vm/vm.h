@@ -74,6 +74,10 @@ typedef struct {
    * keeping it for get_stdout/get_stderr. */
   void (*output_func) (int stream, const guint8 *data, gsize len, gpointer user_data);
   gpointer output_data;
+  /* With a spec the guest gets one NIC on QEMU user networking with
+   * restrict=on, every frame dumped host-side (airlock_vm_get_pcap); TRUE:
+   * no NIC at all. */
+  gboolean no_network;
 } AirlockVmOptions;
 
 /* Wall-clock points of a run, in g_get_monotonic_time () microseconds;
@@ -117,6 +121,11 @@ AIRLOCK_PUBLIC AirlockChannel *airlock_vm_get_channel (AirlockVm *vm);
  * call, …) makes the run inconclusive like any malformed frame.  NULL for a
  * boot check or before airlock_vm_run(). */
 AIRLOCK_PUBLIC AirlockEventLog *airlock_vm_get_events (AirlockVm *vm);
+/* Every frame the guest's NIC sent or received, as a pcap file (what QEMU's
+ * filter-dump wrote), or NULL when the run had no NIC.  Transfer full. */
+AIRLOCK_PUBLIC GBytes *airlock_vm_get_pcap (AirlockVm *vm);
+/* Why there is no pcap although the run had a NIC (unreadable, too big). */
+AIRLOCK_PUBLIC const char *airlock_vm_get_pcap_error (AirlockVm *vm);
 /* The workload's stdout and stderr (with spec->stdio), as received, at most
  * 16 MiB each (the rest is counted, see get_output_truncated). */
 AIRLOCK_PUBLIC GBytes *airlock_vm_get_stdout (AirlockVm *vm);
