@@ -115,6 +115,9 @@ enum airlock_tlv_tag {
   AIRLOCK_TLV_END_REASON = 11,     /* u32: enum airlock_end_reason */
   /* LOG (mandatory there) */
   AIRLOCK_TLV_MESSAGE = 12,        /* string */
+  /* EVENT: WORKLOAD_START and WORKLOAD_EXIT (mandatory there) */
+  AIRLOCK_TLV_EV_PHASE = 13,       /* u32: enum airlock_phase; SYSCALL and RESULT events
+                                    * belong to the phase whose START came last */
 
   /* EVENT.  Mandatory in every event: KIND, TIME_NS.  Per kind:
    *   SYSCALL         ACTION, SYSCALL, AUDIT_ARCH, ARGS, PID, TID; REASON iff
@@ -177,6 +180,8 @@ enum airlock_tlv_tag {
                                     * (overrides UID/GID/GROUPS) */
   AIRLOCK_SPEC_STDIO = 107,        /* u32: 1 = the workload's stdio is on AIRLOCK_PORT_STDIO
                                     * (0/absent: stdin /dev/null, output to the console) */
+  AIRLOCK_SPEC_CONTROLS = 108,     /* u32: 1 = run the negative-control probe first, in the
+                                    * same boot (its records carry phase CONTROLS) */
 };
 
 /* Workload stdio on AIRLOCK_PORT_STDIO, both directions, as chunks:
@@ -200,6 +205,11 @@ enum airlock_event_kind {
   AIRLOCK_EVENT_RESULT = 2,          /* the outcome of a call the supervisor performed */
   AIRLOCK_EVENT_WORKLOAD_START = 3,  /* the workload's namespaces exist; its entrypoint follows */
   AIRLOCK_EVENT_WORKLOAD_EXIT = 4,   /* the entrypoint exited and its process tree is gone */
+};
+
+enum airlock_phase {
+  AIRLOCK_PHASE_CONTROLS = 1,   /* the negative-control probe */
+  AIRLOCK_PHASE_WORKLOAD = 2,   /* what the spec asked for */
 };
 
 enum airlock_event_action {

@@ -74,6 +74,7 @@ struct run_spec {
   char *root_disk;         /* serial of the disk to mount at root, or NULL */
   char *user;              /* resolved in the workload's root, or NULL */
   bool stdio;              /* stdio on AIRLOCK_PORT_STDIO */
+  bool controls;           /* run the negative controls first */
   uint32_t uid, gid;
   gid_t groups[SPEC_MAX_GROUPS];
   size_t n_groups;
@@ -138,6 +139,7 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_GID:
         case AIRLOCK_SPEC_TIMEOUT_MS:
         case AIRLOCK_SPEC_STDIO:
+        case AIRLOCK_SPEC_CONTROLS:
           if (vlen != 4)
             return fail (error, error_size, "run spec: TLV %u is %u bytes, want 4", tag, vlen);
           break;
@@ -183,6 +185,9 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
           break;
         case AIRLOCK_SPEC_STDIO:
           s->stdio = wire_get_le32 (v) != 0;
+          break;
+        case AIRLOCK_SPEC_CONTROLS:
+          s->controls = wire_get_le32 (v) != 0;
           break;
         case AIRLOCK_SPEC_UID:
           s->uid = wire_get_le32 (v);
@@ -974,13 +979,14 @@ heartbeat_stop (struct heartbeat *hb)
 }
 
 static int
-send_simple_event (uint32_t kind, pid_t pid, bool has_status, uint32_t status)
+send_simple_event (uint32_t kind, uint32_t phase, pid_t pid, bool has_status, uint32_t status)
 {
   struct wire_frame f;
 
   wire_begin (&f, AIRLOCK_FRAME_EVENT, 0);
   wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, kind);
   wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, clock_ns (CLOCK_BOOTTIME));
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, phase);
   if (pid > 0)
     wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, (uint32_t) pid);
   if (has_status)
@@ -1335,11 +1341,14 @@ out:
   return r;
 }
 
-int
-supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms, bool filter,
-                struct run_result *ret, char *error, size_t error_size)
+/* One workload, start to end: its reaper and namespaces, the listener
+ * handoff, the notification loop, its end.  Heartbeats run only while a
+ * workload does (the reaper must be cloned from a single-threaded
+ * process: no lock can then be held in its copy). */
+static int
+run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool filter,
+              struct run_result *ret, char *error, size_t error_size)
 {
-  static struct run_spec spec;
   static uint8_t reaper_stack[256 * 1024] __attribute__ ((aligned (16)));
   struct reaper_args args;
   struct handoff *h;
@@ -1355,23 +1364,11 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   pid_t reaper;
   bool timed_out = false, output_open, reaper_gone = false;
 
-  r = parse_spec (spec_bytes, spec_len, &spec, error, error_size);
-  if (r < 0)
-    return r;
-  r = loopback_up ();
-  if (r < 0)
-    return fail (error, error_size, "cannot bring the loopback interface up: %s", strerror (-r));
-  r = configure_network (error, error_size);
-  if (r < 0)
-    return r;
-
   h = mmap (NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (h == MAP_FAILED)
     return fail (error, error_size, "cannot map the handoff page: %s", strerror (errno));
   memset (h, 0, sizeof *h);
-  if (spec.root_disk && (r = mount_root_disk (&spec, error, error_size)) < 0)
-    return r;
-  if (spec.stdio)
+  if (spec->stdio)
     {
       char dev[300];
 
@@ -1394,7 +1391,7 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
       args.out_fd = pipefd[1];
       args.err_fd = pipefd[1];
     }
-  output_open = !spec.stdio;
+  output_open = !spec->stdio;
 
   sigemptyset (&sigchld);
   sigaddset (&sigchld, SIGCHLD);
@@ -1405,14 +1402,14 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
 
   /* No thread exists yet: the reaper starts from a copy of a
    * single-threaded process, so no lock can be held in it. */
-  args.spec = &spec;
+  args.spec = spec;
   args.filter = filter;
   args.handoff = h;
   reaper = clone (reaper_main, reaper_stack + sizeof reaper_stack,
                   CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, &args);
   if (reaper < 0)
     return fail (error, error_size, "cannot start the workload's namespaces: %s", strerror (errno));
-  if (spec.stdio)
+  if (spec->stdio)
     {
       close (in_pipe[0]);
       close (out_pipe[1]);
@@ -1464,12 +1461,12 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
     }
   __atomic_store_n (&h->state, HANDOFF_ACKED, __ATOMIC_RELEASE);
 
-  r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_START, reaper, false, 0);
+  r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_START, phase, reaper, false, 0);
   if (r < 0)
     return fail (error, error_size, "cannot send the workload-start event: %s", strerror (-r));
   if (heartbeat_start (&hb, heartbeat_ms) < 0)
     return fail (error, error_size, "cannot start the heartbeat thread");
-  if (spec.stdio)
+  if (spec->stdio)
     {
       if (pthread_create (&stdio.thread, NULL, stdio_main, &stdio) != 0)
         return fail (error, error_size, "cannot start the stdio thread");
@@ -1481,7 +1478,7 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
     return fail (error, error_size, "out of memory");
 
   /* The loop: notifications, output, the reaper's end, the deadline. */
-  deadline = clock_ns (CLOCK_MONOTONIC) + spec.timeout_ms * NS_PER_MS;
+  deadline = clock_ns (CLOCK_MONOTONIC) + spec->timeout_ms * NS_PER_MS;
   while (!reaper_gone)
     {
       struct pollfd fds[3] = {
@@ -1542,7 +1539,7 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   if (listener >= 0)
     close (listener);
 
-  r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_EXIT, 0, true,
+  r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_EXIT, phase, 0, true,
                          __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
                          ? (uint32_t) h->entrypoint_status : (uint32_t) status);
   heartbeat_stop (&hb);
@@ -1557,5 +1554,58 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   ret->exit_status = __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
                      ? (uint32_t) h->entrypoint_status : (uint32_t) status;
   ret->end_reason = timed_out ? AIRLOCK_END_TIMEOUT : AIRLOCK_END_COMPLETED;
+  munmap (h, sizeof *h);
+  close (sfd);
   return 0;
+}
+
+/* The negative controls: guest/probe (ours, static, in the initramfs at
+ * CONTROLS_ROOT/bin/probe) makes the attempts guest/probe-controls.h
+ * lists, under the same supervisor, kernel and network as the image that
+ * follows, so the host can prove the detector was not blind. */
+#define CONTROLS_ROOT "/airlock/controls"
+#define CONTROLS_TIMEOUT_MS 60000
+
+static int
+run_controls (uint32_t heartbeat_ms, bool filter, char *error, size_t error_size)
+{
+  static struct run_spec controls;
+  static char arg0[] = "/bin/probe", env0[] = "PATH=/bin", cwd[] = "/", root[] = CONTROLS_ROOT,
+              host[] = "airlock";
+  struct run_result result;
+
+  memset (&controls, 0, sizeof controls);
+  controls.argv[0] = arg0;
+  controls.argc = 1;
+  controls.envp[0] = env0;
+  controls.envc = 1;
+  controls.cwd = cwd;
+  controls.root = root;
+  controls.hostname = host;
+  controls.timeout_ms = CONTROLS_TIMEOUT_MS;
+  return run_workload (&controls, AIRLOCK_PHASE_CONTROLS, heartbeat_ms, filter, &result, error,
+                       error_size);
+}
+
+int
+supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms, bool filter,
+                struct run_result *ret, char *error, size_t error_size)
+{
+  static struct run_spec spec;
+  int r;
+
+  r = parse_spec (spec_bytes, spec_len, &spec, error, error_size);
+  if (r < 0)
+    return r;
+  r = loopback_up ();
+  if (r < 0)
+    return fail (error, error_size, "cannot bring the loopback interface up: %s", strerror (-r));
+  r = configure_network (error, error_size);
+  if (r < 0)
+    return r;
+  if (spec.root_disk && (r = mount_root_disk (&spec, error, error_size)) < 0)
+    return r;
+  if (spec.controls && (r = run_controls (heartbeat_ms, filter, error, error_size)) < 0)
+    return r;
+  return run_workload (&spec, AIRLOCK_PHASE_WORKLOAD, heartbeat_ms, filter, ret, error, error_size);
 }

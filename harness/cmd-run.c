@@ -261,6 +261,8 @@ event_to_json (AirlockArch arch, const AirlockEvent *ev)
   SET_STR (b, "arch", airlock_arch_to_string (arch));
   SET_INT (b, "seq", ev->seq);
   SET_STR (b, "kind", airlock_event_kind_to_string (ev->kind));
+  if (ev->phase)
+    SET_STR (b, "phase", ev->phase == AIRLOCK_PHASE_CONTROLS ? "controls" : "workload");
   SET_INT (b, "time_ns", ev->time_ns);
   if (ev->kind == AIRLOCK_EVENT_SYSCALL)
     {
@@ -434,12 +436,41 @@ print_report (AirlockArch arch, AirlockVm *vm, gboolean json)
       return;
     }
 
+  /* The negative controls' records first, in a table of their own: they
+   * are ours, not the workload's. */
+  {
+    Table controls;
+    guint n_controls = 0;
+
+    table_init (&controls, attempt_header);
+    for (guint i = 0; events && i < events->len; i++)
+      {
+        const AirlockEvent *ev = events->pdata[i];
+
+        if (ev->phase == AIRLOCK_PHASE_CONTROLS && ev->kind == AIRLOCK_EVENT_SYSCALL && !is_exec (ev))
+          {
+            attempt_row (&controls, ev);
+            n_controls++;
+          }
+      }
+    if (n_controls > 0)
+      {
+        printf ("%s: negative controls, as the supervisor saw them (%u)\n",
+                airlock_arch_to_string (arch), n_controls);
+        table_print (&controls, "  ");
+      }
+    else
+      g_ptr_array_unref (controls.rows);
+  }
+
   table_init (&attempts, attempt_header);
   table_init (&processes, process_header);
   for (guint i = 0; events && i < events->len; i++)
     {
       const AirlockEvent *ev = events->pdata[i];
 
+      if (ev->phase == AIRLOCK_PHASE_CONTROLS)
+        continue;
       if (ev->kind == AIRLOCK_EVENT_WORKLOAD_EXIT)
         exit_ev = ev;
       if (ev->kind != AIRLOCK_EVENT_SYSCALL)
@@ -806,7 +837,7 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
  * ARGS` does) with its env, working directory and user. */
 static int
 run_image (AirlockArch arch, AirlockImageSource *source, const char *const *args,
-           const char *cache_dir, AirlockVmOptions *vm_opts, guint timeout_ms,
+           const char *cache_dir, AirlockVmOptions *vm_opts, guint timeout_ms, gboolean controls,
            const char *out_dir, gboolean json)
 {
   const char *arch_name = airlock_arch_to_string (arch);
@@ -830,6 +861,7 @@ run_image (AirlockArch arch, AirlockImageSource *source, const char *const *args
     .timeout_ms = timeout_ms,
     .hostname = "airlock",
     .stdio = TRUE,
+    .controls = controls,
   };
 
   if (!image)
@@ -880,6 +912,7 @@ cmd_run (int argc, char **argv)
   g_autofree char *image_ref = NULL;
   g_autofree char *stdin_file = NULL;
   g_autofree char *out_dir = NULL;
+  gboolean controls = FALSE;
   g_autoptr (GBytes) stdin_data = NULL;
   g_autoptr (GInputStream) stdin_stream = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
@@ -901,6 +934,8 @@ cmd_run (int argc, char **argv)
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s, "end the workload after S seconds (default: 30)", "S" },
     { "stdin", 0, 0, G_OPTION_ARG_FILENAME, &stdin_file,
       "feed FILE to the workload's stdin (default: end of file at once; - reads ours)", "FILE" },
+    { "controls", 0, 0, G_OPTION_ARG_NONE, &controls,
+      "run the negative controls first, in the same boot (listed as their own attempts)", NULL },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
       "write the run's files (evidence stream, events, console, output, run.json) to DIR/ARCH/", "DIR" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object per event instead of the tables", NULL },
@@ -1018,7 +1053,8 @@ cmd_run (int argc, char **argv)
             int s = run_image ((AirlockArch) a, source,
                                workload_argv->len > 1 ? (const char *const *) workload_argv->pdata
                                                       : NULL,
-                               cache_dir, &vm_opts, (guint) timeout_s * 1000, out_dir, json);
+                               cache_dir, &vm_opts, (guint) timeout_s * 1000, controls, out_dir,
+                               json);
 
             if (s == HARNESS_EXIT_USAGE)
               return s;
@@ -1043,6 +1079,7 @@ cmd_run (int argc, char **argv)
       .timeout_ms = (guint) timeout_s * 1000,
       .hostname = "airlock",
       .stdio = TRUE,
+      .controls = controls,
     };
     AirlockVmOptions vm_opts = {
       .uri = uri,

@@ -256,6 +256,7 @@ struct _AirlockEventLog {
   GHashTable *tcp_dns;      /* guint64 * sock id → AirlockDnsTcpStream * */
   gboolean have_last_seq;
   guint64 last_seq;
+  guint32 phase;            /* of the last WORKLOAD_START (0 before any) */
 };
 
 static void
@@ -691,6 +692,15 @@ airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame, GE
       ev->result_seq = ev->seq;
     }
   ev->has_exit_status = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_EXIT_STATUS, &ev->exit_status);
+  /* Every event belongs to the phase the last WORKLOAD_START opened (the
+   * controls' records never mix with the image's). */
+  {
+    guint32 phase = 0;
+
+    if (tlv_u32 (&tlvs, AIRLOCK_TLV_EV_PHASE, &phase) && ev->kind == AIRLOCK_EVENT_WORKLOAD_START)
+      log->phase = phase;
+    ev->phase = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_PHASE, &phase) ? phase : log->phase;
+  }
 
   /* Checks that span frames, before anything is changed. */
   if (ev->kind == AIRLOCK_EVENT_RESULT)

@@ -117,6 +117,7 @@ typedef struct {
 
   gboolean has_exit_status;  /* WORKLOAD_EXIT */
   guint32 exit_status;       /* wait status */
+  guint32 phase;             /* enum airlock_phase: controls or the workload (0: before any) */
 } AirlockEvent;
 
 typedef struct _AirlockEventLog AirlockEventLog;

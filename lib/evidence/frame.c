@@ -123,6 +123,7 @@ static const char *const tlv_tag_names[AIRLOCK_TLV_TAG_MAX + 1] = {
   [AIRLOCK_TLV_EXIT_STATUS] = "exit-status",
   [AIRLOCK_TLV_END_REASON] = "end-reason",
   [AIRLOCK_TLV_MESSAGE] = "message",
+  [AIRLOCK_TLV_EV_PHASE] = "phase",
   [AIRLOCK_TLV_EV_KIND] = "kind",
   [AIRLOCK_TLV_EV_TIME_NS] = "time-ns",
   [AIRLOCK_TLV_EV_ACTION] = "action",
@@ -311,6 +312,7 @@ static const guint16 tlv_sizes[AIRLOCK_TLV_TAG_MAX + 1] = {
   [AIRLOCK_TLV_EVENT_COUNT] = 8,
   [AIRLOCK_TLV_EXIT_STATUS] = 4,
   [AIRLOCK_TLV_END_REASON] = 4,
+  [AIRLOCK_TLV_EV_PHASE] = 4,
   [AIRLOCK_TLV_EV_KIND] = 4,
   [AIRLOCK_TLV_EV_TIME_NS] = 8,
   [AIRLOCK_TLV_EV_ACTION] = 4,
@@ -396,12 +398,14 @@ static const TlvRules event_kind_rules[] = {
                  | TAG_BIT (AIRLOCK_TLV_EV_RESULT),
   },
   [AIRLOCK_EVENT_WORKLOAD_START] = {
-    .allowed = EVENT_COMMON | EVENT_PROCESS,
-    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_PID),
+    .allowed = EVENT_COMMON | EVENT_PROCESS | TAG_BIT (AIRLOCK_TLV_EV_PHASE),
+    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_PID) | TAG_BIT (AIRLOCK_TLV_EV_PHASE),
   },
   [AIRLOCK_EVENT_WORKLOAD_EXIT] = {
-    .allowed = EVENT_COMMON | EVENT_PROCESS | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS),
-    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS),
+    .allowed = EVENT_COMMON | EVENT_PROCESS | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS)
+               | TAG_BIT (AIRLOCK_TLV_EV_PHASE),
+    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS)
+                 | TAG_BIT (AIRLOCK_TLV_EV_PHASE),
   },
 };
 
@@ -435,7 +439,8 @@ static const TlvRules frame_tlv_rules[] = {
   /* Any event tag at first; the kind then narrows it (check_event). */
   [AIRLOCK_FRAME_EVENT] = {
     .allowed = EVENT_COMMON | EVENT_PROCESS | EVENT_CALL | TAG_BIT (AIRLOCK_TLV_EV_REF)
-               | TAG_BIT (AIRLOCK_TLV_EV_RESULT) | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS),
+               | TAG_BIT (AIRLOCK_TLV_EV_RESULT) | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS)
+               | TAG_BIT (AIRLOCK_TLV_EV_PHASE),
     .mandatory = EVENT_MANDATORY,
   },
 };

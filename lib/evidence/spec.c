@@ -166,6 +166,8 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
     put_tlv (out, AIRLOCK_SPEC_USER, spec->user, strlen (spec->user));
   if (spec->stdio)
     put_u32 (out, AIRLOCK_SPEC_STDIO, 1);
+  if (spec->controls)
+    put_u32 (out, AIRLOCK_SPEC_CONTROLS, 1);
 
   /* Checked after encoding: each piece fits, only the sum can overflow, and
    * the guest reads at most this much after the hello. */

@@ -34,6 +34,8 @@ typedef struct {
   const char *user;          /* the image's User, resolved by the guest in the workload's
                               * /etc/passwd and /etc/group (overrides uid/gid/groups), or NULL */
   gboolean stdio;            /* the workload's stdio travels on the stdio port */
+  gboolean controls;         /* run the negative-control probe first, in the same boot
+                              * (guest/probe-controls.h; its events carry phase CONTROLS) */
 } AirlockRunSpec;
 
 /* Encodes @spec as the TLVs that follow the host hello, in the order

@@ -28,14 +28,15 @@
 G_DEFINE_QUARK (airlock-guest-image-error-quark, airlock_guest_image_error)
 
 /* The static guest programs that go into every initramfs: @name-<arch> in
- * airlock_guest_programs_dir(), stored at @path.  Add the supervisor and the
- * probe here when they exist. */
+ * airlock_guest_programs_dir(), stored at @path.  (The supervisor is part of
+ * init; the probe is the negative controls it runs before the image.) */
 static const struct {
   const char *name;
   const char *path;
   guint mode;
 } guest_programs[] = {
   { "init", "init", 0755 },
+  { "probe", "airlock/controls/bin/probe", 0755 },
 };
 
 void

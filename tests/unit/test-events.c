@@ -318,14 +318,22 @@ test_kind_workload (Fixture *fx, gconstpointer data)
   g_autofree char *status = NULL;
 
   wire_put_u32 (f, AIRLOCK_TLV_EV_PID, 42);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_CONTROLS);
   ev = ev_add (fx);
   g_assert_cmpuint (ev->kind, ==, AIRLOCK_EVENT_WORKLOAD_START);
   g_assert_true (ev->has_pid);
   g_assert_cmpuint (ev->pid, ==, 42);
+  g_assert_cmpuint (ev->phase, ==, AIRLOCK_PHASE_CONTROLS);
   g_assert_null (airlock_event_key_line (ev));
+
+  /* A call after the start belongs to its phase. */
+  ev_syscall (fx, ARCH_X86_64, NR_CONNECT, AIRLOCK_ACTION_CONTINUE, 0, NULL);
+  ev = ev_add (fx);
+  g_assert_cmpuint (ev->phase, ==, AIRLOCK_PHASE_CONTROLS);
 
   f = ev_begin (fx, AIRLOCK_EVENT_WORKLOAD_EXIT);
   wire_put_u32 (f, AIRLOCK_TLV_EV_EXIT_STATUS, 3 << 8);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_CONTROLS);
   ev = ev_add (fx);
   g_assert_cmpuint (ev->kind, ==, AIRLOCK_EVENT_WORKLOAD_EXIT);
   g_assert_true (ev->has_exit_status);
@@ -482,9 +490,14 @@ test_missing_mandatory (Fixture *fx, gconstpointer data)
   ev_begin (fx, AIRLOCK_EVENT_RESULT);
   wire_put_u64 (&fx->f, AIRLOCK_TLV_EV_RESULT, 0);
   ev_refused (fx, AIRLOCK_EVENT_ERROR_MALFORMED, "mandatory TLV ref (tag 58) is missing in a result event");
-  ev_begin (fx, AIRLOCK_EVENT_WORKLOAD_START);
+  f = ev_begin (fx, AIRLOCK_EVENT_WORKLOAD_START);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
   ev_refused (fx, AIRLOCK_EVENT_ERROR_MALFORMED, "mandatory TLV pid (tag 39) is missing in a workload-start event");
-  ev_begin (fx, AIRLOCK_EVENT_WORKLOAD_EXIT);
+  f = ev_begin (fx, AIRLOCK_EVENT_WORKLOAD_START);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PID, 1);
+  ev_refused (fx, AIRLOCK_EVENT_ERROR_MALFORMED, "mandatory TLV phase (tag 13) is missing in a workload-start event");
+  f = ev_begin (fx, AIRLOCK_EVENT_WORKLOAD_EXIT);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
   ev_refused (fx, AIRLOCK_EVENT_ERROR_MALFORMED, "mandatory TLV event-exit-status (tag 60) is missing");
   /* no kind at all */
   wire_begin (&fx->f, AIRLOCK_FRAME_EVENT, fx->seq);
@@ -554,6 +567,7 @@ test_duplicate_and_foreign_tags (Fixture *fx, gconstpointer data)
   ev_refused (fx, AIRLOCK_EVENT_ERROR_MALFORMED, "tag 58 (ref) at byte");
   f = ev_begin (fx, AIRLOCK_EVENT_WORKLOAD_EXIT);
   wire_put_u32 (f, AIRLOCK_TLV_EV_EXIT_STATUS, 0);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
   wire_put_u32 (f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
   ev_refused (fx, AIRLOCK_EVENT_ERROR_MALFORMED, "is not allowed in a workload-exit event");
   /* other frame types keep their own rules: no event tag in a log frame */

@@ -820,6 +820,7 @@ build_event_spec_tag (Stream *s, GPtrArray *expect)
   wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_START);
   wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, 1);
   wire_put_u32 (f, AIRLOCK_TLV_EV_PID, 1);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
   /* host → guest only: a guest frame must not carry it */
   wire_put_str (f, AIRLOCK_SPEC_ARG, "/bin/sh");
   stream_end (s);

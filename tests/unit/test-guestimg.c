@@ -1052,6 +1052,7 @@ pipeline_setup (Pipeline *p, gconstpointer user_data)
   write_file (p->modules_dir, "modules.builtin", "kernel/drivers/virtio/virtio_pci.ko\n");
   write_file (p->modules_dir, "modules.order", "");
   write_file (p->guest_dir, "init-amd64", "#!/not/really/a/static/init\n");
+  write_file (p->guest_dir, "probe-amd64", "#!/not/really/a/static/probe\n");
   bz = make_xz_bzimage (TRUE, &p->vmlinux);
   g_file_set_contents (p->kernel, g_bytes_get_data (bz, NULL), g_bytes_get_size (bz), &error);
   g_assert_no_error (error);
@@ -1148,6 +1149,10 @@ test_pipeline_build_and_cache (Pipeline *p, gconstpointer user_data)
   initramfs = read_bytes (image->initramfs_path);
   entries = newc_parse (g_bytes_get_data (initramfs, NULL), g_bytes_get_size (initramfs));
   e = newc_find (entries, "init");
+  g_assert_nonnull (e);
+  g_assert_cmpuint (e->mode, ==, S_IFREG | 0755);
+  /* The negative controls the supervisor runs before the image. */
+  e = newc_find (entries, "airlock/controls/bin/probe");
   g_assert_nonnull (e);
   g_assert_cmpuint (e->mode, ==, S_IFREG | 0755);
   e = newc_find (entries, "lib/modules/load.list");
