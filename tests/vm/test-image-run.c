@@ -25,6 +25,7 @@
 
 #include "evidence/event.h"
 #include "protocol.h"
+#include "probe-controls.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -181,7 +182,7 @@ count_layer_stages (GPtrArray *stages)
  * --image` does: the image's Env (with a PATH when it has none), WorkingDir
  * and User, the workload's stdio on its own port. */
 static AirlockVm *
-run_image (const AirlockImage *image, const char *disk, const char *stdin_text)
+run_image (const AirlockImage *image, const char *disk, const char *stdin_text, gboolean controls)
 {
   AirlockGuestImage *guest = guest_image_for (image->arch);
   g_autoptr (GError) error = NULL;
@@ -197,6 +198,7 @@ run_image (const AirlockImage *image, const char *disk, const char *stdin_text)
     .timeout_ms = RUN_TIMEOUT_MS,
     .hostname = "airlock",
     .stdio = TRUE,
+    .controls = controls,
   };
   AirlockVmOptions o = {
     .cache_dir = cache_dir,
@@ -276,7 +278,7 @@ check_records (AirlockVm *vm, const char *what, GPtrArray *events, const char *c
   for (guint k = 0; k < events->len; k++)
     {
       const AirlockEvent *ev = events->pdata[k];
-      char *line = airlock_event_key_line (ev);
+      char *line = ev->phase == AIRLOCK_PHASE_CONTROLS ? NULL : airlock_event_key_line (ev);
 
       if (line)
         {
@@ -340,6 +342,8 @@ check_run (AirlockVm *vm, const AirlockImage *image, const char *what, guint32 u
     {
       const AirlockEvent *ev = events->pdata[k];
 
+      if (ev->phase == AIRLOCK_PHASE_CONTROLS)
+        continue;   /* the probe's, checked apart */
       if (ev->kind == AIRLOCK_EVENT_WORKLOAD_EXIT)
         exit_ev = ev;
       else if (ev->kind == AIRLOCK_EVENT_SYSCALL && !exec_ev
@@ -412,7 +416,7 @@ clean_expected_stdout (const AirlockImage *image)
 static void
 run_clean (const AirlockImage *image, const char *disk, const char *what)
 {
-  g_autoptr (AirlockVm) vm = run_image (image, disk, clean_stdin);
+  g_autoptr (AirlockVm) vm = run_image (image, disk, clean_stdin, FALSE);
   g_autoptr (GBytes) out = NULL;
   g_autofree char *out_text = NULL;
   g_autofree char *expected = NULL;
@@ -584,6 +588,60 @@ check_digests (const AirlockImage *from_archive, const char *archive_disk)
   g_assert_cmpuint (count_layer_stages (stages), ==, 0);
 }
 
+/* The negative controls ran first in the same boot: every control of
+ * guest/probe-controls.h is a record of the controls phase, made by the
+ * supervisor itself with the destination the table names. */
+static void
+check_controls (GPtrArray *events, const char *what)
+{
+  for (gsize c = 0; c < PROBE_N_CONTROLS; c++)
+    {
+      const struct probe_control *pc = &probe_controls[c];
+      gboolean v6 = pc->family == AF_INET6;
+      gboolean tcp = pc->protocol == IPPROTO_TCP;
+      g_autofree char *prefix = g_strdup_printf ("%s emulate %s/%s/%s %s%s%s:%u",
+                                                 tcp ? "connect" : "sendto", v6 ? "inet6" : "inet",
+                                                 tcp ? "stream" : "dgram", tcp ? "tcp" : "udp",
+                                                 v6 ? "[" : "", pc->address, v6 ? "]" : "", pc->port);
+      gboolean found = FALSE;
+
+      for (guint k = 0; k < events->len && !found; k++)
+        {
+          const AirlockEvent *ev = events->pdata[k];
+          g_autofree char *line = NULL;
+
+          if (ev->phase != AIRLOCK_PHASE_CONTROLS)
+            continue;
+          line = airlock_event_key_line (ev);
+          found = line && g_str_has_prefix (line, prefix)
+                  && (line[strlen (prefix)] == '\0' || line[strlen (prefix)] == ' ');
+        }
+      if (!found)
+        g_test_fail_printf ("%s: negative control %s (%s) has no record '%s…'", what, pc->name,
+                            v6 ? "ipv6" : "ipv4", prefix);
+    }
+}
+
+/* The NIC's frames were captured host-side: a pcap (QEMU's filter-dump,
+ * little-endian magic) holding at least the controls' datagrams. */
+static void
+check_pcap (AirlockVm *vm, const char *what)
+{
+  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
+  gsize len = 0;
+  const guint8 *d = pcap ? g_bytes_get_data (pcap, &len) : NULL;
+  guint records = 0;
+
+  g_assert_nonnull (pcap);
+  g_assert_cmpuint (len, >, 24);
+  g_assert_cmpuint (d[0] | d[1] << 8 | d[2] << 16 | (guint) d[3] << 24, ==, 0xa1b2c3d4u);
+  for (gsize off = 24; off + 16 <= len; records++)
+    off += 16 + (d[off + 8] | d[off + 9] << 8 | d[off + 10] << 16 | (gsize) d[off + 11] << 24);
+  g_test_message ("%s: %" G_GSIZE_FORMAT " bytes of capture, %u frames", what, len, records);
+  /* 12 controls, the image's three attempts, and their answers. */
+  g_assert_cmpuint (records, >=, PROBE_N_CONTROLS + 3);
+}
+
 static void
 test_egress (gconstpointer data)
 {
@@ -608,7 +666,7 @@ test_egress (gconstpointer data)
   g_assert_cmpstr (config_env (image, "AIRLOCK_SAMPLE"), ==, "egress");
   disk = ensure_disk (source, image, stages);
 
-  vm = run_image (image, disk, NULL);
+  vm = run_image (image, disk, NULL, TRUE);
   if (!vm)
     return;
   events = check_run (vm, image, what, 0, 0);
@@ -625,13 +683,17 @@ test_egress (gconstpointer data)
       const AirlockEvent *ev = events->pdata[k];
       g_autofree char *outcome = NULL;
 
-      if (ev->kind != AIRLOCK_EVENT_SYSCALL || ev->action != AIRLOCK_ACTION_EMULATE)
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL || ev->action != AIRLOCK_ACTION_EMULATE
+          || ev->phase == AIRLOCK_PHASE_CONTROLS)
         continue;
       outcome = airlock_event_outcome (ev);
       g_assert_cmpstr (outcome, ==,
                        g_strcmp0 (ev->syscall_name, "sendto") == 0 ? "sent" : "EINPROGRESS");
       g_assert_cmpstr (ev->exe, ==, image->entrypoint[0]);
     }
+  check_controls (events, what);
+  check_pcap (vm, what);
+
   out = airlock_vm_get_stdout (vm);
   out_text = bytes_text (out);
   if (!g_str_equal (out_text, egress_stdout))
