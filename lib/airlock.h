@@ -12,6 +12,7 @@
 #include "evidence/spec.h"
 #include "guestimg/guest-image.h"
 #include "image/image.h"
+#include "policy/policy.h"
 #include "vm/vm.h"
 
 #undef AIRLOCK_INSIDE

@@ -1,0 +1,771 @@
+/* Unit tests for the egress allow-list (lib/policy/policy.c,
+ * docs/policy.md): the grammar, every parse error with its line and
+ * column, and the matcher over plain values. */
+#include "config.h"
+
+#include "policy/policy.h"
+
+#include <arpa/inet.h>
+#include <glib/gstdio.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define NAME "test.policy"
+
+static AirlockPolicy *
+parse_ok (const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  AirlockPolicy *policy = airlock_policy_parse (text, strlen (text), NAME, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (policy);
+  return policy;
+}
+
+/* An attempt to @address (IPv4 or IPv6 text), reporting the admitting
+ * rule's text in @ret_rule. */
+static gboolean
+admits_full (const AirlockPolicy *policy, int protocol, const char *address, guint16 port,
+             const char *const *dns_names, const char *exe, const char **ret_rule)
+{
+  guint8 bytes[16];
+  int family = strchr (address, ':') != NULL ? AF_INET6 : AF_INET;
+
+  g_assert_cmpint (inet_pton (family, address, bytes), ==, 1);
+  return airlock_policy_admits (policy, family, protocol, bytes, port, dns_names, exe, ret_rule);
+}
+
+static gboolean
+admits (const AirlockPolicy *policy, int protocol, const char *address, guint16 port)
+{
+  return admits_full (policy, protocol, address, port, NULL, NULL, NULL);
+}
+
+/* ---- default and empty ---- */
+
+static void
+test_default_admits_nothing (void)
+{
+  g_autoptr(AirlockPolicy) policy = airlock_policy_new_default ();
+  const char *names[] = { "example.com", NULL };
+  const char *rule = "untouched";
+  static const int protocols[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP, IPPROTO_ICMPV6, 132 };
+  static const char *addresses[] = { "0.0.0.0", "10.0.2.3", "127.0.0.1", "255.255.255.255",
+                                     "::", "::1", "2001:db8::1", "::ffff:10.0.0.1" };
+
+  g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 0);
+  for (gsize i = 0; i < G_N_ELEMENTS (protocols); i++)
+    for (gsize j = 0; j < G_N_ELEMENTS (addresses); j++)
+      {
+        g_assert_false (admits_full (policy, protocols[i], addresses[j], 0, NULL, NULL, &rule));
+        g_assert_false (admits_full (policy, protocols[i], addresses[j], 443, names,
+                                     "/usr/bin/curl", &rule));
+      }
+  /* Left untouched when nothing admits. */
+  g_assert_cmpstr (rule, ==, "untouched");
+}
+
+static void
+test_empty_text_is_default (void)
+{
+  static const char *texts[] = { "", "\n", "# nothing allowed\n", "   \t \n\n  # x\r\n# y" };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      g_autoptr(AirlockPolicy) policy = parse_ok (texts[i]);
+
+      g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 0);
+      g_assert_false (admits (policy, IPPROTO_TCP, "192.0.2.7", 80));
+    }
+}
+
+/* ---- grammar ---- */
+
+static void
+test_grammar_rule_kinds (void)
+{
+  /* Every clause, alone and together; the text reported is the rule's
+   * tokens joined by one blank, comments removed. */
+  static const struct {
+    const char *line;
+    const char *text;
+  } rules[] = {
+    { "allow tcp 10.0.0.0/8 port 443", "allow tcp 10.0.0.0/8 port 443" },
+    { "allow udp 2001:db8::/32 port 53 dns=*.example.com",
+      "allow udp 2001:db8::/32 port 53 dns=*.example.com" },
+    { "allow tcp any port 80-89 exe=/usr/bin/curl", "allow tcp any port 80-89 exe=/usr/bin/curl" },
+    { "allow any 192.0.2.7", "allow any 192.0.2.7" },
+    { "\t allow   icmp  any   # ping anywhere", "allow icmp any" },
+    { "allow icmpv6 2001:db8::1", "allow icmpv6 2001:db8::1" },
+    { "allow udp 198.51.100.0/24 exe=/bin/x dns=a.example. port 0-65535",
+      "allow udp 198.51.100.0/24 exe=/bin/x dns=a.example. port 0-65535" },
+    { "allow any any\r", "allow any any" },
+  };
+  g_autoptr(GString) text = g_string_new ("# a policy\n\n");
+  g_autoptr(AirlockPolicy) policy = NULL;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (rules); i++)
+    g_string_append_printf (text, "%s\n", rules[i].line);
+  policy = parse_ok (text->str);
+  g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, G_N_ELEMENTS (rules));
+
+  /* Each line alone reports its own text. */
+  for (gsize i = 0; i < G_N_ELEMENTS (rules); i++)
+    {
+      g_autoptr(AirlockPolicy) one = parse_ok (rules[i].line);
+      const char *rule = NULL;
+      const char *names[] = { "a.example.com", NULL };
+      const char *address = strstr (rules[i].line, "2001:db8::") != NULL ? "2001:db8::1"
+                            : strstr (rules[i].line, "198.51.100") != NULL ? "198.51.100.9"
+                            : strstr (rules[i].line, "10.0.0.0") != NULL ? "10.1.2.3"
+                            : "192.0.2.7";
+      int protocol = strstr (rules[i].line, "icmpv6") != NULL ? IPPROTO_ICMPV6
+                     : strstr (rules[i].line, "icmp") != NULL ? IPPROTO_ICMP
+                     : strstr (rules[i].line, "udp") != NULL ? IPPROTO_UDP
+                     : IPPROTO_TCP;
+      guint16 port = strstr (rules[i].line, "443") != NULL ? 443
+                     : strstr (rules[i].line, "80-89") != NULL ? 85
+                     : 53;
+      const char *exe = strstr (rules[i].line, "/bin/x") != NULL ? "/bin/x" : "/usr/bin/curl";
+
+      if (strstr (rules[i].line, "dns=a.example") != NULL)
+        names[0] = "A.Example";
+
+      g_assert_cmpuint (airlock_policy_get_n_rules (one), ==, 1);
+      g_assert_true (admits_full (one, protocol, address, port, names, exe, &rule));
+      g_assert_cmpstr (rule, ==, rules[i].text);
+    }
+}
+
+static void
+test_trailing_comment_and_blanks (void)
+{
+  g_autoptr(AirlockPolicy) policy =
+    parse_ok ("  # leading comment\n\nallow tcp 192.0.2.0/24 port 80 # the web server\n"
+              "#allow tcp any\n   \n");
+  const char *rule = NULL;
+
+  g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 1);
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 192.0.2.0/24 port 80");
+  /* The commented-out rule does not exist. */
+  g_assert_false (admits (policy, IPPROTO_TCP, "198.51.100.1", 80));
+}
+
+/* ---- parse errors ---- */
+
+typedef struct {
+  const char *text;
+  guint line, column;
+  const char *reason;   /* a part of the message after "NAME:LINE:COLUMN: " */
+} ParseErrorCase;
+
+static void
+test_parse_errors (void)
+{
+  g_autofree char *label64 = g_strnfill (64, 'a');
+  g_autofree char *long_label = g_strdup_printf ("allow udp any dns=%s.com", label64);
+  g_autofree char *long_name = NULL;
+  g_autoptr(GString) name = g_string_new ("allow udp any dns=");
+  ParseErrorCase cases[] = {
+    { "deny tcp any", 1, 1, "there are no deny rules" },
+    { "permit tcp any", 1, 1, "unknown rule 'permit': every rule starts with 'allow'" },
+    { "Allow tcp any", 1, 1, "unknown rule 'Allow'" },
+    { "allow", 1, 6, "missing protocol after 'allow'" },
+    { "allow   # comment", 1, 6, "missing protocol after 'allow'" },
+    { "allow sctp any", 1, 7, "unknown protocol 'sctp'" },
+    { "allow TCP any", 1, 7, "unknown protocol 'TCP'" },
+    { "allow tcp", 1, 10, "missing destination" },
+    { "allow tcp 10.0.0.256", 1, 11, "invalid destination '10.0.0.256'" },
+    { "allow tcp 10.1/16", 1, 11, "invalid destination '10.1/16'" },
+    { "allow tcp 0x0a000001", 1, 11, "invalid destination '0x0a000001'" },
+    { "allow tcp example.com", 1, 11, "invalid destination 'example.com'" },
+    { "allow tcp fe80::1%eth0", 1, 11, "invalid destination 'fe80::1%eth0'" },
+    { "allow tcp /8", 1, 11, "invalid destination '/8'" },
+    { "allow tcp any#x", 1, 11, "invalid destination 'any#x'" },
+    { "allow tcp 10.0.0.0/33", 1, 20, "invalid prefix length in '10.0.0.0/33': expected 0 to 32 for an IPv4 network" },
+    { "allow tcp 2001:db8::/129", 1, 22, "expected 0 to 128 for an IPv6 network" },
+    { "allow tcp 10.0.0.0/", 1, 20, "invalid prefix length" },
+    { "allow tcp 10.0.0.0/+8", 1, 20, "invalid prefix length" },
+    { "allow tcp 10.0.0.0/8/8", 1, 20, "invalid prefix length" },
+    { "allow tcp 10.0.0.1/8", 1, 11,
+      "'10.0.0.1/8' has bits set after its /8 prefix: write the network as '10.0.0.0/8'" },
+    { "allow tcp 192.168.1.1/0", 1, 11, "write the network as '0.0.0.0/0'" },
+    { "allow tcp 10.0.0.1/31", 1, 11, "write the network as '10.0.0.0/31'" },
+    { "allow tcp 2001:db8::1/32", 1, 11, "write the network as '2001:db8::/32'" },
+    { "allow tcp 2001:db8::1/127", 1, 11, "write the network as '2001:db8::/127'" },
+    { "allow tcp ::1/0", 1, 11, "write the network as '::/0'" },
+    { "allow tcp ::ffff:10.0.0.0/104", 1, 11,
+      "'::ffff:10.0.0.0/104' is a v4-mapped network: write it as IPv4, '10.0.0.0/8'" },
+    { "allow tcp ::ffff:192.0.2.7", 1, 11, "write it as IPv4, '192.0.2.7/32'" },
+    { "allow tcp ::ffff:0:0/96", 1, 11, "write it as IPv4, '0.0.0.0/0'" },
+    { "allow icmp 2001:db8::/32", 1, 12, "icmp is IPv4's: use icmpv6" },
+    { "allow icmpv6 192.0.2.0/24", 1, 14, "icmpv6 is IPv6's: use icmp" },
+    { "allow tcp any port", 1, 19, "missing port after 'port'" },
+    { "allow tcp any port 65536", 1, 20, "invalid port '65536'" },
+    { "allow tcp any port http", 1, 20, "invalid port 'http'" },
+    { "allow tcp any port 443,80", 1, 20, "invalid port '443,80'" },
+    { "allow tcp any port 000443", 1, 20, "invalid port '000443'" },
+    { "allow tcp any port -1", 1, 20, "invalid port range '-1'" },
+    { "allow tcp any port 80-", 1, 20, "invalid port range '80-'" },
+    { "allow tcp any port 1-2-3", 1, 20, "invalid port range '1-2-3'" },
+    { "allow tcp any port 90-80", 1, 20, "invalid port range '90-80': 90 is above 80" },
+    { "allow tcp any port 80 port 81", 1, 23, "a second 'port' in one rule" },
+    { "allow icmp any port 1", 1, 16, "icmp has no ports" },
+    { "allow icmpv6 any port 1", 1, 18, "icmpv6 has no ports" },
+    { "allow udp any dns=", 1, 19, "empty DNS name in 'dns='" },
+    { "allow udp any dns=.", 1, 19, "empty DNS name" },
+    { "allow udp any dns=*", 1, 19, "misplaced '*' in 'dns=*'" },
+    { "allow udp any dns=*.", 1, 19, "misplaced '*'" },
+    { "allow udp any dns=*example.com", 1, 19, "misplaced '*'" },
+    { "allow udp any dns=foo.*.com", 1, 23, "misplaced '*'" },
+    { "allow udp any dns=*.*.com", 1, 21, "misplaced '*'" },
+    { "allow udp any dns=a..com", 1, 21, "empty label in DNS name 'dns=a..com'" },
+    { "allow udp any dns=.com", 1, 19, "empty label" },
+    { "allow udp any dns=exa$mple.com", 1, 22, "invalid character in DNS name" },
+    { long_label, 1, 19, "label over 63 characters" },
+    { NULL, 1, 19, "is over 253 characters" },
+    { "allow udp any dns=a.com dns=b.com", 1, 25, "a second 'dns=' in one rule" },
+    { "allow tcp any exe=usr/bin/curl", 1, 19, "the executable must be an absolute path" },
+    { "allow tcp any exe=", 1, 19, "the executable must be an absolute path" },
+    { "allow tcp any exe=/", 1, 19, "must be a normalised path" },
+    { "allow tcp any exe=/usr/bin/../bin/curl", 1, 19, "must be a normalised path" },
+    { "allow tcp any exe=/usr/./bin/curl", 1, 19, "must be a normalised path" },
+    { "allow tcp any exe=/usr//bin/curl", 1, 19, "must be a normalised path" },
+    { "allow tcp any exe=/usr/bin/", 1, 19, "must be a normalised path" },
+    { "allow tcp any exe=/usr/bin/..", 1, 19, "must be a normalised path" },
+    { "allow tcp any exe=/a exe=/b", 1, 22, "a second 'exe=' in one rule" },
+    { "allow tcp any to 10.0.0.0/8", 1, 15, "unexpected 'to': expected 'port', 'dns=' or 'exe='" },
+    { "allow tcp any 443", 1, 15, "unexpected '443'" },
+    { "allow tcp\x0b" "any", 1, 10, "control character 0x0b" },
+    { "allow tcp any\x7f", 1, 14, "control character 0x7f" },
+    /* Lines and columns: comments, blanks, tabs (one byte, one column),
+     * CRLF, the first bad line wins. */
+    { "# comment\n\nallow tcp any port 443\n  allow   udp   bogus\nallow x", 4, 17,
+      "invalid destination 'bogus'" },
+    { "\tallow tcp nope", 1, 12, "invalid destination 'nope'" },
+    { "allow tcp any\r\nallow tcp x\r\n", 2, 11, "invalid destination 'x'" },
+    { "allow tcp any\n\n\n\nallow udp any port 1 dns=*", 5, 26, "misplaced '*'" },
+  };
+
+  while (name->len < 18 + 254)
+    g_string_append (name, "abcdefghi.");
+  g_string_append (name, "com");
+  long_name = g_string_free (g_steal_pointer (&name), FALSE);
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    if (cases[i].text == NULL)
+      cases[i].text = long_name;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AirlockPolicy) policy = airlock_policy_new_default ();
+      g_autoptr(AirlockPolicy) parsed = NULL;
+      g_autofree char *prefix = g_strdup_printf (NAME ":%u:%u: ", cases[i].line, cases[i].column);
+
+      g_test_message ("case %" G_GSIZE_FORMAT ": %s", i, cases[i].text);
+      parsed = airlock_policy_parse (cases[i].text, strlen (cases[i].text), NAME, &error);
+      g_assert_null (parsed);
+      g_assert_error (error, AIRLOCK_POLICY_ERROR, AIRLOCK_POLICY_ERROR_PARSE);
+      g_assert_true (g_str_has_prefix (error->message, prefix));
+      g_assert_nonnull (strstr (error->message + strlen (prefix), cases[i].reason));
+      g_clear_error (&error);
+
+      /* append fails the same way and leaves the policy as it was. */
+      g_assert_false (airlock_policy_append (policy, cases[i].text, strlen (cases[i].text), NAME,
+                                             &error));
+      g_assert_error (error, AIRLOCK_POLICY_ERROR, AIRLOCK_POLICY_ERROR_PARSE);
+      g_assert_true (g_str_has_prefix (error->message, prefix));
+      g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 0);
+    }
+}
+
+static void
+test_parse_error_nul_byte (void)
+{
+  static const char text[] = "allow tcp any\nallow tcp\0any";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirlockPolicy) policy = airlock_policy_parse (text, sizeof text - 1, NAME, &error);
+
+  g_assert_null (policy);
+  g_assert_error (error, AIRLOCK_POLICY_ERROR, AIRLOCK_POLICY_ERROR_PARSE);
+  g_assert_true (g_str_has_prefix (error->message, NAME ":2:10: control character 0x00"));
+}
+
+static void
+test_parse_error_not_utf8 (void)
+{
+  /* An exe= path is bytes; the message quoting it stays valid UTF-8. */
+  static const char text[] = "allow tcp any exe=rel\xff";
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirlockPolicy) policy = airlock_policy_parse (text, sizeof text - 1, NAME, &error);
+
+  g_assert_null (policy);
+  g_assert_error (error, AIRLOCK_POLICY_ERROR, AIRLOCK_POLICY_ERROR_PARSE);
+  g_assert_true (g_str_has_prefix (error->message, NAME ":1:19: "));
+  g_assert_true (g_utf8_validate (error->message, -1, NULL));
+}
+
+static void
+test_parse_too_large (void)
+{
+  gsize len = AIRLOCK_POLICY_TEXT_MAX + 1;
+  g_autofree char *text = g_malloc (len);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirlockPolicy) policy = NULL;
+
+  memset (text, '\n', len);
+  policy = airlock_policy_parse (text, len, NAME, &error);
+  g_assert_null (policy);
+  g_assert_error (error, AIRLOCK_POLICY_ERROR, AIRLOCK_POLICY_ERROR_TOO_LARGE);
+}
+
+/* ---- load ---- */
+
+static void
+test_load_file (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("airlock-policy-XXXXXX", &error);
+  g_autofree char *good = NULL;
+  g_autofree char *bad = NULL;
+  g_autofree char *missing = NULL;
+  g_autofree char *expected = NULL;
+  g_autoptr(AirlockPolicy) policy = NULL;
+  const char *rule = NULL;
+
+  g_assert_no_error (error);
+  good = g_build_filename (dir, "good.policy", NULL);
+  bad = g_build_filename (dir, "bad.policy", NULL);
+  missing = g_build_filename (dir, "missing.policy", NULL);
+  g_assert_true (g_file_set_contents (good, "# resolver\nallow udp 10.0.2.3 port 53\n", -1, NULL));
+  g_assert_true (g_file_set_contents (bad, "allow udp 10.0.2.3 port 53\nallow udp 10.0.2.3/8\n", -1,
+                                      NULL));
+
+  policy = airlock_policy_load (good, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 1);
+  g_assert_true (admits_full (policy, IPPROTO_UDP, "10.0.2.3", 53, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow udp 10.0.2.3 port 53");
+
+  /* Errors name the file by its path. */
+  g_assert_null (airlock_policy_load (bad, &error));
+  g_assert_error (error, AIRLOCK_POLICY_ERROR, AIRLOCK_POLICY_ERROR_PARSE);
+  expected = g_strdup_printf ("%s:2:11: '10.0.2.3/8' has bits set", bad);
+  g_assert_true (g_str_has_prefix (error->message, expected));
+  g_clear_error (&error);
+
+  g_assert_null (airlock_policy_load (missing, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  g_assert_nonnull (strstr (error->message, missing));
+
+  g_assert_cmpint (g_unlink (good), ==, 0);
+  g_assert_cmpint (g_unlink (bad), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
+static void
+test_append (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow tcp 192.0.2.0/24 port 443");
+  const char *bad = "allow tcp any port 80\nallow tcp everywhere";
+  const char *rule = NULL;
+
+  g_assert_true (airlock_policy_append (policy, "allow tcp any port 443", 22, "--allow", &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 2);
+  /* The file's rule comes first. */
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "192.0.2.9", 443, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 192.0.2.0/24 port 443");
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "198.51.100.9", 443, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp any port 443");
+
+  g_assert_false (airlock_policy_append (policy, bad, strlen (bad), "--allow", &error));
+  g_assert_true (g_str_has_prefix (error->message, "--allow:2:11: "));
+  /* Nothing of the failed text was added, not even its good first line. */
+  g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 2);
+  g_assert_false (admits (policy, IPPROTO_TCP, "198.51.100.9", 80));
+}
+
+/* ---- CIDR ---- */
+
+static void
+test_cidr_zero (void)
+{
+  g_autoptr(AirlockPolicy) v4 = parse_ok ("allow tcp 0.0.0.0/0");
+  g_autoptr(AirlockPolicy) v6 = parse_ok ("allow tcp ::/0");
+
+  g_assert_true (admits (v4, IPPROTO_TCP, "0.0.0.0", 1));
+  g_assert_true (admits (v4, IPPROTO_TCP, "255.255.255.255", 1));
+  g_assert_true (admits (v4, IPPROTO_TCP, "::ffff:8.8.8.8", 1));
+  g_assert_false (admits (v4, IPPROTO_TCP, "2001:db8::1", 1));
+  g_assert_false (admits (v4, IPPROTO_TCP, "::", 1));
+
+  g_assert_true (admits (v6, IPPROTO_TCP, "::", 1));
+  g_assert_true (admits (v6, IPPROTO_TCP, "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 1));
+  g_assert_true (admits (v6, IPPROTO_TCP, "::1", 1));
+  g_assert_false (admits (v6, IPPROTO_TCP, "8.8.8.8", 1));
+  /* A v4-mapped destination is IPv4: ::/0 does not cover it. */
+  g_assert_false (admits (v6, IPPROTO_TCP, "::ffff:8.8.8.8", 1));
+}
+
+static void
+test_cidr_host (void)
+{
+  g_autoptr(AirlockPolicy) v4 = parse_ok ("allow tcp 192.0.2.7/32");
+  g_autoptr(AirlockPolicy) v4_bare = parse_ok ("allow tcp 192.0.2.7");
+  g_autoptr(AirlockPolicy) v6 = parse_ok ("allow tcp 2001:db8::7/128");
+  g_autoptr(AirlockPolicy) v6_bare = parse_ok ("allow tcp 2001:db8::7");
+
+  for (int i = 0; i < 2; i++)
+    {
+      AirlockPolicy *p4 = i == 0 ? v4 : v4_bare;
+      AirlockPolicy *p6 = i == 0 ? v6 : v6_bare;
+
+      g_assert_true (admits (p4, IPPROTO_TCP, "192.0.2.7", 80));
+      g_assert_false (admits (p4, IPPROTO_TCP, "192.0.2.6", 80));
+      g_assert_false (admits (p4, IPPROTO_TCP, "192.0.2.8", 80));
+      g_assert_false (admits (p4, IPPROTO_TCP, "193.0.2.7", 80));
+      g_assert_true (admits (p6, IPPROTO_TCP, "2001:db8::7", 80));
+      g_assert_false (admits (p6, IPPROTO_TCP, "2001:db8::6", 80));
+      g_assert_false (admits (p6, IPPROTO_TCP, "2001:db8::8", 80));
+      g_assert_false (admits (p6, IPPROTO_TCP, "2001:db9::7", 80));
+    }
+}
+
+static void
+test_cidr_boundaries (void)
+{
+  g_autoptr(AirlockPolicy) slash8 = parse_ok ("allow tcp 10.0.0.0/8");
+  g_autoptr(AirlockPolicy) slash31 = parse_ok ("allow tcp 192.0.2.6/31");
+  g_autoptr(AirlockPolicy) slash1 = parse_ok ("allow tcp 128.0.0.0/1");
+  g_autoptr(AirlockPolicy) slash20 = parse_ok ("allow tcp 172.16.0.0/12");
+  g_autoptr(AirlockPolicy) slash32v6 = parse_ok ("allow tcp 2001:db8::/32");
+  g_autoptr(AirlockPolicy) slash65 = parse_ok ("allow tcp 2001:db8:0:0:8000::/65");
+  g_autoptr(AirlockPolicy) slash127 = parse_ok ("allow tcp 2001:db8::/127");
+
+  g_assert_true (admits (slash8, IPPROTO_TCP, "10.0.0.0", 1));
+  g_assert_true (admits (slash8, IPPROTO_TCP, "10.255.255.255", 1));
+  g_assert_false (admits (slash8, IPPROTO_TCP, "9.255.255.255", 1));
+  g_assert_false (admits (slash8, IPPROTO_TCP, "11.0.0.0", 1));
+
+  g_assert_true (admits (slash31, IPPROTO_TCP, "192.0.2.6", 1));
+  g_assert_true (admits (slash31, IPPROTO_TCP, "192.0.2.7", 1));
+  g_assert_false (admits (slash31, IPPROTO_TCP, "192.0.2.5", 1));
+  g_assert_false (admits (slash31, IPPROTO_TCP, "192.0.2.8", 1));
+
+  g_assert_true (admits (slash1, IPPROTO_TCP, "128.0.0.0", 1));
+  g_assert_true (admits (slash1, IPPROTO_TCP, "255.255.255.255", 1));
+  g_assert_false (admits (slash1, IPPROTO_TCP, "127.255.255.255", 1));
+
+  g_assert_true (admits (slash20, IPPROTO_TCP, "172.16.0.0", 1));
+  g_assert_true (admits (slash20, IPPROTO_TCP, "172.31.255.255", 1));
+  g_assert_false (admits (slash20, IPPROTO_TCP, "172.32.0.0", 1));
+  g_assert_false (admits (slash20, IPPROTO_TCP, "172.15.255.255", 1));
+
+  g_assert_true (admits (slash32v6, IPPROTO_TCP, "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff", 1));
+  g_assert_false (admits (slash32v6, IPPROTO_TCP, "2001:db9::", 1));
+  g_assert_false (admits (slash32v6, IPPROTO_TCP, "2001:db7:ffff::", 1));
+
+  g_assert_true (admits (slash65, IPPROTO_TCP, "2001:db8::8000:0:0:0", 1));
+  g_assert_true (admits (slash65, IPPROTO_TCP, "2001:db8::ffff:ffff:ffff:ffff", 1));
+  g_assert_false (admits (slash65, IPPROTO_TCP, "2001:db8::7fff:ffff:ffff:ffff", 1));
+
+  g_assert_true (admits (slash127, IPPROTO_TCP, "2001:db8::", 1));
+  g_assert_true (admits (slash127, IPPROTO_TCP, "2001:db8::1", 1));
+  g_assert_false (admits (slash127, IPPROTO_TCP, "2001:db8::2", 1));
+}
+
+static void
+test_any_destination (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow udp any");
+
+  g_assert_true (admits (policy, IPPROTO_UDP, "0.0.0.0", 9));
+  g_assert_true (admits (policy, IPPROTO_UDP, "::", 9));
+  g_assert_true (admits (policy, IPPROTO_UDP, "::ffff:1.2.3.4", 9));
+  g_assert_true (admits (policy, IPPROTO_UDP, "2001:db8::1", 9));
+  g_assert_false (admits (policy, IPPROTO_TCP, "2001:db8::1", 9));
+}
+
+static void
+test_unknown_family (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow any any");
+  static const guint8 address[16] = { 0 };
+
+  g_assert_true (airlock_policy_admits (policy, AF_INET, IPPROTO_TCP, address, 1, NULL, NULL, NULL));
+  g_assert_false (airlock_policy_admits (policy, AF_UNIX, IPPROTO_TCP, address, 1, NULL, NULL, NULL));
+  g_assert_false (airlock_policy_admits (policy, AF_PACKET, 0, address, 1, NULL, NULL, NULL));
+}
+
+/* ---- ports and protocols ---- */
+
+static void
+test_ports (void)
+{
+  g_autoptr(AirlockPolicy) single = parse_ok ("allow tcp any port 443");
+  g_autoptr(AirlockPolicy) range = parse_ok ("allow udp any port 80-89");
+  g_autoptr(AirlockPolicy) edges = parse_ok ("allow tcp any port 0\nallow tcp any port 65535");
+  g_autoptr(AirlockPolicy) one_range = parse_ok ("allow tcp any port 8080-8080");
+  g_autoptr(AirlockPolicy) no_port = parse_ok ("allow tcp 192.0.2.1");
+
+  g_assert_true (admits (single, IPPROTO_TCP, "192.0.2.1", 443));
+  g_assert_false (admits (single, IPPROTO_TCP, "192.0.2.1", 442));
+  g_assert_false (admits (single, IPPROTO_TCP, "192.0.2.1", 444));
+
+  g_assert_true (admits (range, IPPROTO_UDP, "192.0.2.1", 80));
+  g_assert_true (admits (range, IPPROTO_UDP, "192.0.2.1", 85));
+  g_assert_true (admits (range, IPPROTO_UDP, "192.0.2.1", 89));
+  g_assert_false (admits (range, IPPROTO_UDP, "192.0.2.1", 79));
+  g_assert_false (admits (range, IPPROTO_UDP, "192.0.2.1", 90));
+
+  g_assert_true (admits (edges, IPPROTO_TCP, "192.0.2.1", 0));
+  g_assert_true (admits (edges, IPPROTO_TCP, "192.0.2.1", 65535));
+  g_assert_false (admits (edges, IPPROTO_TCP, "192.0.2.1", 1));
+  g_assert_false (admits (edges, IPPROTO_TCP, "192.0.2.1", 65534));
+
+  g_assert_true (admits (one_range, IPPROTO_TCP, "192.0.2.1", 8080));
+  g_assert_false (admits (one_range, IPPROTO_TCP, "192.0.2.1", 8081));
+
+  /* No port clause: every port. */
+  g_assert_true (admits (no_port, IPPROTO_TCP, "192.0.2.1", 0));
+  g_assert_true (admits (no_port, IPPROTO_TCP, "192.0.2.1", 65535));
+}
+
+static void
+test_protocols (void)
+{
+  g_autoptr(AirlockPolicy) tcp = parse_ok ("allow tcp any");
+  g_autoptr(AirlockPolicy) any = parse_ok ("allow any 192.0.2.7");
+  g_autoptr(AirlockPolicy) any_port = parse_ok ("allow any any port 53");
+  g_autoptr(AirlockPolicy) icmp = parse_ok ("allow icmp 192.0.2.0/24");
+  g_autoptr(AirlockPolicy) icmp6 = parse_ok ("allow icmpv6 any");
+
+  g_assert_true (admits (tcp, IPPROTO_TCP, "192.0.2.7", 80));
+  g_assert_false (admits (tcp, IPPROTO_UDP, "192.0.2.7", 80));
+  g_assert_false (admits (tcp, IPPROTO_ICMP, "192.0.2.7", 0));
+
+  /* any: every protocol, even ones without a keyword (SCTP). */
+  g_assert_true (admits (any, IPPROTO_TCP, "192.0.2.7", 80));
+  g_assert_true (admits (any, IPPROTO_UDP, "192.0.2.7", 53));
+  g_assert_true (admits (any, IPPROTO_ICMP, "192.0.2.7", 0));
+  g_assert_true (admits (any, 132, "192.0.2.7", 0));
+  g_assert_false (admits (any, IPPROTO_TCP, "192.0.2.8", 80));
+
+  /* A port clause under any: TCP and UDP only, never ICMP (no ports),
+   * whatever port value the caller passes with it. */
+  g_assert_true (admits (any_port, IPPROTO_TCP, "192.0.2.7", 53));
+  g_assert_true (admits (any_port, IPPROTO_UDP, "2001:db8::1", 53));
+  g_assert_false (admits (any_port, IPPROTO_ICMP, "192.0.2.7", 53));
+  g_assert_false (admits (any_port, IPPROTO_ICMPV6, "2001:db8::1", 53));
+  g_assert_false (admits (any_port, 132, "192.0.2.7", 53));
+
+  /* ICMP rules ignore the port argument. */
+  g_assert_true (admits (icmp, IPPROTO_ICMP, "192.0.2.1", 0));
+  g_assert_true (admits (icmp, IPPROTO_ICMP, "192.0.2.1", 1234));
+  g_assert_false (admits (icmp, IPPROTO_ICMPV6, "192.0.2.1", 0));
+  g_assert_false (admits (icmp, IPPROTO_ICMP, "192.0.3.1", 0));
+  g_assert_true (admits (icmp6, IPPROTO_ICMPV6, "2001:db8::1", 0));
+  g_assert_false (admits (icmp6, IPPROTO_ICMP, "192.0.2.1", 0));
+}
+
+/* ---- v4-mapped ---- */
+
+static void
+test_v4_mapped (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow tcp 10.0.0.0/8 port 443");
+  g_autoptr(AirlockPolicy) v6 = parse_ok ("allow tcp ::/80");
+  const char *rule = NULL;
+
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "::ffff:10.1.2.3", 443, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 10.0.0.0/8 port 443");
+  g_assert_false (admits (policy, IPPROTO_TCP, "::ffff:11.1.2.3", 443));
+  g_assert_false (admits (policy, IPPROTO_TCP, "::ffff:10.1.2.3", 80));
+  /* Only ::ffff:0:0/96 is v4-mapped: the IPv4-compatible ::a.b.c.d and
+   * the translated ::ffff:0:a.b.c.d are IPv6. */
+  g_assert_false (admits (policy, IPPROTO_TCP, "::10.1.2.3", 443));
+  g_assert_false (admits (policy, IPPROTO_TCP, "::ffff:0:10.1.2.3", 443));
+  g_assert_true (admits (v6, IPPROTO_TCP, "::10.1.2.3", 1));
+  g_assert_true (admits (v6, IPPROTO_TCP, "::1", 1));
+  g_assert_false (admits (v6, IPPROTO_TCP, "::ffff:10.1.2.3", 1));
+}
+
+/* ---- DNS names ---- */
+
+static gboolean
+admits_names (const AirlockPolicy *policy, const char *const *names)
+{
+  return admits_full (policy, IPPROTO_UDP, "10.0.2.3", 53, names, NULL, NULL);
+}
+
+static void
+test_dns_exact (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow udp any port 53 dns=Example.COM");
+  g_autoptr(AirlockPolicy) dotted = parse_ok ("allow udp any port 53 dns=example.com.");
+
+  for (int i = 0; i < 2; i++)
+    {
+      AirlockPolicy *p = i == 0 ? policy : dotted;
+
+      g_assert_true (admits_names (p, (const char *[]) { "example.com", NULL }));
+      g_assert_true (admits_names (p, (const char *[]) { "example.com.", NULL }));
+      g_assert_true (admits_names (p, (const char *[]) { "EXAMPLE.com.", NULL }));
+      g_assert_false (admits_names (p, (const char *[]) { "www.example.com", NULL }));
+      g_assert_false (admits_names (p, (const char *[]) { "example.co", NULL }));
+      g_assert_false (admits_names (p, (const char *[]) { "example.com..", NULL }));
+      g_assert_false (admits_names (p, (const char *[]) { "xexample.com", NULL }));
+      g_assert_false (admits_names (p, (const char *[]) { ".", NULL }));
+      g_assert_false (admits_names (p, (const char *[]) { "", NULL }));
+      /* No names: a dns= rule never admits. */
+      g_assert_false (admits_names (p, (const char *[]) { NULL }));
+      g_assert_false (admits_names (p, NULL));
+    }
+}
+
+static void
+test_dns_wildcard (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow udp any port 53 dns=*.example.com");
+
+  g_assert_true (admits_names (policy, (const char *[]) { "www.example.com", NULL }));
+  g_assert_true (admits_names (policy, (const char *[]) { "a.b.c.example.com.", NULL }));
+  g_assert_true (admits_names (policy, (const char *[]) { "WWW.EXAMPLE.COM", NULL }));
+  g_assert_true (admits_names (policy, (const char *[]) { "_dmarc.example.com", NULL }));
+  /* Not the apex, not a suffix of a label, not another domain. */
+  g_assert_false (admits_names (policy, (const char *[]) { "example.com", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "example.com.", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "notexample.com", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "www.example.com.evil", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { ".example.com", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "a..example.com", NULL }));
+  /* An escaped dot is inside a label: "x\.example.com" is "x.example"
+   * under com.  Any escaped or unprintable byte never matches. */
+  g_assert_false (admits_names (policy, (const char *[]) { "x\\.example.com", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "a\\.b.example.com", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "a\\000.example.com", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "a b.example.com", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "a\x01.example.com", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "\xc3\xa9.example.com", NULL }));
+}
+
+static void
+test_dns_every_name (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow udp any port 53 dns=*.example.com\n"
+                                              "allow udp any port 53 dns=other.org");
+
+  g_assert_true (admits_names (policy, (const char *[]) { "a.example.com", "b.example.com", NULL }));
+  /* One rule must cover every name of the attempt: an allowed question
+   * does not carry another one. */
+  g_assert_false (admits_names (policy, (const char *[]) { "a.example.com", "evil.net", NULL }));
+  g_assert_false (admits_names (policy, (const char *[]) { "a.example.com", "other.org", NULL }));
+  g_assert_true (admits_names (policy, (const char *[]) { "other.org", "OTHER.org.", NULL }));
+}
+
+static void
+test_dns_with_network (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow tcp 198.51.100.0/24 port 443 dns=example.com");
+  const char *names[] = { "example.com", NULL };
+
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "198.51.100.80", 443, names, NULL, NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "198.51.101.80", 443, names, NULL, NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "198.51.100.80", 80, names, NULL, NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "198.51.100.80", 443, NULL, NULL, NULL));
+}
+
+/* ---- exe ---- */
+
+static void
+test_exe (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow tcp any port 80-89 exe=/usr/bin/curl");
+
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, "/usr/bin/curl", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, NULL, NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, "/usr/bin/wget", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, "/usr/bin/curl2", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, "/usr/bin/cur", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, "/bin/curl", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, "/USR/BIN/CURL", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 80, NULL, "curl", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "192.0.2.1", 90, NULL, "/usr/bin/curl", NULL));
+}
+
+static void
+test_exe_and_dns (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow udp any port 53 dns=*.example.com exe=/bin/probe");
+  const char *names[] = { "www.example.com", NULL };
+  const char *other[] = { "www.example.org", NULL };
+
+  g_assert_true (admits_full (policy, IPPROTO_UDP, "10.0.2.3", 53, names, "/bin/probe", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_UDP, "10.0.2.3", 53, other, "/bin/probe", NULL));
+  g_assert_false (admits_full (policy, IPPROTO_UDP, "10.0.2.3", 53, names, "/bin/sh", NULL));
+}
+
+/* ---- reporting ---- */
+
+static void
+test_first_match_reported (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow tcp 192.0.2.0/24 port 22\n"
+                                              "allow tcp 192.0.2.0/24 port 443 exe=/bin/a\n"
+                                              "allow tcp 192.0.2.7 port 443\n"
+                                              "allow tcp 192.0.2.0/24\n"
+                                              "allow any any\n");
+  const char *rule = NULL;
+
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "192.0.2.7", 443, NULL, "/bin/a", &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 192.0.2.0/24 port 443 exe=/bin/a");
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "192.0.2.7", 443, NULL, "/bin/b", &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 192.0.2.7 port 443");
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "192.0.2.8", 443, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 192.0.2.0/24");
+  g_assert_true (admits_full (policy, IPPROTO_TCP, "192.0.2.8", 22, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 192.0.2.0/24 port 22");
+  g_assert_true (admits_full (policy, IPPROTO_UDP, "2001:db8::1", 9, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow any any");
+  /* ret_rule may be NULL. */
+  g_assert_true (admits_full (policy, IPPROTO_UDP, "2001:db8::1", 9, NULL, NULL, NULL));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/policy/default/admits-nothing", test_default_admits_nothing);
+  g_test_add_func ("/policy/default/empty-text", test_empty_text_is_default);
+  g_test_add_func ("/policy/grammar/rule-kinds", test_grammar_rule_kinds);
+  g_test_add_func ("/policy/grammar/comments-and-blanks", test_trailing_comment_and_blanks);
+  g_test_add_func ("/policy/errors/line-column-reason", test_parse_errors);
+  g_test_add_func ("/policy/errors/nul-byte", test_parse_error_nul_byte);
+  g_test_add_func ("/policy/errors/not-utf8", test_parse_error_not_utf8);
+  g_test_add_func ("/policy/errors/too-large", test_parse_too_large);
+  g_test_add_func ("/policy/load/file", test_load_file);
+  g_test_add_func ("/policy/append/after-file", test_append);
+  g_test_add_func ("/policy/cidr/zero", test_cidr_zero);
+  g_test_add_func ("/policy/cidr/host", test_cidr_host);
+  g_test_add_func ("/policy/cidr/boundaries", test_cidr_boundaries);
+  g_test_add_func ("/policy/cidr/any", test_any_destination);
+  g_test_add_func ("/policy/cidr/unknown-family", test_unknown_family);
+  g_test_add_func ("/policy/ports/single-range-none", test_ports);
+  g_test_add_func ("/policy/protocol/any-and-icmp", test_protocols);
+  g_test_add_func ("/policy/v4-mapped/judged-as-ipv4", test_v4_mapped);
+  g_test_add_func ("/policy/dns/exact", test_dns_exact);
+  g_test_add_func ("/policy/dns/wildcard", test_dns_wildcard);
+  g_test_add_func ("/policy/dns/every-name", test_dns_every_name);
+  g_test_add_func ("/policy/dns/with-network", test_dns_with_network);
+  g_test_add_func ("/policy/exe/exact-path", test_exe);
+  g_test_add_func ("/policy/exe/with-dns", test_exe_and_dns);
+  g_test_add_func ("/policy/report/first-match", test_first_match_reported);
+
+  return g_test_run ();
+}
