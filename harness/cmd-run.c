@@ -7,6 +7,8 @@
 #include "harness.h"
 
 #include "evidence/event.h"
+#include "gate/verdict.h"
+#include "net/flows.h"
 #include "evidence/frame-private.h"
 
 #include <gio/gunixinputstream.h>
@@ -721,11 +723,63 @@ write_run_dir (const char *out_dir, AirlockArch arch, AirlockVm *vm, const Airlo
          && write_new_file (dir, "run.json", run_json, strlen (run_json), error);
 }
 
+/* `airlock gate`: what each arch's run decided. */
+typedef struct {
+  AirlockPolicy *policy;
+  AirlockVerdict *verdicts[AIRLOCK_N_ARCHES];
+  char *digests[AIRLOCK_N_ARCHES];   /* manifest digest the verdict is bound to */
+} GateCtx;
+
+static void
+gate_judge (GateCtx *gate, AirlockArch arch, AirlockVm *vm, const AirlockImage *oci)
+{
+  static const guint8 guest_mac[6] = { 0x52, 0x54, 0x00, 0xa1, 0x10, 0x0c };  /* AIRLOCK_NET_GUEST_MAC */
+  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
+  g_autoptr (GError) error = NULL;
+  AirlockCapture *capture = NULL;
+  AirlockCaptureGuest guest;
+  AirlockEventLog *log = airlock_vm_get_events (vm);
+  g_autofree char *capture_error = NULL;
+  AirlockVerdictInput in = {
+    .complete = airlock_vm_is_complete (vm),
+    .incomplete_reason = airlock_vm_get_reason (vm),
+    .events = log ? airlock_event_log_get_events (log) : NULL,
+    .controls_ran = TRUE,
+    .policy = gate->policy,
+  };
+
+  airlock_capture_guest_init (&guest, guest_mac);
+  if (pcap)
+    {
+      capture = airlock_capture_analyse (pcap, &guest, &error);
+      if (!capture)
+        capture_error = g_strdup (error->message);
+    }
+  else
+    capture_error = g_strdup (airlock_vm_get_pcap_error (vm) ? airlock_vm_get_pcap_error (vm)
+                                                              : "the run had no NIC");
+  in.capture = capture;
+  in.capture_error = capture_error;
+  /* The controls must have run: a phase-controls start is in the log. */
+  in.controls_ran = FALSE;
+  for (guint i = 0; in.events && i < in.events->len; i++)
+    {
+      const AirlockEvent *ev = in.events->pdata[i];
+
+      if (ev->kind == AIRLOCK_EVENT_WORKLOAD_START && ev->phase == AIRLOCK_PHASE_CONTROLS)
+        in.controls_ran = TRUE;
+    }
+  gate->verdicts[arch] = airlock_verdict_compute (&in);
+  gate->digests[arch] = g_strdup (oci ? oci->manifest_digest : NULL);
+  if (capture)
+    airlock_capture_free (capture);
+}
+
 /* Returns the exit status for this arch. */
 static int
 run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
          const AirlockVmOptions *vm_opts, const AirlockImage *oci, const char *out_dir,
-         gboolean json)
+         GateCtx *gate, gboolean json)
 {
   g_autoptr (AirlockGuestImage) image = NULL;
   g_autoptr (AirlockVm) vm = NULL;
@@ -792,6 +846,8 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
              arch_name, oci->reference, oci->index_digest ? oci->index_digest : "(none)",
              oci->manifest_digest, oci->config_digest);
   print_report (arch, vm, json);
+  if (gate)
+    gate_judge (gate, arch, vm, oci);
   if (!json && !vm_opts->output_func)
     print_output (arch, vm);
   if (out_dir)
@@ -838,7 +894,7 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
 static int
 run_image (AirlockArch arch, AirlockImageSource *source, const char *const *args,
            const char *cache_dir, AirlockVmOptions *vm_opts, guint timeout_ms, gboolean controls,
-           const char *out_dir, gboolean json)
+           const char *out_dir, GateCtx *gate, gboolean json)
 {
   const char *arch_name = airlock_arch_to_string (arch);
   g_autoptr (GError) error = NULL;
@@ -898,12 +954,91 @@ run_image (AirlockArch arch, AirlockImageSource *source, const char *const *args
   spec.user = image->user && *image->user ? image->user : NULL;
   vm_opts->spec = &spec;
   vm_opts->root_disk_path = disk;
-  return run_one (arch, &img_opts, vm_opts, image, out_dir, json);
+  return run_one (arch, &img_opts, vm_opts, image, out_dir, gate, json);
 }
+
+/* The gate's table: one row per arch, then every reason. */
+static int
+gate_report (GateCtx *gate, const gboolean *arches)
+{
+  static const char *const header[] = {
+    "arch", "controls", "attempts", "admitted", "denied", "unattributed", "verdict", NULL,
+  };
+  Table t;
+  int status = HARNESS_EXIT_OK;
+
+  table_init (&t, header);
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    {
+      AirlockVerdict *v = gate->verdicts[a];
+      char *cells[7];
+
+      if (!arches[a])
+        continue;
+      cells[0] = g_strdup (airlock_arch_to_string ((AirlockArch) a));
+      if (!v)
+        {
+          /* The run never reached a verdict (setup, image error). */
+          cells[1] = cells[2] = cells[3] = cells[4] = cells[5] = NULL;
+          cells[6] = g_strdup ("inconclusive");
+          status = MAX (status, HARNESS_EXIT_INCONCLUSIVE);
+          table_add (&t, cells);
+          continue;
+        }
+      cells[1] = g_strdup_printf ("%u/%u", v->n_controls_ok, v->controls->len);
+      cells[2] = g_strdup_printf ("%u", v->n_attempts);
+      cells[3] = g_strdup_printf ("%u", v->n_admitted);
+      cells[4] = g_strdup_printf ("%u", v->n_denied);
+      cells[5] = g_strdup_printf ("%u", v->n_unattributed);
+      cells[6] = g_strdup (airlock_verdict_kind_to_string (v->kind));
+      table_add (&t, cells);
+      if (v->kind == AIRLOCK_VERDICT_INCONCLUSIVE)
+        status = MAX (status, HARNESS_EXIT_INCONCLUSIVE);
+      else if (v->kind == AIRLOCK_VERDICT_FAIL && status == HARNESS_EXIT_OK)
+        status = HARNESS_EXIT_FAIL;
+    }
+  printf ("\nverdict\n");
+  table_print (&t, "  ");
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    {
+      AirlockVerdict *v = gate->verdicts[a];
+
+      if (!arches[a] || !v)
+        continue;
+      if (gate->digests[a])
+        printf ("%s: bound to manifest %s\n", airlock_arch_to_string ((AirlockArch) a),
+                gate->digests[a]);
+      for (guint i = 0; i < v->reasons->len; i++)
+        printf ("%s: %s\n", airlock_arch_to_string ((AirlockArch) a),
+                (const char *) v->reasons->pdata[i]);
+    }
+  return status;
+}
+
+static int run_main (int argc, char **argv, gboolean gate_mode);
 
 int
 cmd_run (int argc, char **argv)
 {
+  return run_main (argc, argv, FALSE);
+}
+
+/* `airlock gate`: `run --image --controls` on every arch, then the verdict
+ * (lib/gate/verdict.h) under the policy (lib/policy, default: no egress). */
+int
+cmd_gate (int argc, char **argv)
+{
+  return run_main (argc, argv, TRUE);
+}
+
+static int
+run_main (int argc, char **argv, gboolean gate_mode)
+{
+  g_autofree char *policy_file = NULL;
+  g_auto (GStrv) allow_rules = NULL;
+  g_autoptr (AirlockPolicy) policy = NULL;
+  GateCtx gate_ctx = { NULL };
+  GateCtx *gate = NULL;
   g_autofree char *arch_spec = NULL;
   g_autofree char *uri = NULL;
   g_autofree char *accel_name = NULL;
@@ -944,6 +1079,8 @@ cmd_run (int argc, char **argv)
     { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
     { "boot-timeout", 0, 0, G_OPTION_ARG_INT, &boot_timeout, "seconds from start to hello (default: 60)", "S" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { "policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_file, "gate: the allow-list (docs/policy.md; default: no egress)", "FILE" },
+    { "allow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_rules, "gate: one more allow rule, e.g. 'allow tcp 10.0.0.0/8 port 443' (repeatable)", "RULE" },
     { NULL },
   };
 
@@ -957,7 +1094,10 @@ cmd_run (int argc, char **argv)
         break;
       }
 
-  ctx = g_option_context_new ("- run a test program under the supervisor [-- ARGS]");
+  ctx = g_option_context_new (gate_mode
+                              ? "- the release gate: run an image on each arch with the negative "
+                                "controls and judge it [-- ARGS]"
+                              : "- run an image or a test program under the supervisor [-- ARGS]");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &n_opts, &argv, &error))
     {
@@ -970,9 +1110,36 @@ cmd_run (int argc, char **argv)
                argv[1]);
       return HARNESS_EXIT_USAGE;
     }
+  if (!arch_spec && gate_mode)
+    arch_spec = g_strdup ("all");   /* a release is gated on every arch */
   if (!arch_spec)
     {
       fprintf (stderr, "airlock run: --arch is required (amd64, arm64 or all)\n");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (gate_mode)
+    {
+      if (!image_ref || program)
+        {
+          fprintf (stderr, "airlock gate: --image REF is required (a test program cannot be gated)\n");
+          return HARNESS_EXIT_USAGE;
+        }
+      controls = TRUE;
+      policy = policy_file ? airlock_policy_load (policy_file, &error) : airlock_policy_new_default ();
+      for (guint i = 0; policy && allow_rules && allow_rules[i]; i++)
+        if (!airlock_policy_append (policy, allow_rules[i], strlen (allow_rules[i]), "--allow", &error))
+          g_clear_pointer (&policy, airlock_policy_free);
+      if (!policy)
+        {
+          fprintf (stderr, "airlock gate: %s\n", error->message);
+          return HARNESS_EXIT_USAGE;
+        }
+      gate_ctx.policy = policy;
+      gate = &gate_ctx;
+    }
+  else if (policy_file || allow_rules)
+    {
+      fprintf (stderr, "airlock run: --policy and --allow belong to 'airlock gate'\n");
       return HARNESS_EXIT_USAGE;
     }
   if (!harness_parse_arches (arch_spec, arches, &error))
@@ -1054,12 +1221,24 @@ cmd_run (int argc, char **argv)
                                workload_argv->len > 1 ? (const char *const *) workload_argv->pdata
                                                       : NULL,
                                cache_dir, &vm_opts, (guint) timeout_s * 1000, controls, out_dir,
-                               json);
+                               gate, json);
 
             if (s == HARNESS_EXIT_USAGE)
               return s;
             status = MAX (status, s);
           }
+      if (gate)
+        {
+          int g = gate_report (gate, arches);
+
+          for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+            {
+              g_clear_pointer (&gate->verdicts[a], airlock_verdict_free);
+              g_clear_pointer (&gate->digests[a], g_free);
+            }
+          /* An image or setup error outranks the verdict's status. */
+          return status != HARNESS_EXIT_OK && status != HARNESS_EXIT_INCONCLUSIVE ? status : g;
+        }
       return status;
     }
 
@@ -1099,7 +1278,7 @@ cmd_run (int argc, char **argv)
     for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
       if (arches[a])
         {
-          int s = run_one ((AirlockArch) a, &img_opts, &vm_opts, NULL, out_dir, json);
+          int s = run_one ((AirlockArch) a, &img_opts, &vm_opts, NULL, out_dir, NULL, json);
 
           /* Usage beats setup beats inconclusive: the most actionable. */
           if (s == HARNESS_EXIT_USAGE)

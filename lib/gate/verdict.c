@@ -1,0 +1,277 @@
+#include "config.h"
+
+#include "gate/verdict.h"
+
+#include "evidence/frame-private.h"
+#include "evidence/sockaddr.h"
+#include "probe-controls.h"
+#include "protocol.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+const char *
+airlock_verdict_kind_to_string (AirlockVerdictKind kind)
+{
+  switch (kind)
+    {
+    case AIRLOCK_VERDICT_PASS:
+      return "pass";
+    case AIRLOCK_VERDICT_FAIL:
+      return "fail";
+    case AIRLOCK_VERDICT_INCONCLUSIVE:
+      return "inconclusive";
+    }
+  return "unknown";
+}
+
+static void
+control_result_free (gpointer data)
+{
+  AirlockControlResult *c = data;
+
+  g_free (c->key);
+  g_free (c);
+}
+
+void
+airlock_verdict_free (AirlockVerdict *verdict)
+{
+  if (!verdict)
+    return;
+  g_ptr_array_unref (verdict->reasons);
+  g_ptr_array_unref (verdict->controls);
+  g_free (verdict);
+}
+
+static void G_GNUC_PRINTF (3, 4)
+add_reason (AirlockVerdict *v, AirlockVerdictKind kind, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  g_ptr_array_add (v->reasons, g_strdup_vprintf (fmt, ap));
+  va_end (ap);
+  /* Inconclusive outranks fail: without whole evidence nothing else holds. */
+  if (kind == AIRLOCK_VERDICT_INCONCLUSIVE || v->kind == AIRLOCK_VERDICT_PASS)
+    v->kind = kind;
+}
+
+/* The protocol a socket of (family, type, protocol) speaks, as the capture
+ * names it: protocol 0 on a stream or datagram inet socket is TCP or UDP. */
+static int
+socket_protocol (const AirlockEvent *ev)
+{
+  int type = (int) ev->sock_type & 0xf;
+
+  if (ev->sock_protocol != 0)
+    return (int) ev->sock_protocol;
+  return type == SOCK_STREAM ? IPPROTO_TCP : type == SOCK_DGRAM ? IPPROTO_UDP : 0;
+}
+
+/* Where an inet call sends: the address it passes, or the connected peer.
+ * NULL for anything that is not an inet destination. */
+static const AirlockSockaddr *
+inet_destination (const AirlockEvent *ev)
+{
+  const AirlockSockaddr *sa = airlock_event_get_destination (ev);
+
+  if (!sa || sa->effect != AIRLOCK_SOCKADDR_ADDRESS)
+    return NULL;
+  if (sa->family != AF_INET && sa->family != AF_INET6)
+    return NULL;
+  if (g_strcmp0 (ev->syscall_name, "bind") == 0)
+    return NULL;   /* a local address */
+  return sa;
+}
+
+/* The bytes and family a packet to @sa carries: IPv4 for AF_INET and for a
+ * v4-mapped IPv6 address (the kernel sends those over IPv4). */
+static int
+wire_address (const AirlockSockaddr *sa, guint8 out[16])
+{
+  if (sa->inet.is_v4 || sa->inet.v4_mapped)
+    {
+      memcpy (out, sa->inet.v4, 4);
+      return AF_INET;
+    }
+  memcpy (out, sa->inet.addr, 16);
+  return AF_INET6;
+}
+
+static gboolean
+is_loopback (int family, const guint8 *a)
+{
+  static const guint8 v6_loopback[16] = { [15] = 1 };
+
+  return family == AF_INET ? a[0] == 127 : memcmp (a, v6_loopback, 16) == 0;
+}
+
+/* The capture's key for what the record sends: the same spelling as
+ * airlock_capture_flow_key(), with v4-mapped addresses as the IPv4 they go
+ * out as and no scope id (a packet carries none). */
+static char *
+record_flow_key (const AirlockEvent *ev, const AirlockSockaddr *sa)
+{
+  guint8 a[16];
+  int family = wire_address (sa, a);
+
+  return airlock_capture_flow_key (family, socket_protocol (ev), a, sa->inet.port);
+}
+
+static GPtrArray *
+dns_names (const AirlockEvent *ev)
+{
+  GPtrArray *names = g_ptr_array_new ();
+
+  for (guint i = 0; ev->dns && i < ev->dns->len; i++)
+    {
+      const AirlockDnsQuery *q = ev->dns->pdata[i];
+
+      for (guint j = 0; q->questions && j < q->questions->len; j++)
+        g_ptr_array_add (names, ((AirlockDnsQuestion *) q->questions->pdata[j])->name);
+    }
+  g_ptr_array_add (names, NULL);
+  return names;
+}
+
+static char *
+describe (const AirlockEvent *ev)
+{
+  g_autofree char *line = airlock_event_key_line (ev);
+
+  return g_strdup_printf ("%s by %s (pid %u)", line ? line : "?", ev->exe ? ev->exe : "?",
+                          ev->has_nspid ? ev->nspid : ev->pid);
+}
+
+static void
+check_controls (AirlockVerdict *v, const AirlockVerdictInput *in, GHashTable *control_keys)
+{
+  for (gsize i = 0; i < PROBE_N_CONTROLS; i++)
+    {
+      const struct probe_control *pc = &probe_controls[i];
+      AirlockControlResult *c = g_new0 (AirlockControlResult, 1);
+      const AirlockFlow *flow;
+      guint8 a[16] = { 0 };
+
+      inet_pton (pc->family, pc->address, a);
+      c->name = pc->name;
+      c->key = airlock_capture_flow_key (pc->family, pc->protocol, a, pc->port);
+      c->by_supervisor = g_hash_table_contains (control_keys, c->key);
+      flow = in->capture ? airlock_capture_lookup_flow (in->capture, c->key) : NULL;
+      c->in_capture = flow && (pc->protocol == IPPROTO_TCP ? flow->syns > 0 : flow->datagrams > 0);
+      if (c->by_supervisor && c->in_capture)
+        v->n_controls_ok++;
+      else
+        add_reason (v, AIRLOCK_VERDICT_FAIL,
+                    "negative control %s (%s) was not seen by %s: the detector was blind",
+                    pc->name, c->key,
+                    !c->by_supervisor && !c->in_capture ? "the supervisor nor the capture"
+                    : !c->by_supervisor ? "the supervisor" : "the capture");
+      g_ptr_array_add (v->controls, c);
+    }
+}
+
+AirlockVerdict *
+airlock_verdict_compute (const AirlockVerdictInput *in)
+{
+  AirlockVerdict *v = g_new0 (AirlockVerdict, 1);
+  g_autoptr (GHashTable) record_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) control_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  v->kind = AIRLOCK_VERDICT_PASS;
+  v->reasons = g_ptr_array_new_with_free_func (g_free);
+  v->controls = g_ptr_array_new_with_free_func (control_result_free);
+
+  if (!in->complete)
+    add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the evidence is incomplete: %s",
+                in->incomplete_reason ? in->incomplete_reason : "no reason given");
+  if (!in->capture)
+    add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "there is no packet capture to check against%s%s",
+                in->capture_error ? ": " : "", in->capture_error ? in->capture_error : "");
+  if (!in->controls_ran)
+    add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                "the negative controls did not run: nothing proves the detector could see");
+
+  for (guint i = 0; in->events && i < in->events->len; i++)
+    {
+      const AirlockEvent *ev = in->events->pdata[i];
+      const AirlockSockaddr *sa;
+      guint8 a[16];
+      int family;
+
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL)
+        continue;
+      /* Every record that names an inet destination explains flows to it,
+       * whichever phase made it. */
+      sa = inet_destination (ev);
+      if (sa)
+        {
+          char *key = record_flow_key (ev, sa);
+
+          if (ev->phase == AIRLOCK_PHASE_CONTROLS)
+            g_hash_table_add (control_keys, g_strdup (key));
+          g_hash_table_add (record_keys, key);
+        }
+      if (ev->phase == AIRLOCK_PHASE_CONTROLS)
+        continue;
+
+      if (ev->action == AIRLOCK_ACTION_DENY && ev->reason != AIRLOCK_DENY_CLONE3)
+        {
+          g_autofree char *what = describe (ev);
+
+          /* clone3 is not an escape: it is denied whatever its flags, and
+           * every glibc thread start tries it before clone. */
+          v->n_denied++;
+          add_reason (v, AIRLOCK_VERDICT_FAIL, "denied (%s): %s",
+                      airlock_deny_reason_to_string (ev->reason), what);
+          continue;
+        }
+      if (!sa || ev->action == AIRLOCK_ACTION_DENY)
+        continue;
+      family = wire_address (sa, a);
+      if (is_loopback (family, a))
+        continue;   /* stays in the guest */
+      v->n_attempts++;
+      {
+        g_autoptr (GPtrArray) names = dns_names (ev);
+        const char *rule = NULL;
+
+        if (in->policy && airlock_policy_admits (in->policy, family, socket_protocol (ev), a,
+                                                 sa->inet.port,
+                                                 (const char *const *) names->pdata, ev->exe,
+                                                 &rule))
+          v->n_admitted++;
+        else
+          {
+            g_autofree char *what = describe (ev);
+
+            add_reason (v, AIRLOCK_VERDICT_FAIL, "egress not admitted by the policy: %s", what);
+          }
+      }
+    }
+
+  if (in->controls_ran)
+    check_controls (v, in, control_keys);
+
+  /* What left the guest's NIC and no record explains. */
+  if (in->capture)
+    {
+      GPtrArray *flows = airlock_capture_get_flows (in->capture);
+
+      for (guint i = 0; i < flows->len; i++)
+        {
+          const AirlockFlow *f = flows->pdata[i];
+
+          if (g_hash_table_contains (record_keys, f->key))
+            continue;
+          v->n_unattributed++;
+          add_reason (v, AIRLOCK_VERDICT_FAIL,
+                      "unattributed egress %s: %" G_GUINT64_FORMAT " packet(s) left the guest that "
+                      "no supervisor record explains",
+                      f->key, f->packets);
+        }
+    }
+  return v;
+}

@@ -1,0 +1,50 @@
+#!/bin/bash
+# `airlock gate` end to end on both arches, through the command a release
+# pipeline runs: the clean sample passes (every negative control seen by
+# the supervisor and in the capture, no attempt), the egress sample fails
+# with each attempt named and the exit status 1, and the same image passes
+# once its three destinations are on the allow-list.  TAP output.
+set -u
+
+cli="${AIRLOCK_CLI:?run through meson test}"
+samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
+echo "1..3"
+n=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+check () {   # check NAME WANT_STATUS [grep patterns that must match]...
+  local name="$1" want="$2" status="$3"
+  shift 3
+  n=$((n + 1))
+  if [ "$status" -ne "$want" ]; then
+    echo "not ok $n $name # exit status $status, want $want"
+    sed 's/^/# /' "$out"
+    return
+  fi
+  for pattern in "$@"; do
+    if ! grep -Eq -- "$pattern" "$out"; then
+      echo "not ok $n $name # no line matches '$pattern'"
+      sed 's/^/# /' "$out"
+      return
+    fi
+  done
+  echo "ok $n $name"
+}
+
+"$cli" gate --image "oci:$samples/clean" >"$out" 2>&1
+check /gate/clean-passes 0 $? \
+  '^  amd64 +12/12 +0 +0 +0 +0 +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +pass$' \
+  '^amd64: bound to manifest sha256:[0-9a-f]{64}$' '^arm64: bound to manifest sha256:[0-9a-f]{64}$'
+
+"$cli" gate --image "oci-archive:$samples/egress.tar" >"$out" 2>&1
+check /gate/egress-fails 1 $? \
+  '^  amd64 +12/12 +3 +0 +0 +0 +fail$' '^  arm64 +12/12 +3 +0 +0 +0 +fail$' \
+  '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 10\.0\.2\.3:53 dns=example\.com\. by /usr/local/bin/egress-probe' \
+  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.51\.100\.80:443 by /usr/local/bin/egress-probe'
+
+"$cli" gate --image "oci-archive:$samples/egress.tar" \
+  --allow 'allow udp 10.0.2.3 port 53 dns=example.com' \
+  --allow 'allow tcp 198.51.100.80 port 80' --allow 'allow tcp 198.51.100.80 port 443' >"$out" 2>&1
+check /gate/egress-admitted-passes 0 $? \
+  '^  amd64 +12/12 +3 +3 +0 +0 +pass$' '^  arm64 +12/12 +3 +3 +0 +0 +pass$'
