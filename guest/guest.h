@@ -57,9 +57,11 @@ struct run_result {
 /* Runs the workload the host's run spec (@spec, @spec_len bytes of TLVs)
  * describes, under the supervisor, keeping heartbeats every @heartbeat_ms.
  * Without @filter (a benchmark floor only) the workload runs unfiltered.
+ * @skip_control (tests only, or NULL): the negative-control probe skips
+ * that control ("NAME/FAMILY", the probe's --skip).
  * Returns 0 and fills @ret (main() then sends the trailer), or -errno with
  * a sentence in @error (main() reports it and sends an error trailer). */
 int supervisor_run (const uint8_t *spec, size_t spec_len, uint32_t heartbeat_ms, bool filter,
-                    struct run_result *ret, char *error, size_t error_size);
+                    const char *skip_control, struct run_result *ret, char *error, size_t error_size);
 
 #endif /* AIRLOCK_GUEST_H */

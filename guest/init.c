@@ -75,6 +75,8 @@ enum test_mode {
   TEST_NO_HEARTBEAT,  /* after hello, silence until the host destroys the VM */
   TEST_NO_TRAILER,    /* heartbeat normally, power off without a trailer */
   TEST_PANIC,         /* after hello, crash the kernel */
+  TEST_SKIP_CONTROL,  /* skip-control=NAME/FAMILY: the negative-control probe skips
+                       * that control (the gate must then fail, naming it) */
   TEST_UNSUPERVISED,  /* benchmarks only: run the workload without the seccomp
                        * filter (the floor for bench/supervisor, and the only
                        * way strace can run); said in a LOG frame */
@@ -102,6 +104,7 @@ struct boot_config {
   uint32_t run_ms;
   enum test_mode test;
   char test_name[64];
+  char test_arg[64];   /* the value of a test mode that takes one */
   /* A malformed command line is reported only once the host can hear it
    * (after the guest hello), so the host sees why the run failed. */
   char error[200];
@@ -429,6 +432,11 @@ read_boot_config (struct boot_config *cfg)
           for (size_t i = 0; i < sizeof test_mode_names / sizeof test_mode_names[0]; i++)
             if (strcmp (value, test_mode_names[i].name) == 0)
               cfg->test = test_mode_names[i].mode;
+          if (strncmp (value, "skip-control=", strlen ("skip-control=")) == 0)
+            {
+              cfg->test = TEST_SKIP_CONTROL;
+              snprintf (cfg->test_arg, sizeof cfg->test_arg, "%s", value + strlen ("skip-control="));
+            }
         }
     }
 }
@@ -896,6 +904,7 @@ misbehave_after_hello (enum test_mode test)
 
     case TEST_NONE:
     case TEST_UNSUPERVISED:
+    case TEST_SKIP_CONTROL:
     case TEST_WRONG_NONCE:
     case TEST_SEQ_GAP:
     case TEST_NO_TRAILER:
@@ -1079,8 +1088,12 @@ main (int argc, char **argv)
       if (cfg.test == TEST_UNSUPERVISED)
         channel_logf ("TEST MODE: the workload runs without the seccomp filter; "
                       "nothing it does is recorded");
+      if (cfg.test == TEST_SKIP_CONTROL)
+        channel_logf ("TEST MODE: the negative-control probe skips %s", cfg.test_arg);
       r = supervisor_run (spec_bytes, host.spec_length, host.heartbeat_ms,
-                          cfg.test != TEST_UNSUPERVISED, &result, error, sizeof error);
+                          cfg.test != TEST_UNSUPERVISED,
+                          cfg.test == TEST_SKIP_CONTROL ? cfg.test_arg : NULL, &result, error,
+                          sizeof error);
       if (r < 0)
         die ("the supervisor failed: %s", error[0] ? error : strerror (-r));
     }

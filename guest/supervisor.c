@@ -1567,16 +1567,22 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
 #define CONTROLS_TIMEOUT_MS 60000
 
 static int
-run_controls (uint32_t heartbeat_ms, bool filter, char *error, size_t error_size)
+run_controls (uint32_t heartbeat_ms, bool filter, const char *skip, char *error, size_t error_size)
 {
   static struct run_spec controls;
   static char arg0[] = "/bin/probe", env0[] = "PATH=/bin", cwd[] = "/", root[] = CONTROLS_ROOT,
-              host[] = "airlock";
+              host[] = "airlock", skip_opt[] = "--skip", skip_arg[64];
   struct run_result result;
 
   memset (&controls, 0, sizeof controls);
   controls.argv[0] = arg0;
   controls.argc = 1;
+  if (skip)
+    {
+      snprintf (skip_arg, sizeof skip_arg, "%s", skip);
+      controls.argv[controls.argc++] = skip_opt;
+      controls.argv[controls.argc++] = skip_arg;
+    }
   controls.envp[0] = env0;
   controls.envc = 1;
   controls.cwd = cwd;
@@ -1589,7 +1595,7 @@ run_controls (uint32_t heartbeat_ms, bool filter, char *error, size_t error_size
 
 int
 supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms, bool filter,
-                struct run_result *ret, char *error, size_t error_size)
+                const char *skip_control, struct run_result *ret, char *error, size_t error_size)
 {
   static struct run_spec spec;
   int r;
@@ -1605,7 +1611,7 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
     return r;
   if (spec.root_disk && (r = mount_root_disk (&spec, error, error_size)) < 0)
     return r;
-  if (spec.controls && (r = run_controls (heartbeat_ms, filter, error, error_size)) < 0)
+  if (spec.controls && (r = run_controls (heartbeat_ms, filter, skip_control, error, error_size)) < 0)
     return r;
   return run_workload (&spec, AIRLOCK_PHASE_WORKLOAD, heartbeat_ms, filter, ret, error, error_size);
 }

@@ -1035,6 +1035,7 @@ static int
 run_main (int argc, char **argv, gboolean gate_mode)
 {
   g_autofree char *policy_file = NULL;
+  g_autofree char *test_mode = NULL;
   g_auto (GStrv) allow_rules = NULL;
   g_autoptr (AirlockPolicy) policy = NULL;
   GateCtx gate_ctx = { NULL };
@@ -1079,6 +1080,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
     { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
     { "boot-timeout", 0, 0, G_OPTION_ARG_INT, &boot_timeout, "seconds from start to hello (default: 60)", "S" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { "test-mode", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &test_mode, "guest misbehaviour, for tests", "MODE" },
     { "policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_file, "gate: the allow-list (docs/policy.md; default: no egress)", "FILE" },
     { "allow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_rules, "gate: one more allow rule, e.g. 'allow tcp 10.0.0.0/8 port 443' (repeatable)", "RULE" },
     { NULL },
@@ -1206,6 +1208,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
         .stdin_data = stdin_data,
         .stdin_stream = stdin_stream,
         .output_func = stdin_stream ? live_output : NULL,
+        .test_mode = test_mode,
       };
 
       if (!source)
@@ -1269,6 +1272,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
       .stdin_data = stdin_data,
       .stdin_stream = stdin_stream,
       .output_func = stdin_stream ? live_output : NULL,
+      .test_mode = test_mode,
     };
 
     g_ptr_array_insert (workload_argv, 0, g_steal_pointer (&path));

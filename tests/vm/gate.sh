@@ -8,7 +8,7 @@ set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..3"
+echo "1..5"
 n=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -48,3 +48,17 @@ check /gate/egress-fails 1 $? \
   --allow 'allow tcp 198.51.100.80 port 80' --allow 'allow tcp 198.51.100.80 port 443' >"$out" 2>&1
 check /gate/egress-admitted-passes 0 $? \
   '^  amd64 +12/12 +3 +3 +0 +0 +pass$' '^  arm64 +12/12 +3 +3 +0 +0 +pass$'
+
+# The detector proven blind on purpose (test-only guest modes): a control
+# the probe skips fails the verdict naming it; a workload run outside the
+# supervisor leaves flows no record explains.
+"$cli" gate --image "oci:$samples/clean" --test-mode skip-control=dns-udp/ipv6 >"$out" 2>&1
+check /gate/missing-control-fails 1 $? \
+  '^  amd64 +11/12 .* fail$' '^  arm64 +11/12 .* fail$' \
+  '^amd64: negative control dns-udp \(inet6/dgram/udp \[2001:db8::53\]:53\) was not seen by the supervisor nor the capture: the detector was blind$'
+
+"$cli" gate --image "oci:$samples/clean" --test-mode unsupervised >"$out" 2>&1
+check /gate/bypass-is-unattributed 1 $? \
+  '^  amd64 +0/12 .* fail$' '^  arm64 +0/12 .* fail$' \
+  '^amd64: unattributed egress inet/stream/tcp 192\.0\.2\.80:443: ' \
+  '^arm64: negative control https \(inet6/stream/tcp \[2001:db8::80\]:443\) was not seen by the supervisor: the detector was blind$'
