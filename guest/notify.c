@@ -62,7 +62,6 @@ struct job;
 
 struct notifier {
   int listener;
-  pid_t reaper;
   uint64_t count;
   pthread_mutex_t lock;
   pthread_cond_t idle;
@@ -73,14 +72,13 @@ struct notifier {
 };
 
 struct notifier *
-notifier_new (int listener, pid_t reaper)
+notifier_new (int listener)
 {
   struct notifier *n = calloc (1, sizeof *n);
 
   if (!n)
     return NULL;
   n->listener = listener;
-  n->reaper = reaper;
   pthread_mutex_init (&n->lock, NULL);
   pthread_cond_init (&n->idle, NULL);
   return n;

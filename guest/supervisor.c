@@ -1473,7 +1473,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
       stdio_started = true;
     }
 
-  notifier = notifier_new (listener, reaper);
+  notifier = notifier_new (listener);
   if (!notifier)
     return fail (error, error_size, "out of memory");
 

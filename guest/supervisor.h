@@ -18,9 +18,8 @@ int filter_build (struct sock_filter *out, size_t max, size_t *ret_len);
 
 /* notify.c */
 struct notifier;
-/* @listener: the seccomp notification fd.  @reaper_pid: the workload's
- * pid-1 process, whose own calls are not the workload's. */
-struct notifier *notifier_new (int listener, pid_t reaper_pid);
+/* @listener: the seccomp notification fd. */
+struct notifier *notifier_new (int listener);
 /* Receives and answers one notification.  Returns 0, or -errno when the
  * listener itself failed (the run cannot go on). */
 int notifier_handle_one (struct notifier *n);
