@@ -84,6 +84,23 @@ notifier_new (int listener)
   return n;
 }
 
+void
+notifier_free (struct notifier *n)
+{
+  unsigned busy;
+
+  if (!n)
+    return;
+  pthread_mutex_lock (&n->lock);
+  busy = n->workers;
+  pthread_mutex_unlock (&n->lock);
+  if (busy > 0)
+    return;   /* a worker notifier_finish() gave up on still holds it: keep it */
+  pthread_mutex_destroy (&n->lock);
+  pthread_cond_destroy (&n->idle);
+  free (n);
+}
+
 uint64_t
 notifier_count (struct notifier *n)
 {

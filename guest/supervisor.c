@@ -1545,8 +1545,6 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   heartbeat_stop (&hb);
   if (r < 0)
     return fail (error, error_size, "cannot send the workload-exit event: %s", strerror (-r));
-  if (h->state == HANDOFF_FAILED)
-    channel_logf ("workload setup: %s", h->error);
   console_log ("workload ended (%s) after %llu traced call(s)",
                timed_out ? "timeout" : "completed",
                (unsigned long long) notifier_count (notifier));
@@ -1554,8 +1552,15 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   ret->exit_status = __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
                      ? (uint32_t) h->entrypoint_status : (uint32_t) status;
   ret->end_reason = timed_out ? AIRLOCK_END_TIMEOUT : AIRLOCK_END_COMPLETED;
+  /* PID 1 runs more than one workload (the controls, then the image):
+   * nothing of this one stays behind. */
+  notifier_free (notifier);
   munmap (h, sizeof *h);
   close (sfd);
+  if (pipefd[0] >= 0)
+    close (pipefd[0]);
+  if (stdio.port >= 0)
+    close (stdio.port);
   return 0;
 }
 

@@ -27,5 +27,7 @@ int notifier_handle_one (struct notifier *n);
  * blocking connect in a worker thread) and waits for their workers. */
 void notifier_finish (struct notifier *n);
 uint64_t notifier_count (struct notifier *n);
+/* After notifier_finish(). */
+void notifier_free (struct notifier *n);
 
 #endif /* AIRLOCK_SUPERVISOR_H */
