@@ -36,6 +36,7 @@
 #include "airlock.h"
 #include "evidence/event.h"
 #include "floor.h"
+#include "stats.h"
 #include "gate/verdict.h"
 #include "net/flows.h"
 #include "protocol.h"
@@ -53,8 +54,6 @@
 #define DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define WORKLOAD_TIMEOUT_MS (30 * 1000)   /* `airlock gate`'s default --timeout */
 #define WORKLOAD_STDIN "quit\n"
-/* AIRLOCK_NET_GUEST_MAC, as gate_judge has it. */
-static const guint8 guest_mac[6] = { 0x52, 0x54, 0x00, 0xa1, 0x10, 0x0c };
 /* The target for both arches' gates one after the other. */
 #define TARGET_BOTH_S 15.0
 
@@ -104,55 +103,6 @@ arch_gate_clear (ArchGate *ag)
   g_clear_pointer (&ag->floor, g_array_unref);
   g_clear_pointer (&ag->gate, g_array_unref);
   g_clear_pointer (&ag->failure, g_free);
-}
-
-static double
-secs (gint64 from, gint64 to)
-{
-  return (from && to && to >= from) ? (to - from) / 1e6 : -1;
-}
-
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-typedef struct {
-  double median;
-  double min;
-  double max;
-} Stats;
-
-/* Median, min and max of the double at @offset in each of @samples (-1
- * when there are none, or no sample has the point). */
-static Stats
-stats_of (GArray *samples, gsize offset)
-{
-  g_autoptr (GArray) v = g_array_new (FALSE, FALSE, sizeof (double));
-  Stats s = { -1, -1, -1 };
-  guint n;
-
-  for (guint i = 0; i < samples->len; i++)
-    {
-      const char *base = samples->data + (gsize) i * g_array_get_element_size (samples);
-      double x = *(const double *) (base + offset);
-
-      if (x >= 0)
-        g_array_append_val (v, x);
-    }
-  n = v->len;
-  if (n == 0)
-    return s;
-  g_array_sort (v, compare_doubles);
-  s.min = g_array_index (v, double, 0);
-  s.max = g_array_index (v, double, n - 1);
-  s.median = n % 2 ? g_array_index (v, double, n / 2)
-                   : (g_array_index (v, double, n / 2 - 1) + g_array_index (v, double, n / 2)) / 2;
-  return s;
 }
 
 static void
@@ -210,49 +160,6 @@ phase_secs (GPtrArray *events, guint32 phase)
         }
     }
   return have_start && have_end && end >= start ? (end - start) / 1e9 : -1;
-}
-
-/* gate_judge (harness/cmd-run.c): the capture's analysis and the verdict. */
-static AirlockVerdict *
-judge (AirlockVm *vm, const AirlockPolicy *policy)
-{
-  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
-  g_autoptr (GError) error = NULL;
-  AirlockCapture *capture = NULL;
-  AirlockCaptureGuest guest;
-  AirlockEventLog *log = airlock_vm_get_events (vm);
-  g_autofree char *capture_error = NULL;
-  AirlockVerdict *verdict;
-  AirlockVerdictInput in = {
-    .complete = airlock_vm_is_complete (vm),
-    .incomplete_reason = airlock_vm_get_reason (vm),
-    .events = log ? airlock_event_log_get_events (log) : NULL,
-    .policy = policy,
-  };
-
-  airlock_capture_guest_init (&guest, guest_mac);
-  if (pcap)
-    {
-      capture = airlock_capture_analyse (pcap, &guest, &error);
-      if (!capture)
-        capture_error = g_strdup (error->message);
-    }
-  else
-    capture_error = g_strdup (airlock_vm_get_pcap_error (vm) ? airlock_vm_get_pcap_error (vm)
-                                                              : "the run had no NIC");
-  in.capture = capture;
-  in.capture_error = capture_error;
-  for (guint i = 0; in.events && i < in.events->len; i++)
-    {
-      const AirlockEvent *ev = in.events->pdata[i];
-
-      if (ev->kind == AIRLOCK_EVENT_WORKLOAD_START && ev->phase == AIRLOCK_PHASE_CONTROLS)
-        in.controls_ran = TRUE;
-    }
-  verdict = airlock_verdict_compute (&in);
-  if (capture)
-    airlock_capture_free (capture);
-  return verdict;
 }
 
 /* Runs the gate of one arch, as `airlock gate` does.  Returns FALSE with
@@ -336,7 +243,7 @@ run_gate (ArchGate *ag, const BenchOptions *o, GateSample *ret, GError **error)
     return FALSE;
 
   judged_from = g_get_monotonic_time ();
-  verdict = judge (vm, o->policy);
+  verdict = airlock_verdict_judge_run (vm, o->policy);
   judged = g_get_monotonic_time ();
 
   if (!airlock_vm_is_complete (vm))

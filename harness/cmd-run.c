@@ -733,46 +733,8 @@ typedef struct {
 static void
 gate_judge (GateCtx *gate, AirlockArch arch, AirlockVm *vm, const AirlockImage *oci)
 {
-  static const guint8 guest_mac[6] = { 0x52, 0x54, 0x00, 0xa1, 0x10, 0x0c };  /* AIRLOCK_NET_GUEST_MAC */
-  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
-  g_autoptr (GError) error = NULL;
-  AirlockCapture *capture = NULL;
-  AirlockCaptureGuest guest;
-  AirlockEventLog *log = airlock_vm_get_events (vm);
-  g_autofree char *capture_error = NULL;
-  AirlockVerdictInput in = {
-    .complete = airlock_vm_is_complete (vm),
-    .incomplete_reason = airlock_vm_get_reason (vm),
-    .events = log ? airlock_event_log_get_events (log) : NULL,
-    .controls_ran = TRUE,
-    .policy = gate->policy,
-  };
-
-  airlock_capture_guest_init (&guest, guest_mac);
-  if (pcap)
-    {
-      capture = airlock_capture_analyse (pcap, &guest, &error);
-      if (!capture)
-        capture_error = g_strdup (error->message);
-    }
-  else
-    capture_error = g_strdup (airlock_vm_get_pcap_error (vm) ? airlock_vm_get_pcap_error (vm)
-                                                              : "the run had no NIC");
-  in.capture = capture;
-  in.capture_error = capture_error;
-  /* The controls must have run: a phase-controls start is in the log. */
-  in.controls_ran = FALSE;
-  for (guint i = 0; in.events && i < in.events->len; i++)
-    {
-      const AirlockEvent *ev = in.events->pdata[i];
-
-      if (ev->kind == AIRLOCK_EVENT_WORKLOAD_START && ev->phase == AIRLOCK_PHASE_CONTROLS)
-        in.controls_ran = TRUE;
-    }
-  gate->verdicts[arch] = airlock_verdict_compute (&in);
+  gate->verdicts[arch] = airlock_verdict_judge_run (vm, gate->policy);
   gate->digests[arch] = g_strdup (oci ? oci->manifest_digest : NULL);
-  if (capture)
-    airlock_capture_free (capture);
 }
 
 /* Returns the exit status for this arch. */

@@ -5,10 +5,13 @@
 #include "evidence/frame-private.h"
 #include "evidence/sockaddr.h"
 #include "probe-controls.h"
+#include "vm/domain-xml-private.h"
+#include "vm/vm.h"
 #include "protocol.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *
@@ -274,4 +277,54 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
         }
     }
   return v;
+}
+
+AirlockVerdict *
+airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy)
+{
+  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
+  g_autoptr (GError) error = NULL;
+  AirlockEventLog *log = airlock_vm_get_events (vm);
+  AirlockCapture *capture = NULL;
+  AirlockCaptureGuest guest;
+  g_autofree char *capture_error = NULL;
+  AirlockVerdict *verdict;
+  guint mac[6];
+  guint8 mac_bytes[6];
+  AirlockVerdictInput in = {
+    .complete = airlock_vm_is_complete (vm),
+    .incomplete_reason = airlock_vm_get_reason (vm),
+    .events = log ? airlock_event_log_get_events (log) : NULL,
+    .policy = policy,
+  };
+
+  /* The NIC's address, from the one definition the domain XML uses. */
+  sscanf (AIRLOCK_NET_GUEST_MAC, "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
+          &mac[5]);
+  for (int i = 0; i < 6; i++)
+    mac_bytes[i] = (guint8) mac[i];
+  airlock_capture_guest_init (&guest, mac_bytes);
+  if (pcap)
+    {
+      capture = airlock_capture_analyse (pcap, &guest, &error);
+      if (!capture)
+        capture_error = g_strdup (error->message);
+    }
+  else
+    capture_error = g_strdup (airlock_vm_get_pcap_error (vm) ? airlock_vm_get_pcap_error (vm)
+                                                              : "the run had no NIC");
+  in.capture = capture;
+  in.capture_error = capture_error;
+  /* The controls ran when their phase started. */
+  for (guint i = 0; in.events && i < in.events->len; i++)
+    {
+      const AirlockEvent *ev = in.events->pdata[i];
+
+      if (ev->kind == AIRLOCK_EVENT_WORKLOAD_START && ev->phase == AIRLOCK_PHASE_CONTROLS)
+        in.controls_ran = TRUE;
+    }
+  verdict = airlock_verdict_compute (&in);
+  if (capture)
+    airlock_capture_free (capture);
+  return verdict;
 }

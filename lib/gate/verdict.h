@@ -55,6 +55,12 @@ typedef struct {
 } AirlockVerdictInput;
 
 AirlockVerdict *airlock_verdict_compute (const AirlockVerdictInput *input);
+
+typedef struct _AirlockVm AirlockVm;
+/* The verdict of a finished run (airlock_vm_run() returned): its events,
+ * its capture analysed against the guest's NIC, whether its negative
+ * controls ran, under @policy.  Never NULL. */
+AirlockVerdict *airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy);
 void airlock_verdict_free (AirlockVerdict *verdict);
 const char *airlock_verdict_kind_to_string (AirlockVerdictKind kind);
 
