@@ -6,7 +6,7 @@
  *       copy already in DIR), checks each .deb against its pin, and writes
  *       its bin/busybox as OUTPUT-DIR/busybox-ARCH.
  *
- *   build-sample image --name clean|egress --pins packages.ini
+ *   build-sample image --name clean|egress|rpc --pins packages.ini
  *                      --busybox-amd64 F --busybox-arm64 F
  *                      --program-amd64 F --program-arm64 F
  *                      --layout DIR --archive FILE
@@ -59,7 +59,7 @@ static const char *const busybox_applets[] = {
 };
 
 typedef struct {
-  const char *name;       /* clean, egress */
+  const char *name;       /* clean, egress, rpc */
   const char *program;    /* its entrypoint's basename */
   const char *user;
   const char *marker;     /* the marker variable in its Env */
@@ -68,6 +68,7 @@ typedef struct {
 static const SampleSpec sample_specs[] = {
   { "clean", "clean-server", "app", "AIRLOCK_SAMPLE=clean" },
   { "egress", "egress-probe", "root", "AIRLOCK_SAMPLE=egress" },
+  { "rpc", "rpc-server", "app", "AIRLOCK_SAMPLE=rpc" },
 };
 
 static gboolean
@@ -832,7 +833,7 @@ cmd_image (const char *name, const char *pins, char **busybox_paths, char **prog
     if (g_str_equal (sample_specs[i].name, name))
       spec = &sample_specs[i];
   if (!spec)
-    return fail (error, "unknown sample image '%s' (known: clean, egress)", name);
+    return fail (error, "unknown sample image '%s' (known: clean, egress, rpc)", name);
 
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "schemaVersion");
@@ -914,7 +915,7 @@ main (int argc, char **argv)
     { "pins", 0, 0, G_OPTION_ARG_FILENAME, &pins, "the pinned packages (packages.ini)", "FILE" },
     { "downloads", 0, 0, G_OPTION_ARG_FILENAME, &downloads, "fetch: where the .debs go", "DIR" },
     { "output-dir", 0, 0, G_OPTION_ARG_FILENAME, &output_dir, "fetch: where busybox-ARCH go", "DIR" },
-    { "name", 0, 0, G_OPTION_ARG_STRING, &name, "image: clean or egress", "NAME" },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &name, "image: clean, egress or rpc", "NAME" },
     { "busybox-amd64", 0, 0, G_OPTION_ARG_FILENAME, &busybox_amd64, "image: busybox", "FILE" },
     { "busybox-arm64", 0, 0, G_OPTION_ARG_FILENAME, &busybox_arm64, "image: busybox", "FILE" },
     { "program-amd64", 0, 0, G_OPTION_ARG_FILENAME, &program_amd64, "image: entrypoint", "FILE" },

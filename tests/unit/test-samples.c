@@ -31,6 +31,7 @@ typedef struct {
 static const SampleCase sample_cases[] = {
   { "clean", "clean-server", "app", "AIRLOCK_SAMPLE=clean" },
   { "egress", "egress-probe", "root", "AIRLOCK_SAMPLE=egress" },
+  { "rpc", "rpc-server", "app", "AIRLOCK_SAMPLE=rpc" },
 };
 
 static const char *
