@@ -348,6 +348,9 @@ evidence_reader (gpointer data)
     {
       int n = endpoint_recv (&vm->evidence_ep, buf, 65536);
 
+      if (n > 0 && vm->opts.record_func)
+        vm->opts.record_func (AIRLOCK_VM_RECORD_EVIDENCE, (const guint8 *) buf, (gsize) n,
+                              vm->opts.record_data);
       g_mutex_lock (&vm->lock);
       if (n > 0)
         airlock_channel_feed (vm->channel, (const guint8 *) buf, n, g_get_monotonic_time (),
@@ -381,6 +384,8 @@ send_stdin_chunk (AirlockVm *vm, const guint8 *data, gsize n)
   wire_le16 (chunk + 2, (guint16) n);
   if (n)
     memcpy (chunk + AIRLOCK_STDIO_HEADER_SIZE, data, n);
+  if (n && vm->opts.record_func)
+    vm->opts.record_func (AIRLOCK_VM_RECORD_STDIN, data, n, vm->opts.record_data);
   return endpoint_send_all (&vm->stdio_ep, chunk, AIRLOCK_STDIO_HEADER_SIZE + n);
 }
 
@@ -448,6 +453,12 @@ stdio_worker (gpointer data)
           if ((stream == AIRLOCK_STDIO_STDOUT || stream == AIRLOCK_STDIO_STDERR) && clen > 0)
             {
               GByteArray *out = vm->out[stream - 1];
+
+              if (vm->opts.record_func)
+                vm->opts.record_func (stream == AIRLOCK_STDIO_STDOUT ? AIRLOCK_VM_RECORD_STDOUT
+                                                                     : AIRLOCK_VM_RECORD_STDERR,
+                                      pending->data + AIRLOCK_STDIO_HEADER_SIZE, clen,
+                                      vm->opts.record_data);
 
               if (vm->opts.output_func)
                 {
@@ -519,7 +530,12 @@ console_reader (gpointer data)
           if (!vm->t.first_console)
             vm->t.first_console = g_get_monotonic_time ();
           if (vm->console->len + n <= CONSOLE_CAP)
-            g_byte_array_append (vm->console, (const guint8 *) buf, n);
+            {
+              if (vm->opts.record_func)
+                vm->opts.record_func (AIRLOCK_VM_RECORD_CONSOLE, (const guint8 *) buf, (gsize) n,
+                                      vm->opts.record_data);
+              g_byte_array_append (vm->console, (const guint8 *) buf, n);
+            }
           else
             vm->console_truncated = TRUE;
         }
@@ -1196,4 +1212,35 @@ const char *
 airlock_vm_get_domain_name (AirlockVm *vm)
 {
   return vm->name;
+}
+
+void
+airlock_vm_get_heartbeat (AirlockVm *vm, guint *ret_period_ms, guint *ret_tolerance_ms)
+{
+  *ret_period_ms = vm->opts.heartbeat_ms;
+  *ret_tolerance_ms = vm->opts.heartbeat_tolerance_ms;
+}
+
+static char *
+version_string (gboolean ok, unsigned long v)
+{
+  if (!ok)
+    return g_strdup ("unknown");
+  return g_strdup_printf ("%lu.%lu.%lu", v / 1000000, (v / 1000) % 1000, v % 1000);
+}
+
+char *
+airlock_vm_get_qemu_version (AirlockVm *vm)
+{
+  unsigned long v = 0;
+
+  return version_string (vm->conn && virConnectGetVersion (vm->conn->conn, &v) == 0, v);
+}
+
+char *
+airlock_vm_get_libvirt_version (AirlockVm *vm)
+{
+  unsigned long v = 0;
+
+  return version_string (vm->conn && virConnectGetLibVersion (vm->conn->conn, &v) == 0, v);
 }

@@ -37,6 +37,15 @@ typedef enum {
 /* Parses "auto", "tcg", "kvm".  FALSE for anything else. */
 AIRLOCK_PUBLIC gboolean airlock_accel_from_string (const char *name, AirlockAccel *ret_accel);
 
+/* What a record function is handed (AirlockVmOptions.record_func). */
+typedef enum {
+  AIRLOCK_VM_RECORD_EVIDENCE, /* the evidence channel, byte for byte as received */
+  AIRLOCK_VM_RECORD_CONSOLE,  /* the serial console (up to the console cap) */
+  AIRLOCK_VM_RECORD_STDIN,    /* bytes forwarded to the workload's stdin */
+  AIRLOCK_VM_RECORD_STDOUT,   /* the workload's stdout, as received */
+  AIRLOCK_VM_RECORD_STDERR,
+} AirlockVmRecord;
+
 typedef struct {
   const char *uri;              /* NULL: $AIRLOCK_CONNECT, else the embedded driver */
   const char *cache_dir;        /* NULL: airlock_default_cache_dir () */
@@ -78,6 +87,13 @@ typedef struct {
    * restrict=on, every frame dumped host-side (airlock_vm_get_pcap); TRUE:
    * no NIC at all. */
   gboolean no_network;
+  /* Called with every chunk of each stream as it arrives, before it is
+   * decoded or kept, from the stream's reader thread (one thread per kind,
+   * so calls of one kind are in order): an evidence bundle writes them to
+   * disk as they come, so a crash of this process keeps what arrived.  It
+   * must not call back into the VM. */
+  void (*record_func) (AirlockVmRecord what, const guint8 *data, gsize len, gpointer user_data);
+  gpointer record_data;
 } AirlockVmOptions;
 
 /* Wall-clock points of a run, in g_get_monotonic_time () microseconds;
@@ -143,6 +159,14 @@ AIRLOCK_PUBLIC const char *airlock_vm_get_accel_notice (AirlockVm *vm);
 AIRLOCK_PUBLIC GPtrArray *airlock_vm_get_swept (AirlockVm *vm);
 AIRLOCK_PUBLIC const char *airlock_vm_get_uri (AirlockVm *vm);
 AIRLOCK_PUBLIC const char *airlock_vm_get_domain_name (AirlockVm *vm);
+/* The hypervisor's and libvirt's versions as "MAJOR.MINOR.MICRO" (what
+ * the connection reports; "unknown" when it does not).  Transfer full. */
+AIRLOCK_PUBLIC char *airlock_vm_get_qemu_version (AirlockVm *vm);
+AIRLOCK_PUBLIC char *airlock_vm_get_libvirt_version (AirlockVm *vm);
+/* The heartbeat period and tolerance the run's channel checks (the
+ * defaults applied). */
+AIRLOCK_PUBLIC void airlock_vm_get_heartbeat (AirlockVm *vm, guint *ret_period_ms,
+                                              guint *ret_tolerance_ms);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockVm, airlock_vm_free)
 
