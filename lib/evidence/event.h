@@ -14,6 +14,7 @@
 
 #include "airlock-macros.h"
 
+#include "arch.h"
 #include "channel.h"
 #include "dns.h"
 #include "sockaddr.h"
@@ -178,6 +179,12 @@ char *airlock_wait_status_to_string (guint32 status);
 const char *airlock_syscall_abi (guint32 audit_arch, guint32 nr);
 /* The call's name under that ABI, "syscall-N" when unknown.  Transfer full. */
 char *airlock_syscall_name (guint32 audit_arch, guint32 nr);
+
+/* @ev as one JSON object on one line (no newline), every field it has:
+ * what `airlock run --json` prints and a bundle's events.jsonl holds.
+ * Deterministic: the same event always gives the same bytes.  Transfer
+ * full. */
+char *airlock_event_to_json (AirlockArch arch, const AirlockEvent *ev);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockEventLog, airlock_event_log_free)
 

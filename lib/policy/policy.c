@@ -79,6 +79,21 @@ airlock_policy_get_n_rules (const AirlockPolicy *policy)
   return policy->rules->len;
 }
 
+char *
+airlock_policy_to_text (const AirlockPolicy *policy)
+{
+  GString *out = g_string_new (NULL);
+
+  g_return_val_if_fail (policy != NULL, NULL);
+  for (guint i = 0; i < policy->rules->len; i++)
+    {
+      const PolicyRule *rule = policy->rules->pdata[i];
+
+      g_string_append_printf (out, "%s\n", rule->text);
+    }
+  return g_string_free (out, FALSE);
+}
+
 /* ---- parsing ---- */
 
 typedef struct {

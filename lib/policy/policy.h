@@ -59,6 +59,11 @@ AIRLOCK_PUBLIC gboolean airlock_policy_append (AirlockPolicy *policy, const char
 /* The number of rules (0 for the default policy). */
 AIRLOCK_PUBLIC guint airlock_policy_get_n_rules (const AirlockPolicy *policy);
 
+/* The rules as text that airlock_policy_parse() reads back into the same
+ * policy: one rule per line as written (tokens joined by one space), each
+ * ending in '\n'; "" for the default policy.  Transfer full. */
+AIRLOCK_PUBLIC char *airlock_policy_to_text (const AirlockPolicy *policy);
+
 /* Accepts NULL. */
 AIRLOCK_PUBLIC void airlock_policy_free (AirlockPolicy *policy);
 
