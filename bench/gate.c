@@ -243,7 +243,7 @@ run_gate (ArchGate *ag, const BenchOptions *o, GateSample *ret, GError **error)
     return FALSE;
 
   judged_from = g_get_monotonic_time ();
-  verdict = airlock_verdict_judge_run (vm, o->policy);
+  verdict = airlock_verdict_judge_run (vm, o->policy, NULL);
   judged = g_get_monotonic_time ();
 
   if (!airlock_vm_is_complete (vm))

@@ -45,6 +45,8 @@ airlock_verdict_free (AirlockVerdict *verdict)
     return;
   g_ptr_array_unref (verdict->reasons);
   g_ptr_array_unref (verdict->controls);
+  g_array_unref (verdict->judged);
+  g_ptr_array_unref (verdict->unattributed);
   g_free (verdict);
 }
 
@@ -186,6 +188,8 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
   v->kind = AIRLOCK_VERDICT_PASS;
   v->reasons = g_ptr_array_new_with_free_func (g_free);
   v->controls = g_ptr_array_new_with_free_func (control_result_free);
+  v->judged = g_array_new (FALSE, TRUE, sizeof (AirlockVerdictAttempt));
+  v->unattributed = g_ptr_array_new_with_free_func (g_free);
 
   if (!in->complete)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the evidence is incomplete: %s",
@@ -223,7 +227,9 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
       if (ev->action == AIRLOCK_ACTION_DENY && ev->reason != AIRLOCK_DENY_CLONE3)
         {
           g_autofree char *what = describe (ev);
+          AirlockVerdictAttempt j = { .seq = ev->seq, .denied = TRUE };
 
+          g_array_append_val (v->judged, j);
           /* clone3 is not an escape: it is denied whatever its flags, and
            * every glibc thread start tries it before clone. */
           v->n_denied++;
@@ -240,11 +246,14 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
       {
         g_autoptr (GPtrArray) names = dns_names (ev);
         const char *rule = NULL;
+        AirlockVerdictAttempt j = { .seq = ev->seq, .egress = TRUE };
 
-        if (in->policy && airlock_policy_admits (in->policy, family, socket_protocol (ev), a,
-                                                 sa->inet.port,
-                                                 (const char *const *) names->pdata, ev->exe,
-                                                 &rule))
+        j.admitted = in->policy && airlock_policy_admits (in->policy, family, socket_protocol (ev),
+                                                          a, sa->inet.port,
+                                                          (const char *const *) names->pdata,
+                                                          ev->exe, &rule);
+        g_array_append_val (v->judged, j);
+        if (j.admitted)
           v->n_admitted++;
         else
           {
@@ -270,6 +279,7 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
           if (g_hash_table_contains (record_keys, f->key))
             continue;
           v->n_unattributed++;
+          g_ptr_array_add (v->unattributed, g_strdup (f->key));
           add_reason (v, AIRLOCK_VERDICT_FAIL,
                       "unattributed egress %s: %" G_GUINT64_FORMAT " packet(s) left the guest that "
                       "no supervisor record explains",
@@ -279,12 +289,34 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
   return v;
 }
 
-AirlockVerdict *
-airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy)
+const AirlockVerdictAttempt *
+airlock_verdict_lookup (const AirlockVerdict *verdict, guint64 seq)
 {
-  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
+  guint low = 0, high = verdict->judged->len;
+
+  /* Records are judged in frame order, so seq increases: a flood of
+   * records stays cheap to look up. */
+  while (low < high)
+    {
+      guint mid = low + (high - low) / 2;
+      const AirlockVerdictAttempt *j = &g_array_index (verdict->judged, AirlockVerdictAttempt, mid);
+
+      if (j->seq == seq)
+        return j;
+      if (j->seq < seq)
+        low = mid + 1;
+      else
+        high = mid;
+    }
+  return NULL;
+}
+
+AirlockVerdict *
+airlock_verdict_judge (GPtrArray *events, GBytes *pcap, const char *pcap_error, gboolean complete,
+                       const char *incomplete_reason, const AirlockPolicy *policy,
+                       AirlockCapture **ret_capture)
+{
   g_autoptr (GError) error = NULL;
-  AirlockEventLog *log = airlock_vm_get_events (vm);
   AirlockCapture *capture = NULL;
   AirlockCaptureGuest guest;
   g_autofree char *capture_error = NULL;
@@ -292,9 +324,9 @@ airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy)
   guint mac[6];
   guint8 mac_bytes[6];
   AirlockVerdictInput in = {
-    .complete = airlock_vm_is_complete (vm),
-    .incomplete_reason = airlock_vm_get_reason (vm),
-    .events = log ? airlock_event_log_get_events (log) : NULL,
+    .complete = complete,
+    .incomplete_reason = incomplete_reason,
+    .events = events,
     .policy = policy,
   };
 
@@ -311,8 +343,7 @@ airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy)
         capture_error = g_strdup (error->message);
     }
   else
-    capture_error = g_strdup (airlock_vm_get_pcap_error (vm) ? airlock_vm_get_pcap_error (vm)
-                                                              : "the run had no NIC");
+    capture_error = g_strdup (pcap_error ? pcap_error : "the run had no NIC");
   in.capture = capture;
   in.capture_error = capture_error;
   /* The controls ran when their phase started. */
@@ -324,7 +355,20 @@ airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy)
         in.controls_ran = TRUE;
     }
   verdict = airlock_verdict_compute (&in);
-  if (capture)
+  if (ret_capture)
+    *ret_capture = capture;
+  else if (capture)
     airlock_capture_free (capture);
   return verdict;
+}
+
+AirlockVerdict *
+airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy, AirlockCapture **ret_capture)
+{
+  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
+  AirlockEventLog *log = airlock_vm_get_events (vm);
+
+  return airlock_verdict_judge (log ? airlock_event_log_get_events (log) : NULL, pcap,
+                                airlock_vm_get_pcap_error (vm), airlock_vm_is_complete (vm),
+                                airlock_vm_get_reason (vm), policy, ret_capture);
 }

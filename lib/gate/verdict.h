@@ -14,17 +14,13 @@
 #pragma once
 
 #include "airlock-macros.h"
+#include "case/case.h"
 #include "evidence/event.h"
 #include "net/flows.h"
 #include "policy/policy.h"
 
 G_BEGIN_DECLS
 
-typedef enum {
-  AIRLOCK_VERDICT_PASS,
-  AIRLOCK_VERDICT_FAIL,
-  AIRLOCK_VERDICT_INCONCLUSIVE,
-} AirlockVerdictKind;
 
 typedef struct {
   const char *name;        /* "dns-udp" … (guest/probe-controls.h) */
@@ -32,6 +28,14 @@ typedef struct {
   gboolean by_supervisor;  /* a record of the controls phase names it */
   gboolean in_capture;     /* the capture holds its SYN / datagram */
 } AirlockControlResult;
+
+/* How the verdict weighed one workload record (egress or denied). */
+typedef struct {
+  guint64 seq;             /* the record's frame */
+  gboolean egress;         /* an inet destination off the guest */
+  gboolean admitted;       /* egress the policy admits */
+  gboolean denied;         /* an escape the supervisor denied */
+} AirlockVerdictAttempt;
 
 typedef struct {
   AirlockVerdictKind kind;
@@ -42,7 +46,13 @@ typedef struct {
   guint n_admitted;
   guint n_denied;          /* escapes denied */
   guint n_unattributed;    /* capture flows no record explains */
+  GArray *judged;          /* AirlockVerdictAttempt, in record order */
+  GPtrArray *unattributed; /* char *: keys of the capture flows no record explains */
 } AirlockVerdict;
+
+/* The judgment of the record with frame @seq, or NULL when it was neither
+ * egress nor a denial. */
+const AirlockVerdictAttempt *airlock_verdict_lookup (const AirlockVerdict *verdict, guint64 seq);
 
 typedef struct {
   gboolean complete;       /* the evidence channel ended with a valid trailer */
@@ -57,12 +67,20 @@ typedef struct {
 AirlockVerdict *airlock_verdict_compute (const AirlockVerdictInput *input);
 
 typedef struct _AirlockVm AirlockVm;
-/* The verdict of a finished run (airlock_vm_run() returned): its events,
- * its capture analysed against the guest's NIC, whether its negative
- * controls ran, under @policy.  Never NULL. */
-AirlockVerdict *airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy);
+/* The verdict over a run's decoded @events (or NULL), its pcap (or NULL,
+ * then @pcap_error says why there is none), whether its evidence is
+ * complete (else @incomplete_reason), under @policy: the capture is
+ * analysed against the guest's NIC and the controls count as run when
+ * their phase started.  With @ret_capture, the analysed capture is handed
+ * over (NULL when there is none).  Never NULL.  `airlock verify` calls it
+ * on the bundle's files, a run on its VM. */
+AirlockVerdict *airlock_verdict_judge (GPtrArray *events, GBytes *pcap, const char *pcap_error,
+                                       gboolean complete, const char *incomplete_reason,
+                                       const AirlockPolicy *policy, AirlockCapture **ret_capture);
+/* The same for a finished run (airlock_vm_run() returned). */
+AirlockVerdict *airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy,
+                                           AirlockCapture **ret_capture);
 void airlock_verdict_free (AirlockVerdict *verdict);
-const char *airlock_verdict_kind_to_string (AirlockVerdictKind kind);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockVerdict, airlock_verdict_free)
 
