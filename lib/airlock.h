@@ -14,5 +14,7 @@
 #include "image/image.h"
 #include "policy/policy.h"
 #include "vm/vm.h"
+#include "case/case.h"
+#include "testing/testing.h"
 
 #undef AIRLOCK_INSIDE

@@ -1,0 +1,266 @@
+/* The bundle's derived files, each a pure function of AirlockBundleFacts:
+ * the writer makes them from a live run and `airlock verify` makes them
+ * again from the bundle and compares bytes, so nothing here may depend on
+ * anything but its arguments (no clock, no hash-table order). */
+#include "config.h"
+
+#include "bundle/bundle.h"
+#include "protocol.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+
+G_DEFINE_QUARK (airlock-bundle-error-quark, airlock_bundle_error)
+
+char *
+airlock_bundle_events_jsonl (AirlockArch arch, GPtrArray *events)
+{
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; events && i < events->len; i++)
+    {
+      g_autofree char *line = airlock_event_to_json (arch, events->pdata[i]);
+
+      g_string_append (out, line);
+      g_string_append_c (out, '\n');
+    }
+  return g_string_free (out, FALSE);
+}
+
+static char *
+hex32 (const guint8 *b)
+{
+  GString *hex = g_string_sized_new (64);
+
+  for (int i = 0; i < 32; i++)
+    g_string_append_printf (hex, "%02x", b[i]);
+  return g_string_free (hex, FALSE);
+}
+
+static char *
+node_to_string (JsonBuilder *b, gboolean pretty)
+{
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, pretty);
+  return json_generator_to_data (gen, NULL);
+}
+
+char *
+airlock_bundle_frames_jsonl (GPtrArray *frames)
+{
+  GString *out = g_string_new (NULL);
+
+  for (guint i = 0; frames && i < frames->len; i++)
+    {
+      const AirlockFrame *f = frames->pdata[i];
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+      g_autofree char *chain = hex32 (f->chain);
+      g_autofree char *line = NULL;
+
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "seq");
+      json_builder_add_int_value (b, (gint64) f->seq);
+      json_builder_set_member_name (b, "type");
+      json_builder_add_int_value (b, f->type);
+      json_builder_set_member_name (b, "offset");
+      json_builder_add_int_value (b, (gint64) f->offset);
+      json_builder_set_member_name (b, "size");
+      json_builder_add_int_value (b, (gint64) f->size);
+      json_builder_set_member_name (b, "received_mono_us");
+      json_builder_add_int_value (b, f->received_mono_us);
+      json_builder_set_member_name (b, "received_real_us");
+      json_builder_add_int_value (b, f->received_real_us);
+      json_builder_set_member_name (b, "chain");
+      json_builder_add_string_value (b, chain);
+      json_builder_end_object (b);
+      line = node_to_string (b, FALSE);
+      g_string_append (out, line);
+      g_string_append_c (out, '\n');
+    }
+  return g_string_free (out, FALSE);
+}
+
+static void
+set_str (JsonBuilder *b, const char *name, const char *value)
+{
+  json_builder_set_member_name (b, name);
+  if (value)
+    json_builder_add_string_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+static void
+set_int (JsonBuilder *b, const char *name, gint64 value)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_add_int_value (b, value);
+}
+
+char *
+airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
+{
+  const AirlockVerdict *v = facts->verdict;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autofree char *text = NULL;
+
+  json_builder_begin_object (b);
+  set_str (b, "verdict", airlock_verdict_kind_to_string (v->kind));
+  set_str (b, "arch", airlock_arch_to_string (facts->arch));
+  set_str (b, "case", facts->case_name);
+  json_builder_set_member_name (b, "image");
+  json_builder_begin_object (b);
+  set_str (b, "reference", facts->reference);
+  set_str (b, "index", facts->index_digest);
+  set_str (b, "manifest", facts->manifest_digest);
+  set_str (b, "config", facts->config_digest);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "controls");
+  json_builder_begin_object (b);
+  set_int (b, "observed", v->n_controls_ok);
+  set_int (b, "total", v->controls->len);
+  json_builder_set_member_name (b, "each");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < v->controls->len; i++)
+    {
+      const AirlockControlResult *c = v->controls->pdata[i];
+
+      json_builder_begin_object (b);
+      set_str (b, "name", c->name);
+      set_str (b, "key", c->key);
+      json_builder_set_member_name (b, "supervisor");
+      json_builder_add_boolean_value (b, c->by_supervisor);
+      json_builder_set_member_name (b, "capture");
+      json_builder_add_boolean_value (b, c->in_capture);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "counts");
+  json_builder_begin_object (b);
+  set_int (b, "attempts", v->n_attempts);
+  set_int (b, "admitted", v->n_admitted);
+  set_int (b, "denied", v->n_denied);
+  set_int (b, "unattributed", v->n_unattributed);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "reasons");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < v->reasons->len; i++)
+    json_builder_add_string_value (b, v->reasons->pdata[i]);
+  json_builder_end_array (b);
+  set_str (b, "chain_head", facts->chain_head);
+  set_str (b, "evidence_sha256", facts->evidence_sha256);
+  json_builder_end_object (b);
+
+  text = node_to_string (b, TRUE);
+  return g_strconcat (text, "\n", NULL);
+}
+
+/* Guest strings end up in a CI job's page: nothing in them may turn into
+ * Markdown or HTML (a link, an image, a table cell break). */
+static void
+append_md_text (GString *out, const char *s)
+{
+  for (; s && *s; s++)
+    {
+      if (strchr ("\\`*_[]<>|~&", *s))
+        g_string_append_c (out, '\\');
+      g_string_append_c (out, *s);
+    }
+}
+
+#define SUMMARY_MAX_ROWS 100
+
+char *
+airlock_bundle_summary_md (const AirlockBundleFacts *facts)
+{
+  const AirlockVerdict *v = facts->verdict;
+  GString *out = g_string_new (NULL);
+  guint rows = 0, more = 0;
+
+  g_string_append_printf (out, "### airlock %s: **%s**", airlock_arch_to_string (facts->arch),
+                          airlock_verdict_kind_to_string (v->kind));
+  if (facts->case_name)
+    {
+      g_string_append (out, " (");
+      append_md_text (out, facts->case_name);
+      g_string_append (out, ")");
+    }
+  g_string_append (out, "\n\n| | |\n|---|---|\n| image | ");
+  append_md_text (out, facts->reference ? facts->reference : "(test program)");
+  g_string_append_printf (out, " |\n| index | %s |\n| manifest | %s |\n",
+                          facts->index_digest ? facts->index_digest : "-",
+                          facts->manifest_digest ? facts->manifest_digest : "-");
+  g_string_append_printf (out, "| controls | %u/%u |\n| egress attempts | %u (%u admitted) |\n"
+                          "| denied | %u |\n| unattributed flows | %u |\n| accelerator | %s |\n"
+                          "| chain head | %s |\n\n",
+                          v->n_controls_ok, v->controls->len, v->n_attempts, v->n_admitted,
+                          v->n_denied, v->n_unattributed, facts->accel ? facts->accel : "-",
+                          facts->chain_head ? facts->chain_head : "-");
+
+  for (guint i = 0; facts->events && i < facts->events->len; i++)
+    {
+      const AirlockEvent *ev = facts->events->pdata[i];
+      const AirlockVerdictAttempt *j;
+      g_autofree char *key = NULL;
+      g_autofree char *outcome = NULL;
+
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL || ev->phase == AIRLOCK_PHASE_CONTROLS)
+        continue;
+      j = airlock_verdict_lookup (v, ev->seq);
+      if (!j)
+        continue;
+      if (rows == SUMMARY_MAX_ROWS)
+        {
+          more++;
+          continue;
+        }
+      if (rows++ == 0)
+        g_string_append (out, "| process | attempt | DNS names | outcome | policy |\n"
+                              "|---|---|---|---|---|\n");
+      key = airlock_event_key_line (ev);
+      outcome = airlock_event_outcome (ev);
+      g_string_append (out, "| ");
+      append_md_text (out, ev->exe ? ev->exe : "?");
+      g_string_append_printf (out, " \\(pid %u\\) | ", ev->has_nspid ? ev->nspid : ev->pid);
+      append_md_text (out, key);
+      g_string_append (out, " | ");
+      for (guint d = 0; d < ev->dns->len; d++)
+        {
+          const AirlockDnsQuery *q = ev->dns->pdata[d];
+
+          for (guint k = 0; k < q->questions->len; k++)
+            {
+              append_md_text (out, ((AirlockDnsQuestion *) q->questions->pdata[k])->name);
+              g_string_append_c (out, ' ');
+            }
+        }
+      g_string_append (out, "| ");
+      append_md_text (out, outcome);
+      g_string_append_printf (out, " | %s |\n",
+                              j->denied ? "denied" : j->admitted ? "admitted" : "**not admitted**");
+    }
+  if (more)
+    g_string_append_printf (out, "\n… and %u more (events.jsonl has them all)\n", more);
+  if (rows)
+    g_string_append_c (out, '\n');
+  if (v->reasons->len)
+    {
+      g_string_append (out, "#### Reasons\n\n");
+      for (guint i = 0; i < v->reasons->len; i++)
+        {
+          g_string_append (out, "- ");
+          append_md_text (out, v->reasons->pdata[i]);
+          g_string_append_c (out, '\n');
+        }
+    }
+  else
+    g_string_append (out, "No egress, every negative control seen, the evidence whole.\n");
+  return g_string_free (out, FALSE);
+}

@@ -1,0 +1,677 @@
+/* `airlock verify`: everything a bundle claims, re-derived from its raw
+ * files (bundle.h).  Nothing in a bundle is trusted: every file is read
+ * with a bound, every JSON value is type-checked, and a check that cannot
+ * be made is itself a problem.
+ *
+ * Layers, each catching what the one before cannot:
+ *   1. digests and sizes against manifest.json — any changed, truncated,
+ *      deleted or added file;
+ *   2. the HMAC of manifest.json under the key — a manifest rewritten to
+ *      match changed files;
+ *   3. re-derivation — the channel replayed frame by frame (evidence.bin
+ *      against frames.jsonl and the chain head), the events decoded again,
+ *      the verdict recomputed, summary and statement made again — a bundle
+ *      whose files were all rewritten consistently except in what they
+ *      mean. */
+#include "config.h"
+
+#include "bundle/bundle.h"
+
+#include "evidence/channel.h"
+#include "protocol.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The largest file verify reads into memory: a bundle's evidence and
+ * capture are bounded by the VM (pcap 256 MiB), the rest is small. */
+#define VERIFY_FILE_MAX ((gsize) 512 * 1024 * 1024)
+#define VERIFY_JSON_MAX ((gsize) 64 * 1024 * 1024)
+
+static const char *const known_files[] = {
+  "manifest.json", "manifest.hmac", AIRLOCK_BUNDLE_INCOMPLETE, NULL,
+};
+
+static void G_GNUC_PRINTF (3, 4)
+problem (AirlockBundleReport *r, const char *file, const char *fmt, ...)
+{
+  AirlockBundleProblem *p = g_new0 (AirlockBundleProblem, 1);
+  va_list ap;
+
+  va_start (ap, fmt);
+  p->file = g_strdup (file);
+  p->message = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_ptr_array_add (r->problems, p);
+}
+
+static void
+problem_free (gpointer data)
+{
+  AirlockBundleProblem *p = data;
+
+  g_free (p->file);
+  g_free (p->message);
+  g_free (p);
+}
+
+void
+airlock_bundle_report_free (AirlockBundleReport *report)
+{
+  if (!report)
+    return;
+  g_ptr_array_unref (report->problems);
+  g_free (report->arch);
+  g_free (report->verdict);
+  g_free (report->manifest_digest);
+  g_free (report->index_digest);
+  g_free (report);
+}
+
+/* Reads @name in @dirfd: a regular file (never through a symlink), at most
+ * @max bytes.  NULL with a problem recorded when it cannot. */
+static GBytes *
+read_file (AirlockBundleReport *r, int dirfd, const char *name, gsize max, gboolean required)
+{
+  int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  guint8 *buf;
+  gsize off = 0;
+
+  if (fd < 0)
+    {
+      if (required || errno != ENOENT)
+        problem (r, name, "cannot be read: %s", errno == ENOENT ? "it is missing" : g_strerror (errno));
+      return NULL;
+    }
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      problem (r, name, "is not a regular file");
+      close (fd);
+      return NULL;
+    }
+  if ((guint64) st.st_size > max)
+    {
+      problem (r, name, "is %" G_GUINT64_FORMAT " bytes, over the %" G_GSIZE_FORMAT " verify reads",
+               (guint64) st.st_size, max);
+      close (fd);
+      return NULL;
+    }
+  buf = g_malloc ((gsize) st.st_size + 1);
+  while (off < (gsize) st.st_size)
+    {
+      ssize_t n = read (fd, buf + off, (gsize) st.st_size - off);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        break;
+      off += (gsize) n;
+    }
+  close (fd);
+  buf[off] = '\0';
+  return g_bytes_new_take (buf, off);
+}
+
+static JsonNode *
+parse_json (AirlockBundleReport *r, const char *name, GBytes *bytes)
+{
+  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr (GError) error = NULL;
+  gsize len;
+  const char *data = g_bytes_get_data (bytes, &len);
+
+  if (!json_parser_load_from_data (parser, data, (gssize) len, &error))
+    {
+      problem (r, name, "is not valid JSON: %s", error->message);
+      return NULL;
+    }
+  return json_node_ref (json_parser_get_root (parser));
+}
+
+/* Typed lookups: a member of the wrong type reads as absent. */
+static JsonObject *
+obj_member (JsonObject *o, const char *name)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+
+  return n && JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
+}
+
+static const char *
+str_member (JsonObject *o, const char *name)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+
+  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+             ? json_node_get_string (n)
+             : NULL;
+}
+
+static gboolean
+int_member (JsonObject *o, const char *name, gint64 *ret)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+
+  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
+    return FALSE;
+  *ret = json_node_get_int (n);
+  return TRUE;
+}
+
+static gboolean
+bool_member (JsonObject *o, const char *name, gboolean *ret)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+
+  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
+    return FALSE;
+  *ret = json_node_get_boolean (n);
+  return TRUE;
+}
+
+static gboolean
+hex_decode (const char *hex, guint8 *out, gsize n)
+{
+  if (!hex || strlen (hex) != n * 2)
+    return FALSE;
+  for (gsize i = 0; i < n; i++)
+    {
+      int hi = g_ascii_xdigit_value (hex[2 * i]), lo = g_ascii_xdigit_value (hex[2 * i + 1]);
+
+      if (hi < 0 || lo < 0)
+        return FALSE;
+      out[i] = (guint8) (hi << 4 | lo);
+    }
+  return TRUE;
+}
+
+static char *
+hex_of (const guint8 *b, gsize n)
+{
+  GString *hex = g_string_sized_new (n * 2);
+
+  for (gsize i = 0; i < n; i++)
+    g_string_append_printf (hex, "%02x", b[i]);
+  return g_string_free (hex, FALSE);
+}
+
+/* Layer 1: every listed file against its digest and size; nothing extra. */
+static void
+check_files (AirlockBundleReport *r, const char *dir, int dirfd, JsonObject *files)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  g_autoptr (GList) names = files ? json_object_get_members (files) : NULL;
+  const char *entry;
+
+  if (!files)
+    {
+      problem (r, "manifest.json", "lists no files");
+      return;
+    }
+  for (GList *l = names; l; l = l->next)
+    {
+      const char *name = l->data;
+      JsonObject *f = obj_member (files, name);
+      const char *want = str_member (f, "sha256");
+      gint64 want_size = -1;
+      g_autofree char *path = NULL;
+      g_autofree char *have = NULL;
+      g_autoptr (GError) error = NULL;
+      struct stat st;
+
+      if (strchr (name, '/') || g_str_equal (name, "..") || g_str_equal (name, ".") || !*name)
+        {
+          problem (r, "manifest.json", "lists a file outside the bundle: '%s'", name);
+          continue;
+        }
+      if (!want || !int_member (f, "size", &want_size))
+        {
+          problem (r, "manifest.json", "has no sha256 and size for '%s'", name);
+          continue;
+        }
+      if (fstatat (dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+        {
+          problem (r, name, "is missing (manifest.json lists it)");
+          continue;
+        }
+      if (!S_ISREG (st.st_mode))
+        {
+          problem (r, name, "is not a regular file");
+          continue;
+        }
+      if ((gint64) st.st_size != want_size)
+        problem (r, name, "is %" G_GINT64_FORMAT " bytes; manifest.json says %" G_GINT64_FORMAT
+                 " (truncated or extended)", (gint64) st.st_size, want_size);
+      path = g_build_filename (dir, name, NULL);
+      have = airlock_sha256_file (path, &error);
+      if (!have)
+        problem (r, name, "cannot be read: %s", error->message);
+      else if (g_ascii_strcasecmp (have, want) != 0)
+        problem (r, name, "does not match its digest in manifest.json (sha256 %s, the manifest "
+                 "says %s)", have, want);
+    }
+  while (d && (entry = g_dir_read_name (d)))
+    if (!g_strv_contains (known_files, entry) && !json_object_has_member (files, entry))
+      problem (r, entry, "is not listed in manifest.json");
+}
+
+static void
+check_hmac (AirlockBundleReport *r, int dirfd, GBytes *manifest, GBytes *key)
+{
+  g_autoptr (GBytes) recorded = read_file (r, dirfd, "manifest.hmac", 4096, key != NULL);
+  g_autoptr (GHmac) hmac = NULL;
+  g_autofree char *line = NULL;
+  const char *want;
+  gsize n;
+  guint8 diff = 0;
+
+  r->hmac_present = recorded != NULL;
+  if (!key || !recorded)
+    return;
+  hmac = g_hmac_new (G_CHECKSUM_SHA256, g_bytes_get_data (key, NULL), g_bytes_get_size (key));
+  g_hmac_update (hmac, g_bytes_get_data (manifest, NULL), (gssize) g_bytes_get_size (manifest));
+  want = g_hmac_get_string (hmac);
+  line = g_strstrip (g_strndup (g_bytes_get_data (recorded, NULL), g_bytes_get_size (recorded)));
+  n = strlen (want);
+  /* Constant time: the comparison must not say how much of it matched. */
+  if (strlen (line) != n)
+    diff = 1;
+  for (gsize i = 0; i < n && i < strlen (line); i++)
+    diff |= (guint8) (line[i] ^ want[i]);
+  if (diff)
+    problem (r, "manifest.hmac", "does not match manifest.json under the key given: the "
+             "manifest was changed, or signed with another key");
+  else
+    r->hmac_checked = TRUE;
+}
+
+typedef struct {
+  guint64 seq;
+  gint64 offset, size, mono, real;
+  char *chain;
+} RecordedFrame;
+
+static void
+recorded_frame_clear (gpointer p)
+{
+  g_free (((RecordedFrame *) p)->chain);
+}
+
+static GArray *
+parse_frames (AirlockBundleReport *r, GBytes *text)
+{
+  GArray *frames = g_array_new (FALSE, TRUE, sizeof (RecordedFrame));
+  g_auto (GStrv) lines = g_strsplit (g_bytes_get_data (text, NULL), "\n", -1);
+
+  g_array_set_clear_func (frames, recorded_frame_clear);
+  for (guint i = 0; lines[i]; i++)
+    {
+      g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+      RecordedFrame f = { 0 };
+      JsonObject *o;
+      gint64 seq;
+
+      if (!*lines[i] && !lines[i + 1])
+        break;
+      if (!json_parser_load_from_data (parser, lines[i], -1, NULL)
+          || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        {
+          problem (r, "frames.jsonl", "line %u is not a JSON object", i + 1);
+          g_array_unref (frames);
+          return NULL;
+        }
+      o = json_node_get_object (json_parser_get_root (parser));
+      if (!int_member (o, "seq", &seq) || !int_member (o, "offset", &f.offset)
+          || !int_member (o, "size", &f.size) || !int_member (o, "received_mono_us", &f.mono)
+          || !int_member (o, "received_real_us", &f.real) || !str_member (o, "chain")
+          || f.offset < 0 || f.size <= 0)
+        {
+          problem (r, "frames.jsonl", "line %u lacks seq, offset, size, receipt times or chain",
+                   i + 1);
+          g_array_unref (frames);
+          return NULL;
+        }
+      f.seq = (guint64) seq;
+      f.chain = g_strdup (str_member (o, "chain"));
+      g_array_append_val (frames, f);
+    }
+  return frames;
+}
+
+typedef struct {
+  AirlockEventLog *log;
+} Replay;
+
+static void
+replay_frame (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_data)
+{
+  Replay *rp = user_data;
+  g_autoptr (GError) error = NULL;
+
+  /* As the VM does: a record the host cannot place ends the run. */
+  if (frame->type == AIRLOCK_FRAME_EVENT
+      && !airlock_event_log_add_frame (rp->log, frame, &error))
+    {
+      g_autofree char *why = g_strdup_printf ("malformed event: %s", error->message);
+
+      airlock_channel_fail (channel, AIRLOCK_ANOMALY_MALFORMED, why);
+    }
+}
+
+/* Layer 3a: the channel from host.bin and evidence.bin, frame by frame as
+ * frames.jsonl says they arrived, its events into @rp->log.  Returns the
+ * replayed channel, or NULL when it cannot be set up.  Nothing is fed
+ * after it returns, so @rp need only outlive this call's feeds. */
+static AirlockChannel *
+replay (AirlockBundleReport *r, JsonObject *run, GBytes *host, GBytes *evidence, GArray *recorded,
+        gboolean complete, Replay *rp)
+{
+  g_autoptr (AirlockChannel) channel = NULL;
+  g_autoptr (GBytes) spec = NULL;
+  guint8 nonce[AIRLOCK_NONCE_LEN];
+  gint64 hb = 0, tol = 0;
+  gsize host_len, ev_len, pos = 0;
+  const guint8 *host_data = g_bytes_get_data (host, &host_len);
+  const guint8 *ev = g_bytes_get_data (evidence, &ev_len);
+  const guint8 *hello;
+  gsize hello_len;
+  GPtrArray *frames;
+  gint64 last_mono = 0, last_real = 0;
+
+  if (!hex_decode (str_member (run, "nonce"), nonce, sizeof nonce)
+      || !int_member (run, "heartbeat_ms", &hb) || !int_member (run, "heartbeat_tolerance_ms", &tol)
+      || hb <= 0 || tol <= 0 || hb > G_MAXUINT32 || tol > G_MAXUINT32)
+    {
+      problem (r, "manifest.json", "run has no nonce or heartbeat settings to replay with");
+      return NULL;
+    }
+  if (host_len < AIRLOCK_HOST_HELLO_SIZE)
+    {
+      problem (r, "host.bin", "is %" G_GSIZE_FORMAT " bytes, shorter than a host hello", host_len);
+      return NULL;
+    }
+  channel = airlock_channel_new (nonce, (guint) hb, (guint) tol);
+  if (host_len > AIRLOCK_HOST_HELLO_SIZE)
+    {
+      spec = g_bytes_new (host_data + AIRLOCK_HOST_HELLO_SIZE, host_len - AIRLOCK_HOST_HELLO_SIZE);
+      if (host_len - AIRLOCK_HOST_HELLO_SIZE > AIRLOCK_SPEC_MAX)
+        {
+          problem (r, "host.bin", "carries a run spec over %u bytes", AIRLOCK_SPEC_MAX);
+          return NULL;
+        }
+      airlock_channel_set_spec (channel, spec);
+    }
+  hello = airlock_channel_get_host_hello (channel, &hello_len);
+  if (hello_len != AIRLOCK_HOST_HELLO_SIZE || memcmp (hello, host_data, hello_len) != 0)
+    problem (r, "host.bin", "its host hello is not the one the manifest's nonce and heartbeat "
+             "make (changed nonce, heartbeat or spec length)");
+  airlock_channel_set_frame_func (channel, replay_frame, rp);
+
+  for (guint i = 0; i < recorded->len; i++)
+    {
+      const RecordedFrame *f = &g_array_index (recorded, RecordedFrame, i);
+      gsize end = (gsize) f->offset + (gsize) f->size;
+
+      if (end > ev_len || (gsize) f->offset < pos)
+        {
+          problem (r, "frames.jsonl", "frame %u (seq %" G_GUINT64_FORMAT ") lies at bytes %"
+                   G_GINT64_FORMAT "-%" G_GSIZE_FORMAT ", outside evidence.bin's %" G_GSIZE_FORMAT
+                   " bytes or before the frame it follows", i, f->seq, f->offset, end, ev_len);
+          return g_steal_pointer (&channel);
+        }
+      airlock_channel_check_time (channel, f->mono);
+      airlock_channel_feed (channel, ev + pos, end - pos, f->mono, f->real);
+      pos = end;
+      last_mono = f->mono;
+      last_real = f->real;
+      frames = airlock_channel_get_frames (channel);
+      if (frames->len != i + 1)
+        {
+          problem (r, "evidence.bin", "frame %u (seq %" G_GUINT64_FORMAT ", bytes %" G_GINT64_FORMAT
+                   "-%" G_GSIZE_FORMAT ") does not replay: %s", i, f->seq, f->offset, end,
+                   airlock_channel_get_reason (channel) ? airlock_channel_get_reason (channel)
+                                                        : "no frame ends where frames.jsonl says");
+          return g_steal_pointer (&channel);
+        }
+      {
+        const AirlockFrame *got = frames->pdata[i];
+        g_autofree char *chain = hex_of (got->chain, 32);
+
+        if (got->seq != f->seq || (gint64) got->offset != f->offset || (gint64) got->size != f->size
+            || g_ascii_strcasecmp (chain, f->chain) != 0)
+          {
+            problem (r, "evidence.bin", "frame %u (seq %" G_GUINT64_FORMAT ", bytes %"
+                     G_GINT64_FORMAT "-%" G_GSIZE_FORMAT ") does not match frames.jsonl: its chain "
+                     "value is %s, recorded %s", i, f->seq, f->offset, end, chain, f->chain);
+            return g_steal_pointer (&channel);
+          }
+      }
+    }
+  /* A complete run accepted every byte: the rest must replay to the same
+   * end.  An incomplete one stopped where the host stopped, for the reason
+   * the manifest gives (a timeout or a dead VM leaves no mark in the
+   * stream), so what follows is not decoded. */
+  if (complete)
+    {
+      if (pos < ev_len)
+        airlock_channel_feed (channel, ev + pos, ev_len - pos, last_mono, last_real);
+      airlock_channel_close (channel, last_mono);
+      if (airlock_channel_get_state (channel) != AIRLOCK_CHANNEL_COMPLETE)
+        problem (r, "evidence.bin", "the manifest says the run is complete, but the stream "
+                 "replays as inconclusive: %s",
+                 airlock_channel_get_reason (channel) ? airlock_channel_get_reason (channel) : "?");
+      else if (airlock_channel_get_frames (channel)->len != recorded->len)
+        problem (r, "frames.jsonl", "records %u frames; evidence.bin holds %u", recorded->len,
+                 airlock_channel_get_frames (channel)->len);
+    }
+  return g_steal_pointer (&channel);
+}
+
+/* Compares two texts line by line; the first difference is a problem on
+ * @file. */
+static gboolean
+compare_lines (AirlockBundleReport *r, const char *file, GBytes *have, const char *want,
+               const char *what)
+{
+  g_auto (GStrv) a = NULL;
+  g_auto (GStrv) b = NULL;
+  guint i;
+
+  if (g_bytes_get_size (have) == strlen (want)
+      && memcmp (g_bytes_get_data (have, NULL), want, strlen (want)) == 0)
+    return TRUE;
+  a = g_strsplit (g_bytes_get_data (have, NULL), "\n", -1);
+  b = g_strsplit (want, "\n", -1);
+  for (i = 0; a[i] && b[i]; i++)
+    if (!g_str_equal (a[i], b[i]))
+      break;
+  problem (r, file, "line %u differs from %s", i + 1, what);
+  return FALSE;
+}
+
+AirlockBundleReport *
+airlock_bundle_verify (const char *dir, GBytes *key)
+{
+  AirlockBundleReport *r = g_new0 (AirlockBundleReport, 1);
+  g_autoptr (GBytes) manifest_bytes = NULL;
+  g_autoptr (JsonNode) manifest = NULL;
+  g_autoptr (GBytes) host = NULL, evidence = NULL, frames_text = NULL, events_text = NULL;
+  g_autoptr (GBytes) pcap = NULL, policy_text = NULL, chain_text = NULL;
+  g_autoptr (GBytes) verdict_text = NULL, summary_text = NULL, statement_text = NULL;
+  g_autoptr (GBytes) incomplete = NULL;
+  g_autoptr (GArray) recorded = NULL;
+  g_autoptr (AirlockChannel) channel = NULL;
+  g_autoptr (AirlockEventLog) log = NULL;
+  g_autoptr (AirlockPolicy) policy = NULL;
+  g_autoptr (AirlockVerdict) verdict = NULL;
+  g_autoptr (GError) error = NULL;
+  JsonObject *m, *run, *image, *inputs, *files;
+  gboolean complete = FALSE;
+  AirlockArch arch;
+  Replay rp = { NULL };
+  int dirfd;
+
+  r->problems = g_ptr_array_new_with_free_func (problem_free);
+  dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0)
+    {
+      problem (r, NULL, "cannot open the bundle directory '%s': %s", dir, g_strerror (errno));
+      return r;
+    }
+
+  incomplete = read_file (r, dirfd, AIRLOCK_BUNDLE_INCOMPLETE, 65536, FALSE);
+  if (incomplete)
+    {
+      g_autofree char *first = g_strndup (g_bytes_get_data (incomplete, NULL),
+                                          strcspn (g_bytes_get_data (incomplete, NULL), "\n"));
+
+      problem (r, AIRLOCK_BUNDLE_INCOMPLETE, "the bundle was not finished: %s", first);
+    }
+  manifest_bytes = read_file (r, dirfd, "manifest.json", VERIFY_JSON_MAX, TRUE);
+  if (!manifest_bytes || !(manifest = parse_json (r, "manifest.json", manifest_bytes)))
+    goto out;
+  if (!JSON_NODE_HOLDS_OBJECT (manifest))
+    {
+      problem (r, "manifest.json", "is not a JSON object");
+      goto out;
+    }
+  m = json_node_get_object (manifest);
+  if (g_strcmp0 (str_member (m, "bundle"), AIRLOCK_BUNDLE_FORMAT) != 0)
+    {
+      problem (r, "manifest.json", "is not an %s manifest", AIRLOCK_BUNDLE_FORMAT);
+      goto out;
+    }
+  r->arch = g_strdup (str_member (m, "arch"));
+  if (!r->arch || !airlock_arch_from_string (r->arch, &arch))
+    {
+      problem (r, "manifest.json", "names no arch airlock knows");
+      goto out;
+    }
+  run = obj_member (m, "run");
+  inputs = obj_member (m, "inputs");
+  image = obj_member (inputs, "image");
+  files = obj_member (m, "files");
+  r->manifest_digest = g_strdup (str_member (image, "manifest"));
+  r->index_digest = g_strdup (str_member (image, "index"));
+  if (!run || !bool_member (run, "complete", &complete))
+    {
+      problem (r, "manifest.json", "has no run record");
+      goto out;
+    }
+
+  check_hmac (r, dirfd, manifest_bytes, key);
+  check_files (r, dir, dirfd, files);
+
+  host = read_file (r, dirfd, "host.bin", 1 << 20, TRUE);
+  evidence = read_file (r, dirfd, "evidence.bin", VERIFY_FILE_MAX, TRUE);
+  frames_text = read_file (r, dirfd, "frames.jsonl", VERIFY_JSON_MAX, TRUE);
+  events_text = read_file (r, dirfd, "events.jsonl", VERIFY_JSON_MAX, TRUE);
+  chain_text = read_file (r, dirfd, "chain-head", 4096, TRUE);
+  policy_text = read_file (r, dirfd, "policy.txt", AIRLOCK_POLICY_TEXT_MAX, TRUE);
+  verdict_text = read_file (r, dirfd, "verdict.json", VERIFY_JSON_MAX, TRUE);
+  summary_text = read_file (r, dirfd, "summary.md", VERIFY_JSON_MAX, TRUE);
+  statement_text = read_file (r, dirfd, "attestation.intoto.json", VERIFY_JSON_MAX, TRUE);
+  pcap = read_file (r, dirfd, "net.pcap", VERIFY_FILE_MAX, FALSE);
+  if (!host || !evidence || !frames_text || !events_text || !chain_text || !policy_text)
+    goto out;
+  recorded = parse_frames (r, frames_text);
+  if (!recorded)
+    goto out;
+
+  rp.log = log = airlock_event_log_new ();
+  channel = replay (r, run, host, evidence, recorded, complete, &rp);
+  if (!channel)
+    goto out;
+
+  /* The chain head, three ways: replayed, chain-head, the manifest. */
+  {
+    g_autofree char *head = hex_of (airlock_channel_get_chain_head (channel), 32);
+    g_autofree char *file_head = g_strstrip (g_strndup (g_bytes_get_data (chain_text, NULL),
+                                                        g_bytes_get_size (chain_text)));
+
+    if (g_ascii_strcasecmp (head, file_head) != 0)
+      problem (r, "chain-head", "says %s; the stream replays to %s", file_head, head);
+    if (g_strcmp0 (str_member (run, "chain_head"), head) != 0)
+      problem (r, "manifest.json", "records chain head %s; the stream replays to %s",
+               str_member (run, "chain_head") ? str_member (run, "chain_head") : "(none)", head);
+  }
+
+  /* Layer 3b: the events decoded again. */
+  {
+    g_autofree char *want = airlock_bundle_events_jsonl (arch, airlock_event_log_get_events (log));
+
+    compare_lines (r, "events.jsonl", events_text, want, "the event decoded from evidence.bin");
+  }
+
+  /* Layer 3c: the verdict recomputed from the evidence. */
+  policy = airlock_policy_parse (g_bytes_get_data (policy_text, NULL),
+                                 g_bytes_get_size (policy_text), "policy.txt", &error);
+  if (!policy)
+    {
+      problem (r, "policy.txt", "does not parse: %s", error->message);
+      goto out;
+    }
+  {
+    const char *pcap_error = str_member (run, "pcap_error");
+    JsonObject *kase = obj_member (m, "case");
+    JsonObject *airlock = obj_member (inputs, "airlock");
+    g_autofree char *evidence_sha = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, evidence);
+    g_autofree char *head = hex_of (airlock_channel_get_chain_head (channel), 32);
+    g_autofree char *policy_str = g_strndup (g_bytes_get_data (policy_text, NULL),
+                                             g_bytes_get_size (policy_text));
+    g_autofree char *want_verdict = NULL;
+    g_autofree char *want_summary = NULL;
+    g_autofree char *want_statement = NULL;
+    AirlockBundleFacts facts = { 0 };
+
+    verdict = airlock_verdict_judge (airlock_event_log_get_events (log), pcap,
+                                     pcap ? NULL : (pcap_error ? pcap_error : "the run had no NIC"),
+                                     complete, str_member (run, "reason"), policy, NULL);
+    r->verdict = g_strdup (airlock_verdict_kind_to_string (verdict->kind));
+    facts.arch = arch;
+    facts.case_name = str_member (kase, "name");
+    facts.reference = str_member (image, "reference");
+    facts.index_digest = str_member (image, "index");
+    facts.manifest_digest = str_member (image, "manifest");
+    facts.config_digest = str_member (image, "config");
+    facts.airlock_version = str_member (airlock, "version");
+    facts.accel = str_member (run, "accel");
+    facts.chain_head = head;
+    facts.evidence_sha256 = evidence_sha;
+    facts.policy_text = policy_str;
+    facts.started = str_member (run, "started");
+    facts.finished = str_member (run, "finished");
+    facts.events = airlock_event_log_get_events (log);
+    facts.verdict = verdict;
+    want_verdict = airlock_bundle_verdict_json (&facts);
+    want_summary = airlock_bundle_summary_md (&facts);
+    want_statement = airlock_bundle_statement_json (&facts);
+    if (verdict_text
+        && !compare_lines (r, "verdict.json", verdict_text, want_verdict,
+                           "the verdict re-derived from the evidence"))
+      {
+        g_autoptr (JsonNode) said = parse_json (r, "verdict.json", verdict_text);
+        const char *claim = said && JSON_NODE_HOLDS_OBJECT (said)
+                                ? str_member (json_node_get_object (said), "verdict")
+                                : NULL;
+
+        if (claim && !g_str_equal (claim, r->verdict))
+          problem (r, "verdict.json", "says '%s'; the evidence says '%s'", claim, r->verdict);
+      }
+    if (summary_text)
+      compare_lines (r, "summary.md", summary_text, want_summary,
+                     "the summary made again from the evidence");
+    if (statement_text)
+      compare_lines (r, "attestation.intoto.json", statement_text, want_statement,
+                     "the statement made again from the evidence");
+  }
+
+out:
+  close (dirfd);
+  return r;
+}

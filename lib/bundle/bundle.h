@@ -1,0 +1,153 @@
+/* The evidence bundle: one directory per run and arch, everything a third
+ * party needs to re-check the verdict without trusting the machine that
+ * ran it (docs/bundle.md).
+ *
+ *   raw, as received     host.bin (host hello + run spec), evidence.bin,
+ *                        console.log, stdin, stdout, stderr, net.pcap
+ *   recorded by the host frames.jsonl (per accepted frame: offset, size,
+ *                        receipt times, chain value), chain-head,
+ *                        manifest.json (every input with digest and
+ *                        version, the run, every file's SHA-256),
+ *                        policy.txt, manifest.hmac (with a key)
+ *   derived              events.jsonl, verdict.json, summary.md,
+ *                        attestation.intoto.json
+ *
+ * Every derived file is a pure function of the raw and recorded ones
+ * (AirlockBundleFacts): the writer makes it from the live run, and
+ * `airlock verify` makes it again from the files and compares bytes.
+ *
+ * Files are created with O_EXCL and never rewritten.  The streams that
+ * arrive during the run (evidence, console, stdio) are written as they
+ * come; a file INCOMPLETE exists from the start and is removed only when
+ * the manifest (and its HMAC) are on disk, so a crash leaves what had
+ * arrived, marked. */
+#pragma once
+
+#include "airlock-macros.h"
+#include "arch.h"
+#include "evidence/event.h"
+#include "gate/verdict.h"
+#include "image/image.h"
+#include "guestimg/guest-image.h"
+#include "policy/policy.h"
+#include "vm/vm.h"
+
+G_BEGIN_DECLS
+
+#define AIRLOCK_BUNDLE_FORMAT "airlock-bundle/v1"
+#define AIRLOCK_BUNDLE_INCOMPLETE "INCOMPLETE"
+#define AIRLOCK_STATEMENT_TYPE "https://in-toto.io/Statement/v1"
+#define AIRLOCK_RUNTIME_TRACE_TYPE "https://in-toto.io/attestation/runtime-trace/v0.2"
+
+#define AIRLOCK_BUNDLE_ERROR (airlock_bundle_error_quark ())
+typedef enum {
+  AIRLOCK_BUNDLE_ERROR_EXISTS,   /* the directory (or a file in it) exists already */
+  AIRLOCK_BUNDLE_ERROR_IO,       /* a file could not be created or written */
+  AIRLOCK_BUNDLE_ERROR_INVALID,  /* verify: the bundle cannot be read as one */
+} AirlockBundleError;
+
+GQuark airlock_bundle_error_quark (void);
+
+/* What the derived files are made of. */
+typedef struct {
+  AirlockArch arch;
+  const char *case_name;        /* or NULL */
+  const char *reference;        /* the image as given, or NULL (a test program) */
+  const char *index_digest;     /* or NULL */
+  const char *manifest_digest;  /* or NULL */
+  const char *config_digest;    /* or NULL */
+  const char *airlock_version;  /* of the airlock that ran it */
+  const char *accel;
+  const char *chain_head;       /* hex */
+  const char *evidence_sha256;  /* of evidence.bin */
+  const char *policy_text;
+  const char *started;          /* RFC 3339, UTC */
+  const char *finished;
+  GPtrArray *events;            /* AirlockEvent *, or NULL */
+  const AirlockVerdict *verdict;
+} AirlockBundleFacts;
+
+/* Deterministic serialisations (transfer full). */
+char *airlock_bundle_events_jsonl (AirlockArch arch, GPtrArray *events);
+char *airlock_bundle_frames_jsonl (GPtrArray *frames);
+char *airlock_bundle_verdict_json (const AirlockBundleFacts *facts);
+char *airlock_bundle_summary_md (const AirlockBundleFacts *facts);
+/* The in-toto Statement v1 with a runtime-trace predicate: subject the
+ * image manifest digest (statement.c). */
+char *airlock_bundle_statement_json (const AirlockBundleFacts *facts);
+
+/* ---- writing ---- */
+
+typedef struct _AirlockBundle AirlockBundle;
+
+/* Creates @dir (its parent as needed; @dir itself must not exist) with
+ * INCOMPLETE and the stream files open for writing.  NULL with @error
+ * (AIRLOCK_BUNDLE_ERROR_EXISTS / _IO). */
+AirlockBundle *airlock_bundle_create (const char *dir, GError **error);
+/* An AirlockVmOptions.record_func: appends to the stream's file as it
+ * arrives (stdio capped like the VM's copy).  @user_data is the bundle.
+ * A write failure is remembered and reported by finish(). */
+void airlock_bundle_record (AirlockVmRecord what, const guint8 *data, gsize len,
+                            gpointer user_data);
+const char *airlock_bundle_get_dir (AirlockBundle *bundle);
+
+/* What finish() records besides the VM's own evidence. */
+typedef struct {
+  AirlockArch arch;
+  const char *case_name;
+  const AirlockImage *image;          /* or NULL (a test program) */
+  const AirlockGuestImage *guest;
+  AirlockVm *vm;                      /* after airlock_vm_run() */
+  const char *const *argv;            /* what the supervisor ran */
+  const char *const *envp;
+  const char *cwd, *user;
+  guint timeout_ms;
+  gboolean controls;
+  const AirlockPolicy *policy;
+  const AirlockVerdict *verdict;      /* airlock_verdict_judge_run () under @policy */
+  GBytes *key;                        /* HMAC key, or NULL */
+  gint64 started_real_us, finished_real_us;
+} AirlockBundleInput;
+
+/* Writes the rest of the bundle, then the manifest, its HMAC, and removes
+ * INCOMPLETE.  FALSE with @error when any of it fails (INCOMPLETE stays,
+ * with the reason appended). */
+gboolean airlock_bundle_finish (AirlockBundle *bundle, const AirlockBundleInput *input,
+                                GError **error);
+/* Gives up on the bundle: INCOMPLETE stays, with @reason appended. */
+void airlock_bundle_abandon (AirlockBundle *bundle, const char *reason);
+/* Closes what is open.  An unfinished bundle keeps INCOMPLETE.  Accepts NULL. */
+void airlock_bundle_free (AirlockBundle *bundle);
+
+/* ---- verifying ---- */
+
+typedef struct {
+  char *file;       /* the bundle file at fault ("evidence.bin"), or NULL */
+  char *message;    /* "frame 7 (seq 7, bytes 512-640): …" */
+} AirlockBundleProblem;
+
+typedef struct {
+  GPtrArray *problems;      /* AirlockBundleProblem *, in the order found; empty: verified */
+  char *arch;               /* from the manifest, or NULL */
+  char *verdict;            /* "pass", …: what the evidence says (re-derived), or NULL */
+  char *manifest_digest;    /* the image digest it is bound to, or NULL */
+  char *index_digest;
+  gboolean hmac_checked;    /* a key was given and the HMAC matched */
+  gboolean hmac_present;
+} AirlockBundleReport;
+
+/* Re-derives everything checkable in the bundle at @dir: every file's
+ * digest and size against the manifest (missing and unlisted files too),
+ * the HMAC of the manifest under @key (when given; a bundle without one
+ * is then a problem), the channel replayed from host.bin and evidence.bin
+ * (frame by frame against frames.jsonl, the chain head), events.jsonl
+ * decoded again, the verdict recomputed from the events, net.pcap and
+ * policy.txt, and summary.md and attestation.intoto.json made again.
+ * Never fails: everything wrong is a problem in the report. */
+AirlockBundleReport *airlock_bundle_verify (const char *dir, GBytes *key);
+void airlock_bundle_report_free (AirlockBundleReport *report);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBundle, airlock_bundle_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBundleReport, airlock_bundle_report_free)
+
+G_END_DECLS

@@ -1,0 +1,271 @@
+/* attestation.intoto.json: an in-toto Statement v1 whose subject is the
+ * image manifest the run was bound to and whose predicate is a runtime
+ * trace (in-toto attestation spec, predicates/runtime-trace.md, v0.2):
+ *
+ *   monitor           airlock and its version; the trace policy (the
+ *                     allow-list, the controls) with policy.txt's digest
+ *   monitoredProcess  the guest of this arch; event = the run's chain head,
+ *                     which names this exact evidence stream
+ *   monitorLog        process: every execve the supervisor recorded;
+ *                     network: every egress attempt of the workload (ip,
+ *                     hostname from its DNS question, port, protocol,
+ *                     invoking process) and every denial
+ *   metadata          start and end of the run
+ *
+ * Extension fields carry airlock's own verdict.  Pure: the writer and
+ * `airlock verify` produce the same bytes from the same facts. */
+#include "config.h"
+
+#include "bundle/bundle.h"
+#include "protocol.h"
+
+#include "evidence/sockaddr.h"
+
+#include <json-glib/json-glib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <string.h>
+
+static void
+set_str (JsonBuilder *b, const char *name, const char *value)
+{
+  json_builder_set_member_name (b, name);
+  if (value)
+    json_builder_add_string_value (b, value);
+  else
+    json_builder_add_null_value (b);
+}
+
+static void
+invoking_process (JsonBuilder *b, const AirlockEvent *ev)
+{
+  json_builder_set_member_name (b, "invokingProcess");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "pid");
+  json_builder_add_int_value (b, ev->has_nspid ? ev->nspid : ev->pid);
+  set_str (b, "processBinary", ev->exe);
+  json_builder_set_member_name (b, "arguments");
+  json_builder_begin_array (b);
+  for (guint i = 0; ev->argv && ev->argv[i]; i++)
+    json_builder_add_string_value (b, ev->argv[i]);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+}
+
+static const char *
+protocol_name (const AirlockEvent *ev)
+{
+  int type = (int) ev->sock_type & 0xf;
+
+  switch (ev->sock_protocol)
+    {
+    case IPPROTO_TCP:
+      return "tcp";
+    case IPPROTO_UDP:
+      return "udp";
+    case IPPROTO_ICMP:
+      return "icmp";
+    case IPPROTO_ICMPV6:
+      return "icmpv6";
+    case 0:
+      return type == SOCK_STREAM ? "tcp" : type == SOCK_DGRAM ? "udp" : NULL;
+    default:
+      return NULL;
+    }
+}
+
+static void
+network_entry (JsonBuilder *b, const AirlockEvent *ev, const AirlockVerdictAttempt *j)
+{
+  const AirlockSockaddr *sa = airlock_event_get_destination (ev);
+  g_autofree char *key = airlock_event_key_line (ev);
+  g_autofree char *outcome = airlock_event_outcome (ev);
+  const char *hostname = NULL;
+
+  for (guint d = 0; !hostname && d < ev->dns->len; d++)
+    {
+      const AirlockDnsQuery *q = ev->dns->pdata[d];
+
+      if (q->questions->len)
+        hostname = ((AirlockDnsQuestion *) q->questions->pdata[0])->name;
+    }
+  json_builder_begin_object (b);
+  if (sa && sa->effect == AIRLOCK_SOCKADDR_ADDRESS
+      && (sa->family == AF_INET || sa->family == AF_INET6))
+    {
+      g_autofree char *text = airlock_sockaddr_to_string (sa);
+      g_autofree char *ip = NULL;
+
+      /* "192.0.2.1:80" / "[2001:db8::1]:80" → the address alone. */
+      if (text[0] == '[')
+        ip = g_strndup (text + 1, strcspn (text + 1, "]%"));
+      else
+        ip = g_strndup (text, strcspn (text, ":"));
+      set_str (b, "ip", ip);
+      if (sa->inet.port)
+        {
+          json_builder_set_member_name (b, "port");
+          json_builder_add_int_value (b, sa->inet.port);
+        }
+    }
+  if (hostname)
+    set_str (b, "hostname", hostname);
+  if (protocol_name (ev))
+    set_str (b, "protocol", protocol_name (ev));
+  invoking_process (b, ev);
+  set_str (b, "syscall", ev->syscall_name);
+  set_str (b, "airlockKey", key);
+  set_str (b, "airlockOutcome", outcome);
+  set_str (b, "airlockPolicy", j->denied ? "denied" : j->admitted ? "admitted" : "not-admitted");
+  json_builder_set_member_name (b, "airlockSeq");
+  json_builder_add_int_value (b, (gint64) ev->seq);
+  json_builder_end_object (b);
+}
+
+char *
+airlock_bundle_statement_json (const AirlockBundleFacts *facts)
+{
+  const AirlockVerdict *v = facts->verdict;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *event = g_strdup_printf ("urn:airlock:run:%s:chain:%s",
+                                            airlock_arch_to_string (facts->arch),
+                                            facts->chain_head ? facts->chain_head : "none");
+  g_autofree char *host = g_strdup_printf ("urn:airlock:guest:%s:%s",
+                                           airlock_arch_to_string (facts->arch),
+                                           facts->accel ? facts->accel : "unknown");
+  g_autofree char *policy_sha = g_compute_checksum_for_string (G_CHECKSUM_SHA256,
+                                                               facts->policy_text ? facts->policy_text : "", -1);
+
+  json_builder_begin_object (b);
+  set_str (b, "_type", AIRLOCK_STATEMENT_TYPE);
+  json_builder_set_member_name (b, "subject");
+  json_builder_begin_array (b);
+  if (facts->manifest_digest && g_str_has_prefix (facts->manifest_digest, "sha256:"))
+    {
+      json_builder_begin_object (b);
+      set_str (b, "name", facts->reference);
+      json_builder_set_member_name (b, "digest");
+      json_builder_begin_object (b);
+      set_str (b, "sha256", facts->manifest_digest + strlen ("sha256:"));
+      json_builder_end_object (b);
+      if (facts->index_digest)
+        {
+          json_builder_set_member_name (b, "annotations");
+          json_builder_begin_object (b);
+          set_str (b, "airlock.index", facts->index_digest);
+          set_str (b, "airlock.config", facts->config_digest);
+          set_str (b, "airlock.arch", airlock_arch_to_string (facts->arch));
+          json_builder_end_object (b);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  set_str (b, "predicateType", AIRLOCK_RUNTIME_TRACE_TYPE);
+
+  json_builder_set_member_name (b, "predicate");
+  json_builder_begin_object (b);
+
+  json_builder_set_member_name (b, "monitor");
+  json_builder_begin_object (b);
+  {
+    g_autofree char *type = g_strdup_printf ("urn:airlock:monitor:supervisor/%s", facts->airlock_version);
+
+    set_str (b, "type", type);
+  }
+  json_builder_set_member_name (b, "configSource");
+  json_builder_begin_object (b);
+  set_str (b, "name", "policy.txt");
+  json_builder_set_member_name (b, "digest");
+  json_builder_begin_object (b);
+  set_str (b, "sha256", policy_sha);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+  json_builder_set_member_name (b, "tracePolicy");
+  json_builder_begin_object (b);
+  set_str (b, "allow", facts->policy_text ? facts->policy_text : "");
+  json_builder_set_member_name (b, "negativeControls");
+  json_builder_add_int_value (b, v->controls->len);
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "monitoredProcess");
+  json_builder_begin_object (b);
+  set_str (b, "hostID", host);
+  set_str (b, "type", "urn:airlock:image-entrypoint/v1");
+  set_str (b, "event", event);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "monitorLog");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "process");
+  json_builder_begin_array (b);
+  for (guint i = 0; facts->events && i < facts->events->len; i++)
+    {
+      const AirlockEvent *ev = facts->events->pdata[i];
+
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL || ev->phase == AIRLOCK_PHASE_CONTROLS || !ev->path)
+        continue;
+      json_builder_begin_object (b);
+      set_str (b, "eventType", "process");
+      set_str (b, "processBinary", ev->path);
+      json_builder_set_member_name (b, "arguments");
+      json_builder_begin_array (b);
+      for (guint k = 0; ev->exec_argv && ev->exec_argv[k]; k++)
+        json_builder_add_string_value (b, ev->exec_argv[k]);
+      json_builder_end_array (b);
+      invoking_process (b, ev);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "network");
+  json_builder_begin_array (b);
+  for (guint i = 0; facts->events && i < facts->events->len; i++)
+    {
+      const AirlockEvent *ev = facts->events->pdata[i];
+      const AirlockVerdictAttempt *j;
+
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL || ev->phase == AIRLOCK_PHASE_CONTROLS)
+        continue;
+      j = airlock_verdict_lookup (v, ev->seq);
+      if (j)
+        network_entry (b, ev, j);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "metadata");
+  json_builder_begin_object (b);
+  set_str (b, "buildStartedOn", facts->started);
+  set_str (b, "buildFinishedOn", facts->finished);
+  json_builder_end_object (b);
+
+  json_builder_set_member_name (b, "airlock");
+  json_builder_begin_object (b);
+  set_str (b, "version", facts->airlock_version);
+  set_str (b, "arch", airlock_arch_to_string (facts->arch));
+  set_str (b, "verdict", airlock_verdict_kind_to_string (v->kind));
+  json_builder_set_member_name (b, "reasons");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < v->reasons->len; i++)
+    json_builder_add_string_value (b, v->reasons->pdata[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "controlsObserved");
+  json_builder_add_int_value (b, v->n_controls_ok);
+  json_builder_set_member_name (b, "unattributedFlows");
+  json_builder_add_int_value (b, v->n_unattributed);
+  set_str (b, "chainHead", facts->chain_head);
+  set_str (b, "evidenceSha256", facts->evidence_sha256);
+  json_builder_end_object (b);
+
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+
+  root = json_builder_get_root (b);
+  json_generator_set_root (gen, root);
+  json_generator_set_pretty (gen, TRUE);
+  text = json_generator_to_data (gen, NULL);
+  return g_strconcat (text, "\n", NULL);
+}

@@ -1,0 +1,48 @@
+/* What our own command and tests reach beyond the public case API. */
+#pragma once
+
+#include "case/case.h"
+#include "gate/verdict.h"
+#include "image/image.h"
+#include "net/flows.h"
+
+G_BEGIN_DECLS
+
+/* Tests only: airlock.test=MODE for the guest init (guest/init.c). */
+void airlock_case_set_test_mode (AirlockCase *c, const char *mode);
+/* Instead of an image: /bin/NAME of the guest test programs' root
+ * (tests/guest, `airlock run --guest-program`), as root, cwd /, a fixed
+ * PATH and HOME; the case's args follow NAME. */
+void airlock_case_set_guest_program (AirlockCase *c, const char *name);
+/* Called with every chunk of the workload's stdout (1) or stderr (2) as it
+ * arrives, from a reader thread (`airlock run --stdin -` prints it live). */
+void airlock_case_set_output_func (AirlockCase *c,
+                                   void (*func) (int stream, const guint8 *data, gsize len,
+                                                 gpointer user_data),
+                                   gpointer user_data);
+/* Replaces the case's policy with a copy of @policy. */
+void airlock_case_set_policy (AirlockCase *c, const AirlockPolicy *policy);
+const char *airlock_case_get_image_ref (const AirlockCase *c);
+
+/* The running VM (for its swept domains, accelerator notice, URI). */
+AirlockVm *airlock_run_get_vm (AirlockRun *run);
+/* The image resolved for the run's arch, or NULL for a guest program. */
+const AirlockImage *airlock_run_get_image (AirlockRun *run);
+/* What the supervisor is asked to run (argv[0] is the program). */
+const char *const *airlock_run_get_argv (AirlockRun *run);
+
+/* The finished VM, its verdict in full, the capture (or NULL), the image
+ * (or NULL).  Owned by the result. */
+AirlockVm *airlock_result_get_vm (AirlockResult *result);
+const AirlockVerdict *airlock_result_get_verdict_details (AirlockResult *result);
+AirlockCapture *airlock_result_get_capture (AirlockResult *result);
+const AirlockImage *airlock_result_get_image (AirlockResult *result);
+
+/* result.c: the result of a finished run (takes @vm, @verdict, @capture,
+ * @image). */
+AirlockResult *airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm,
+                                   AirlockImage *image, AirlockVerdict *verdict,
+                                   AirlockCapture *capture);
+void airlock_result_set_bundle (AirlockResult *result, const char *dir, const char *error);
+
+G_END_DECLS

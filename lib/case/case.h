@@ -1,0 +1,261 @@
+/* The C case API: what a test suite or a pipeline links against.
+ *
+ *   AirlockSession  one arch, one libvirt connection, one accelerator, one
+ *                   cache: the guest image is found (or built) once.
+ *   AirlockCase     what to run: an image reference, its arguments, env
+ *                   overrides, stdin, a timeout, the negative controls,
+ *                   the allow-list, where to write the evidence bundle.
+ *   AirlockRun      one case running: its stdin can be written and its
+ *                   stdout read line by line while it runs (speak a line
+ *                   protocol such as JSON-RPC to the image), then waited.
+ *   AirlockResult   the run judged: verdict and reasons, attempts, flows,
+ *                   controls, digests, exit status, output, bundle path.
+ *
+ * A session is used from one thread at a time; one run per session at a
+ * time.  Every failure is a GError; the library never prints. */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "airlock-macros.h"
+#include "arch.h"
+#include "paths.h"
+#include "vm/vm.h"
+
+G_BEGIN_DECLS
+
+#define AIRLOCK_CASE_ERROR (airlock_case_error_quark ())
+typedef enum {
+  AIRLOCK_CASE_ERROR_INVALID,   /* the case cannot be run as described (the message names the field) */
+  AIRLOCK_CASE_ERROR_TIMEOUT,   /* airlock_run_read_line(): no line within the time given */
+  AIRLOCK_CASE_ERROR_CLOSED,    /* the workload's stdout ended, or its stdin is closed */
+  AIRLOCK_CASE_ERROR_BUNDLE,    /* the evidence bundle could not be written (the run's result stands) */
+} AirlockCaseError;
+
+AIRLOCK_PUBLIC GQuark airlock_case_error_quark (void);
+
+typedef enum {
+  AIRLOCK_VERDICT_PASS,
+  AIRLOCK_VERDICT_FAIL,
+  AIRLOCK_VERDICT_INCONCLUSIVE,
+} AirlockVerdictKind;
+
+/* "pass", "fail", "inconclusive" (static). */
+AIRLOCK_PUBLIC const char *airlock_verdict_kind_to_string (AirlockVerdictKind kind);
+
+/* ---- session ---- */
+
+typedef struct {
+  const char *uri;            /* libvirt URI; NULL: $AIRLOCK_CONNECT, else the embedded driver */
+  const char *cache_dir;      /* NULL: airlock_default_cache_dir () */
+  AirlockAccel accel;         /* AIRLOCK_ACCEL_AUTO: KVM when a probe boot works, else TCG */
+  guint boot_timeout_ms;      /* domain start → guest ready; 0: 60000 */
+  /* Long work (kernel download, rootfs disk build) reports here; NULL: quiet. */
+  AirlockProgressFunc progress;
+  gpointer progress_data;
+} AirlockSessionOptions;
+
+typedef struct _AirlockSession AirlockSession;
+typedef struct _AirlockResult AirlockResult;
+
+/* Prepares @arch: finds QEMU for it and finds or builds its guest kernel
+ * and initramfs (@options may be NULL for the defaults; its strings are
+ * copied).  Returns NULL with @error set when this arch cannot run here
+ * (AIRLOCK_VM_ERROR_EMULATOR: no QEMU for it; a guest image error): a test
+ * skips with that message. */
+AIRLOCK_PUBLIC AirlockSession *airlock_session_new (AirlockArch arch,
+                                                    const AirlockSessionOptions *options,
+                                                    GError **error);
+/* Accepts NULL. */
+AIRLOCK_PUBLIC void airlock_session_free (AirlockSession *session);
+AIRLOCK_PUBLIC AirlockArch airlock_session_get_arch (AirlockSession *session);
+
+/* ---- case ---- */
+
+typedef struct _AirlockCase AirlockCase;
+
+/* A case running @image_ref (oci:DIR[:TAG], oci-archive:FILE[:TAG],
+ * docker-archive:FILE[:NAME:TAG|:@N]) with its own entrypoint, Cmd, Env,
+ * WorkingDir and User, the negative controls on, a 30 s timeout, stdin at
+ * end of file, the default policy (no egress) and no bundle.  Never
+ * NULL. */
+AIRLOCK_PUBLIC AirlockCase *airlock_case_new (const char *image_ref);
+/* Accepts NULL. */
+AIRLOCK_PUBLIC void airlock_case_free (AirlockCase *c);
+
+/* A name for reports and the bundle's manifest ("initialize-has-no-egress");
+ * NULL clears it. */
+AIRLOCK_PUBLIC void airlock_case_set_name (AirlockCase *c, const char *name);
+/* Arguments replacing the image's Cmd (as `docker run IMAGE ARGS…`);
+ * NULL or empty: the image's own.  Copied. */
+AIRLOCK_PUBLIC void airlock_case_set_args (AirlockCase *c, const char *const *args);
+/* Sets NAME=VALUE over the image's Env (replacing an entry of that name);
+ * @value NULL removes NAME from the workload's environment.  @name must be
+ * non-empty without '=' (checked when the run starts). */
+AIRLOCK_PUBLIC void airlock_case_set_env (AirlockCase *c, const char *name, const char *value);
+/* Bytes for the workload's stdin, then end of file (a reference is taken).
+ * Replaces a stream set before. */
+AIRLOCK_PUBLIC void airlock_case_set_stdin_bytes (AirlockCase *c, GBytes *data);
+/* A stream forwarded to the workload's stdin as it yields, then end of
+ * file (a reference is taken; read from a thread of the run).  Replaces
+ * bytes set before.  What was forwarded is kept in the bundle. */
+AIRLOCK_PUBLIC void airlock_case_set_stdin_stream (AirlockCase *c, GInputStream *stream);
+/* The guest ends the workload after @seconds (1 … 86400; checked when the
+ * run starts). */
+AIRLOCK_PUBLIC void airlock_case_set_timeout (AirlockCase *c, guint seconds);
+/* Whether the negative controls run first, in the same boot.  Without
+ * them the verdict is inconclusive (nothing proves the detector saw). */
+AIRLOCK_PUBLIC void airlock_case_set_controls (AirlockCase *c, gboolean controls);
+/* Appends allow rules (docs/policy.md; one or more lines) to the case's
+ * policy.  @name is what error messages call the text ("--allow", a file
+ * name).  FALSE with @error (AIRLOCK_POLICY_ERROR) and the policy
+ * unchanged when a line does not parse. */
+AIRLOCK_PUBLIC gboolean airlock_case_allow (AirlockCase *c, const char *rules, const char *name,
+                                            GError **error);
+/* Reads a policy file and appends its rules, as airlock_case_allow(). */
+AIRLOCK_PUBLIC gboolean airlock_case_load_policy (AirlockCase *c, const char *path, GError **error);
+/* Write the run's evidence bundle to @dir, which must not exist yet (its
+ * parent is created).  NULL: no bundle. */
+AIRLOCK_PUBLIC void airlock_case_set_bundle_dir (AirlockCase *c, const char *dir);
+/* With a bundle: sign its manifest with HMAC-SHA256 under @key (a
+ * reference is taken; NULL: unsigned), checked by `airlock verify
+ * --key-file`. */
+AIRLOCK_PUBLIC void airlock_case_set_bundle_key (AirlockCase *c, GBytes *key);
+
+/* ---- a running case ---- */
+
+typedef struct _AirlockRun AirlockRun;
+
+/* Starts @c on @session: resolves the image for the session's arch
+ * (every blob checked against its digest), finds or builds its rootfs
+ * disk, creates the bundle directory, boots the VM and returns while the
+ * case runs in a thread of its own.  When the case has no stdin of its
+ * own, the workload's stdin is airlock_run_write_stdin() until
+ * airlock_run_close_stdin().  @c is copied: it may be changed or freed.
+ *
+ * Returns NULL with @error set when the case cannot start: an
+ * AIRLOCK_IMAGE_ERROR for the image, AIRLOCK_CASE_ERROR_INVALID for the
+ * case, AIRLOCK_CASE_ERROR_BUNDLE when the bundle directory exists or
+ * cannot be created, AIRLOCK_VM_ERROR / AIRLOCK_RUN_SPEC_ERROR when the VM
+ * cannot be prepared. */
+AIRLOCK_PUBLIC AirlockRun *airlock_session_start (AirlockSession *session, const AirlockCase *c,
+                                                  GError **error);
+
+/* Sends @len bytes to the workload's stdin.  FALSE with @error
+ * (AIRLOCK_CASE_ERROR_CLOSED) after close_stdin(), when the case has stdin
+ * of its own, or when the run has ended. */
+AIRLOCK_PUBLIC gboolean airlock_run_write_stdin (AirlockRun *run, const void *data, gsize len,
+                                                 GError **error);
+/* End of file on the workload's stdin.  Idempotent. */
+AIRLOCK_PUBLIC void airlock_run_close_stdin (AirlockRun *run);
+/* The next line of the workload's stdout, without its '\n' (transfer
+ * full), waiting up to @timeout_ms for it.  NULL with @error set:
+ * AIRLOCK_CASE_ERROR_TIMEOUT when none came in time (the run goes on);
+ * AIRLOCK_CASE_ERROR_CLOSED when the run ended (the rest without a '\n',
+ * if any, is returned first as a last line). */
+AIRLOCK_PUBLIC char *airlock_run_read_line (AirlockRun *run, guint timeout_ms, GError **error);
+/* Closes stdin if still open, waits for the run to end, judges it and
+ * writes the bundle.  Returns the result (transfer full), or NULL with
+ * @error set when the VM could not be started at all (AIRLOCK_VM_ERROR).
+ * A run whose evidence is not whole still returns a result: its verdict is
+ * inconclusive.  A bundle that could not be written is reported by
+ * airlock_result_get_bundle_error(); the verdict stands.  Call once. */
+AIRLOCK_PUBLIC AirlockResult *airlock_run_wait (AirlockRun *run, GError **error);
+/* Ends a run that was not waited for (the VM is torn down).  Accepts NULL. */
+AIRLOCK_PUBLIC void airlock_run_free (AirlockRun *run);
+
+/* airlock_session_start() then airlock_run_wait(): the whole case. */
+AIRLOCK_PUBLIC AirlockResult *airlock_session_run (AirlockSession *session,
+                                                           const AirlockCase *c, GError **error);
+
+/* ---- the result ---- */
+
+/* One network system call of the workload, as the supervisor recorded it
+ * before it ran.  Strings are owned by the result. */
+typedef struct {
+  guint64 seq;               /* the evidence frame that recorded it */
+  const char *exe;           /* the calling process's executable, or NULL */
+  guint32 pid;               /* in the workload's pid namespace (what ps there shows) */
+  const char *syscall;       /* "connect", "sendto", "i386:socketcall", … */
+  const char *family;        /* "inet", "inet6", "unix", "netlink", …, or NULL */
+  const char *protocol;      /* "tcp", "udp", "icmp", …, or NULL */
+  const char *address;       /* "192.0.2.1", "2001:db8::1", "/run/x.sock", …, or NULL */
+  guint16 port;              /* inet destinations; 0 otherwise */
+  const char *const *dns_names; /* names queried by this call (NULL-terminated, maybe empty) */
+  const char *key;           /* the key line: "connect emulate inet/stream/tcp 192.0.2.1:80" */
+  const char *outcome;       /* "ECONNREFUSED", "sent", "denied: raw-socket", … */
+  gboolean egress;           /* it names a destination off the guest (loopback is not egress) */
+  gboolean admitted;         /* egress the policy admits */
+  gboolean denied;           /* the supervisor refused it */
+} AirlockAttempt;
+
+/* One destination the guest's NIC sent to, from the host-side capture. */
+typedef struct {
+  const char *key;           /* "inet/stream/tcp 192.0.2.1:80", as attempts are keyed */
+  const char *address;
+  guint16 port;
+  const char *protocol;      /* "tcp", "udp", "icmp", … */
+  guint64 packets;
+  const char *const *names;  /* DNS names, TLS SNI and HTTP Hosts seen (NULL-terminated) */
+  gboolean attributed;       /* a supervisor record explains it */
+} AirlockResultFlow;
+
+/* One negative control: it must be in the supervisor's records and in the
+ * capture, or the detector was blind. */
+typedef struct {
+  const char *name;          /* "dns-udp-v4", … */
+  const char *key;
+  gboolean by_supervisor;
+  gboolean in_capture;
+} AirlockResultControl;
+
+AIRLOCK_PUBLIC AirlockArch airlock_result_get_arch (AirlockResult *result);
+AIRLOCK_PUBLIC const char *airlock_result_get_case_name (AirlockResult *result);
+AIRLOCK_PUBLIC AirlockVerdictKind airlock_result_get_verdict (AirlockResult *result);
+/* Why the verdict is not pass, one sentence each (NULL-terminated). */
+AIRLOCK_PUBLIC const char *const *airlock_result_get_reasons (AirlockResult *result);
+/* The workload's network calls (AirlockAttempt *), in order; the negative
+ * controls' are not among them. */
+AIRLOCK_PUBLIC GPtrArray *airlock_result_get_attempts (AirlockResult *result);
+/* AirlockResultFlow *, in order of their first packet. */
+AIRLOCK_PUBLIC GPtrArray *airlock_result_get_flows (AirlockResult *result);
+/* AirlockResultControl *, in the probe's order; empty without controls. */
+AIRLOCK_PUBLIC GPtrArray *airlock_result_get_controls (AirlockResult *result);
+/* "sha256:…" digests the verdict is bound to (index: NULL for a single
+ * manifest), and the reference as given. */
+AIRLOCK_PUBLIC const char *airlock_result_get_reference (AirlockResult *result);
+AIRLOCK_PUBLIC const char *airlock_result_get_index_digest (AirlockResult *result);
+AIRLOCK_PUBLIC const char *airlock_result_get_manifest_digest (AirlockResult *result);
+AIRLOCK_PUBLIC const char *airlock_result_get_config_digest (AirlockResult *result);
+/* TRUE when the evidence channel ended with a valid trailer; else
+ * airlock_result_get_incomplete_reason() says why. */
+AIRLOCK_PUBLIC gboolean airlock_result_is_complete (AirlockResult *result);
+AIRLOCK_PUBLIC const char *airlock_result_get_incomplete_reason (AirlockResult *result);
+/* The workload's exit: TRUE and its wait status when it was reported. */
+AIRLOCK_PUBLIC gboolean airlock_result_get_wait_status (AirlockResult *result, int *ret_status);
+/* Its exit code when it exited normally, else -1. */
+AIRLOCK_PUBLIC int airlock_result_get_exit_code (AirlockResult *result);
+/* Its stdout / stderr as received (at most 16 MiB each; transfer none). */
+AIRLOCK_PUBLIC GBytes *airlock_result_get_stdout (AirlockResult *result);
+AIRLOCK_PUBLIC GBytes *airlock_result_get_stderr (AirlockResult *result);
+/* The bundle directory, or NULL without one. */
+AIRLOCK_PUBLIC const char *airlock_result_get_bundle_dir (AirlockResult *result);
+/* Why the bundle could not be written whole (it is then marked
+ * incomplete), or NULL. */
+AIRLOCK_PUBLIC const char *airlock_result_get_bundle_error (AirlockResult *result);
+/* "kvm" or "tcg". */
+AIRLOCK_PUBLIC const char *airlock_result_get_accel (AirlockResult *result);
+/* Accepts NULL. */
+AIRLOCK_PUBLIC void airlock_result_free (AirlockResult *result);
+
+/* One line per attempt, for people:
+ *   "  connect  inet/stream/tcp 198.51.100.80:80  by /usr/local/bin/egress-probe[2]  ECONNREFUSED"
+ * (with " dns=NAME" per name).  Transfer full. */
+AIRLOCK_PUBLIC char *airlock_attempt_to_string (const AirlockAttempt *attempt);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockSession, airlock_session_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockCase, airlock_case_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockRun, airlock_run_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockResult, airlock_result_free)
+
+G_END_DECLS
