@@ -10,6 +10,8 @@
 #include "gate/verdict.h"
 #include "net/flows.h"
 #include "evidence/frame-private.h"
+#include "case/case-private.h"
+#include "protocol.h"
 
 #include <gio/gunixinputstream.h>
 #include <json-glib/json-glib.h>
@@ -22,16 +24,6 @@
 
 #define DEFAULT_TIMEOUT_S 30
 #define MAX_TIMEOUT_S 86400
-
-/* Where the test programs live in the guest, and what they run with: a
- * fixed, minimal environment, so nothing of the host or the guest's own
- * init leaks into what is measured. */
-#define TESTROOT "/airlock/testroot"
-static const char *const run_envp[] = {
-  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-  "HOME=/root",
-  NULL,
-};
 
 /* ---- the attempts table ---- */
 
@@ -192,204 +184,6 @@ argv_text (const char *const *argv)
   return g_string_free (out, FALSE);
 }
 
-/* ---- JSON lines ---- */
-
-static void
-add_strv (JsonBuilder *b, const char *name, GStrv strv)
-{
-  if (!strv)
-    return;
-  json_builder_set_member_name (b, name);
-  json_builder_begin_array (b);
-  for (guint i = 0; strv[i]; i++)
-    json_builder_add_string_value (b, strv[i]);
-  json_builder_end_array (b);
-}
-
-static void
-add_sockaddr (JsonBuilder *b, const char *name, GBytes *raw, gboolean decoded,
-              const AirlockSockaddr *sa, const char *error)
-{
-  if (!raw)
-    return;
-  json_builder_set_member_name (b, name);
-  json_builder_begin_object (b);
-  {
-    gsize len;
-    const guint8 *bytes = g_bytes_get_data (raw, &len);
-    GString *hex = g_string_new (NULL);
-
-    for (gsize i = 0; i < len; i++)
-      g_string_append_printf (hex, "%02x", bytes[i]);
-    json_builder_set_member_name (b, "hex");
-    json_builder_add_string_value (b, hex->str);
-    g_string_free (hex, TRUE);
-  }
-  if (decoded)
-    {
-      g_autofree char *text = airlock_sockaddr_to_string (sa);
-
-      json_builder_set_member_name (b, "text");
-      json_builder_add_string_value (b, text);
-      if (sa->effect == AIRLOCK_SOCKADDR_ADDRESS && (sa->family == AF_INET || sa->family == AF_INET6))
-        {
-          json_builder_set_member_name (b, "port");
-          json_builder_add_int_value (b, sa->inet.port);
-        }
-    }
-  else if (error)
-    {
-      json_builder_set_member_name (b, "error");
-      json_builder_add_string_value (b, error);
-    }
-  json_builder_end_object (b);
-}
-
-#define SET_INT(b, name, value) \
-  (json_builder_set_member_name ((b), (name)), json_builder_add_int_value ((b), (gint64) (value)))
-#define SET_STR(b, name, value) \
-  (json_builder_set_member_name ((b), (name)), json_builder_add_string_value ((b), (value)))
-
-static char *
-event_to_json (AirlockArch arch, const AirlockEvent *ev)
-{
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  g_autofree char *key_line = airlock_event_key_line (ev);
-  g_autofree char *outcome = airlock_event_outcome (ev);
-
-  json_builder_begin_object (b);
-  SET_STR (b, "arch", airlock_arch_to_string (arch));
-  SET_INT (b, "seq", ev->seq);
-  SET_STR (b, "kind", airlock_event_kind_to_string (ev->kind));
-  if (ev->phase)
-    SET_STR (b, "phase", ev->phase == AIRLOCK_PHASE_CONTROLS ? "controls" : "workload");
-  SET_INT (b, "time_ns", ev->time_ns);
-  if (ev->kind == AIRLOCK_EVENT_SYSCALL)
-    {
-      SET_STR (b, "action", airlock_event_action_to_string (ev->action));
-      if (ev->action == AIRLOCK_ACTION_DENY)
-        SET_STR (b, "reason", airlock_deny_reason_to_string (ev->reason));
-      SET_STR (b, "key", key_line);
-      SET_STR (b, "outcome", outcome);
-    }
-  if (ev->has_syscall)
-    {
-      SET_STR (b, "syscall", ev->syscall_name);
-      SET_STR (b, "abi", ev->abi);
-      SET_INT (b, "syscall_nr", ev->syscall_nr);
-      SET_INT (b, "audit_arch", ev->audit_arch);
-    }
-  if (ev->has_args)
-    {
-      json_builder_set_member_name (b, "args");
-      json_builder_begin_array (b);
-      for (guint i = 0; i < 6; i++)
-        {
-          g_autofree char *hex = g_strdup_printf ("0x%" G_GINT64_MODIFIER "x", ev->args[i]);
-
-          json_builder_add_string_value (b, hex);
-        }
-      json_builder_end_array (b);
-    }
-  if (ev->has_pid)
-    SET_INT (b, "pid", ev->pid);
-  if (ev->has_tid)
-    SET_INT (b, "tid", ev->tid);
-  if (ev->has_ppid)
-    SET_INT (b, "ppid", ev->ppid);
-  if (ev->has_nspid)
-    SET_INT (b, "nspid", ev->nspid);
-  if (ev->has_uid)
-    SET_INT (b, "uid", ev->uid);
-  if (ev->has_gid)
-    SET_INT (b, "gid", ev->gid);
-  if (ev->exe)
-    SET_STR (b, "exe", ev->exe);
-  add_strv (b, "argv", ev->argv);
-  add_strv (b, "exec-argv", ev->exec_argv);
-  if (ev->has_fd)
-    SET_INT (b, "fd", ev->fd);
-  if (ev->has_socket)
-    {
-      g_autofree char *triple = airlock_socket_triple_to_string ((int) ev->sock_family,
-                                                                 (int) ev->sock_type,
-                                                                 (int) ev->sock_protocol);
-      SET_STR (b, "socket", triple);
-    }
-  if (ev->has_sock_id)
-    SET_INT (b, "sock_id", ev->sock_id);
-  add_sockaddr (b, "addr", ev->addr, ev->addr_decoded, &ev->addr_sa, ev->addr_error);
-  if (ev->has_addrlen)
-    SET_INT (b, "addrlen", ev->addrlen);
-  add_sockaddr (b, "peer", ev->peer, ev->peer_decoded, &ev->peer_sa, ev->peer_error);
-  add_sockaddr (b, "local", ev->local, ev->local_decoded, &ev->local_sa, NULL);
-  if (ev->has_msg_flags)
-    SET_INT (b, "msg_flags", ev->msg_flags);
-  if (ev->has_msg_index)
-    {
-      SET_INT (b, "msg_index", ev->msg_index);
-      SET_INT (b, "msg_count", ev->msg_count);
-    }
-  if (ev->has_payload_len)
-    SET_INT (b, "payload_len", ev->payload_len);
-  if (ev->dns->len > 0)
-    {
-      json_builder_set_member_name (b, "dns");
-      json_builder_begin_array (b);
-      for (guint i = 0; i < ev->dns->len; i++)
-        {
-          const AirlockDnsQuery *q = ev->dns->pdata[i];
-
-          for (guint j = 0; j < q->questions->len; j++)
-            {
-              const AirlockDnsQuestion *question = q->questions->pdata[j];
-
-              json_builder_begin_object (b);
-              SET_STR (b, "name", question->name);
-              SET_INT (b, "qtype", question->qtype);
-              SET_INT (b, "qclass", question->qclass);
-              json_builder_end_object (b);
-            }
-          if (q->problem != AIRLOCK_DNS_WELL_FORMED)
-            {
-              json_builder_begin_object (b);
-              SET_STR (b, "problem", airlock_dns_problem_to_string (q->problem));
-              SET_STR (b, "reason", q->reason);
-              json_builder_end_object (b);
-            }
-        }
-      json_builder_end_array (b);
-    }
-  if (ev->path)
-    SET_STR (b, "path", ev->path);
-  if (ev->note)
-    SET_STR (b, "note", ev->note);
-  if (ev->has_ref)
-    SET_INT (b, "ref", ev->ref);
-  if (ev->has_result)
-    {
-      g_autofree char *text = airlock_result_to_string (ev->result);
-
-      SET_INT (b, "result", ev->result);
-      SET_STR (b, "result_text", text);
-      SET_INT (b, "result_seq", ev->result_seq);
-    }
-  if (ev->has_exit_status)
-    {
-      g_autofree char *text = airlock_wait_status_to_string (ev->exit_status);
-
-      SET_INT (b, "exit_status", ev->exit_status);
-      SET_STR (b, "exit", text);
-    }
-  json_builder_end_object (b);
-
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
-}
-
 /* ---- one run ---- */
 
 static const char *
@@ -431,7 +225,7 @@ print_report (AirlockArch arch, AirlockVm *vm, gboolean json)
     {
       for (guint i = 0; events && i < events->len; i++)
         {
-          g_autofree char *line = event_to_json (arch, events->pdata[i]);
+          g_autofree char *line = airlock_event_to_json (arch, events->pdata[i]);
 
           printf ("%s\n", line);
         }
@@ -566,236 +360,81 @@ print_output (AirlockArch arch, AirlockVm *vm)
     }
 }
 
-/* Writes @len bytes to @dir/@name, which must not exist yet. */
-static gboolean
-write_new_file (const char *dir, const char *name, const void *data, gsize len, GError **error)
-{
-  g_autofree char *path = g_build_filename (dir, name, NULL);
-  const guint8 *p = data;
-  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-  if (fd < 0)
-    {
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "cannot create '%s': %s",
-                   path, g_strerror (errno));
-      return FALSE;
-    }
-  while (len > 0)
-    {
-      ssize_t n = write (fd, p, len);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        {
-          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "cannot write '%s': %s",
-                       path, g_strerror (errno));
-          close (fd);
-          return FALSE;
-        }
-      p += n;
-      len -= (gsize) n;
-    }
-  if (fsync (fd) < 0 || close (fd) < 0)
-    {
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno), "cannot write '%s': %s",
-                   path, g_strerror (errno));
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-write_new_bytes (const char *dir, const char *name, GBytes *bytes, GError **error)
-{
-  gsize len;
-  const void *data = g_bytes_get_data (bytes, &len);
-
-  return write_new_file (dir, name, data, len, error);
-}
-
-/* --out DIR: the run's raw material in DIR/ARCH/, every file created
- * anew (an existing directory is refused, nothing is overwritten): what the
- * host sent (hello + spec), the evidence stream exactly as received, the
- * decoded events, the console, the workload's output, and run.json with
- * the image digests, how the run ended and the hash-chain head.  The full
- * evidence bundle (manifest, verdict, statement) builds on this. */
-static gboolean
-write_run_dir (const char *out_dir, AirlockArch arch, AirlockVm *vm, const AirlockImage *oci,
-               GError **error)
-{
-  const char *arch_name = airlock_arch_to_string (arch);
-  g_autofree char *dir = g_build_filename (out_dir, arch_name, NULL);
-  AirlockChannel *channel = airlock_vm_get_channel (vm);
-  AirlockEventLog *log = airlock_vm_get_events (vm);
-  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
-  const AirlockTrailer *trailer = airlock_channel_get_trailer (channel);
-  GBytes *raw = airlock_channel_get_raw (channel);   /* owned by the channel */
-  g_autoptr (GBytes) console = airlock_vm_get_console (vm);
-  g_autoptr (GBytes) out = airlock_vm_get_stdout (vm);
-  g_autoptr (GBytes) err = airlock_vm_get_stderr (vm);
-  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
-  g_autoptr (GByteArray) host = g_byte_array_new ();
-  g_autoptr (GString) jsonl = g_string_new (NULL);
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  g_autofree char *run_json = NULL;
-  g_autofree char *chain = NULL;
-  GBytes *spec = airlock_channel_get_spec (channel);
-  gsize hello_len;
-  const guint8 *hello = airlock_channel_get_host_hello (channel, &hello_len);
-
-  if (g_mkdir_with_parents (out_dir, 0755) < 0 || mkdir (dir, 0755) < 0)
-    {
-      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (errno),
-                   "cannot create the run directory '%s': %s%s", dir, g_strerror (errno),
-                   errno == EEXIST ? " (a run directory is never overwritten)" : "");
-      return FALSE;
-    }
-  g_byte_array_append (host, hello, (guint) hello_len);
-  if (spec)
-    g_byte_array_append (host, g_bytes_get_data (spec, NULL), (guint) g_bytes_get_size (spec));
-  for (guint i = 0; events && i < events->len; i++)
-    {
-      g_autofree char *line = event_to_json (arch, events->pdata[i]);
-
-      g_string_append_printf (jsonl, "%s\n", line);
-    }
-  {
-    const guint8 *head = airlock_channel_get_chain_head (channel);
-    GString *hex = g_string_new (NULL);
-
-    for (int i = 0; i < 32; i++)
-      g_string_append_printf (hex, "%02x", head[i]);
-    chain = g_string_free (hex, FALSE);
-  }
-
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "airlock");
-  json_builder_add_string_value (b, AIRLOCK_VERSION);
-  json_builder_set_member_name (b, "arch");
-  json_builder_add_string_value (b, arch_name);
-  if (oci)
-    {
-      json_builder_set_member_name (b, "image");
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "reference");
-      json_builder_add_string_value (b, oci->reference);
-      json_builder_set_member_name (b, "index");
-      json_builder_add_string_value (b, oci->index_digest);
-      json_builder_set_member_name (b, "manifest");
-      json_builder_add_string_value (b, oci->manifest_digest);
-      json_builder_set_member_name (b, "config");
-      json_builder_add_string_value (b, oci->config_digest);
-      json_builder_end_object (b);
-    }
-  json_builder_set_member_name (b, "accel");
-  json_builder_add_string_value (b, airlock_vm_get_accel (vm));
-  json_builder_set_member_name (b, "complete");
-  json_builder_add_boolean_value (b, airlock_vm_is_complete (vm));
-  json_builder_set_member_name (b, "reason");
-  json_builder_add_string_value (b, airlock_vm_get_reason (vm));
-  json_builder_set_member_name (b, "chain-head");
-  json_builder_add_string_value (b, chain);
-  if (trailer)
-    {
-      json_builder_set_member_name (b, "exit-status");
-      json_builder_add_int_value (b, trailer->exit_status);
-      json_builder_set_member_name (b, "end");
-      json_builder_add_string_value (b, end_reason_to_string (trailer->end_reason));
-    }
-  json_builder_set_member_name (b, "output-truncated");
-  json_builder_add_boolean_value (b, airlock_vm_get_output_truncated (vm));
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  run_json = json_generator_to_data (gen, NULL);
-
-  return write_new_file (dir, "host.bin", host->data, host->len, error)
-         && write_new_bytes (dir, "evidence.bin", raw, error)
-         && write_new_file (dir, "events.jsonl", jsonl->str, jsonl->len, error)
-         && write_new_bytes (dir, "console.log", console, error)
-         && write_new_bytes (dir, "stdout", out, error)
-         && write_new_bytes (dir, "stderr", err, error)
-         && (!pcap || write_new_bytes (dir, "net.pcap", pcap, error))
-         && write_new_file (dir, "run.json", run_json, strlen (run_json), error);
-}
-
-/* `airlock gate`: what each arch's run decided. */
+/* `airlock gate`: each arch's result, for the verdict table. */
 typedef struct {
-  AirlockPolicy *policy;
-  AirlockVerdict *verdicts[AIRLOCK_N_ARCHES];
-  char *digests[AIRLOCK_N_ARCHES];   /* manifest digest the verdict is bound to */
+  AirlockResult *results[AIRLOCK_N_ARCHES];
 } GateCtx;
 
-static void
-gate_judge (GateCtx *gate, AirlockArch arch, AirlockVm *vm, const AirlockImage *oci)
+/* The exit status for an error of airlock_session_new() / _start(). */
+static int
+exit_for_start_error (const GError *error)
 {
-  gate->verdicts[arch] = airlock_verdict_judge_run (vm, gate->policy);
-  gate->digests[arch] = g_strdup (oci ? oci->manifest_digest : NULL);
+  if (error->domain == AIRLOCK_IMAGE_ERROR)
+    return harness_exit_for_image_error (error);
+  if (error->domain == AIRLOCK_RUN_SPEC_ERROR || error->domain == AIRLOCK_POLICY_ERROR
+      || g_error_matches (error, AIRLOCK_CASE_ERROR, AIRLOCK_CASE_ERROR_INVALID)
+      || g_error_matches (error, AIRLOCK_CASE_ERROR, AIRLOCK_CASE_ERROR_BUNDLE))
+    return HARNESS_EXIT_USAGE;
+  return HARNESS_EXIT_SETUP;
 }
 
-/* Returns the exit status for this arch. */
+/* One arch: the case on its session, the report, the bundle.  Returns the
+ * exit status for this arch; in gate mode the result goes to @gate. */
 static int
-run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
-         const AirlockVmOptions *vm_opts, const AirlockImage *oci, const char *out_dir,
-         GateCtx *gate, gboolean json)
+run_case (AirlockArch arch, const AirlockSessionOptions *session_opts, AirlockCase *c,
+          const char *out_dir, GateCtx *gate, gboolean json, gboolean live)
 {
-  g_autoptr (AirlockGuestImage) image = NULL;
-  g_autoptr (AirlockVm) vm = NULL;
+  g_autoptr (AirlockSession) session = NULL;
+  g_autoptr (AirlockRun) run = NULL;
+  g_autoptr (AirlockResult) result = NULL;
   g_autoptr (GError) error = NULL;
   const char *arch_name = airlock_arch_to_string (arch);
+  const AirlockImage *oci;
+  AirlockVm *vm;
   GPtrArray *swept;
   GPtrArray *log;
   gboolean complete;
   const AirlockTrailer *trailer;
+  int status;
 
   if (out_dir)
     {
       g_autofree char *dir = g_build_filename (out_dir, arch_name, NULL);
 
-      /* Refused before the run, not after it. */
-      if (g_file_test (dir, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
-        {
-          fprintf (stderr, "airlock run: %s: '%s' exists; a run directory is never overwritten\n",
-                   arch_name, dir);
-          return HARNESS_EXIT_USAGE;
-        }
+      airlock_case_set_bundle_dir (c, dir);
     }
-  image = airlock_guest_image_ensure (arch, img_opts, &error);
+  session = airlock_session_new (arch, session_opts, &error);
   harness_progress_done ();
-  if (!image)
+  if (!session)
     {
       fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
       return HARNESS_EXIT_SETUP;
     }
-  vm = airlock_vm_new (arch, image, vm_opts, &error);
-  if (!vm)
+  run = airlock_session_start (session, c, &error);
+  harness_progress_done ();
+  if (!run)
     {
       fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
-      return g_error_matches (error, AIRLOCK_RUN_SPEC_ERROR, AIRLOCK_RUN_SPEC_ERROR_INVALID)
-                 || g_error_matches (error, AIRLOCK_RUN_SPEC_ERROR,
-                                     AIRLOCK_RUN_SPEC_ERROR_TOO_LARGE)
-               ? HARNESS_EXIT_USAGE
-               : HARNESS_EXIT_SETUP;
+      return exit_for_start_error (error);
     }
+  vm = airlock_run_get_vm (run);
   swept = airlock_vm_get_swept (vm);
   for (guint i = 0; i < swept->len; i++)
     fprintf (stderr, "airlock: removed domain '%s' left behind by a crashed run\n",
              (const char *) swept->pdata[i]);
   if (airlock_vm_get_accel_notice (vm))
     fprintf (stderr, "airlock: %s: %s\n", arch_name, airlock_vm_get_accel_notice (vm));
-  fprintf (stderr, "airlock: %s: running %s (%s, %s)\n", arch_name, vm_opts->spec->argv[0],
+  fprintf (stderr, "airlock: %s: running %s (%s, %s)\n", arch_name, airlock_run_get_argv (run)[0],
            airlock_vm_get_accel (vm), airlock_vm_get_uri (vm));
 
-  if (!airlock_vm_run (vm, &error))
+  result = airlock_run_wait (run, &error);
+  if (!result)
     {
       fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
       return HARNESS_EXIT_SETUP;
     }
-
+  vm = airlock_result_get_vm (result);
+  oci = airlock_result_get_image (result);
   complete = airlock_vm_is_complete (vm);
   trailer = airlock_channel_get_trailer (airlock_vm_get_channel (vm));
   /* The header goes where the report goes: on stdout for the table, on
@@ -808,23 +447,8 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
              arch_name, oci->reference, oci->index_digest ? oci->index_digest : "(none)",
              oci->manifest_digest, oci->config_digest);
   print_report (arch, vm, json);
-  if (gate)
-    gate_judge (gate, arch, vm, oci);
-  if (!json && !vm_opts->output_func)
+  if (!json && !live)
     print_output (arch, vm);
-  if (out_dir)
-    {
-      g_autoptr (GError) werror = NULL;
-
-      /* Written whatever the run's outcome: an inconclusive run's raw
-       * stream is the evidence of why. */
-      if (!write_run_dir (out_dir, arch, vm, oci, &werror))
-        {
-          fprintf (stderr, "airlock run: %s: %s\n", arch_name, werror->message);
-          return HARNESS_EXIT_SETUP;
-        }
-      fprintf (stderr, "airlock: %s: run files in %s/%s\n", arch_name, out_dir, arch_name);
-    }
 
   /* What the guest's trusted programs said: why a spec was refused, why
    * the supervisor gave up. */
@@ -842,81 +466,26 @@ run_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
       fprintf (stderr, "airlock: %s: console tail:\n%.*s\n", arch_name, (int) (len - from),
                data + from);
     }
+  status = complete ? HARNESS_EXIT_OK : HARNESS_EXIT_INCONCLUSIVE;
   fflush (stdout);
-  return complete ? HARNESS_EXIT_OK : HARNESS_EXIT_INCONCLUSIVE;
-}
-
-#define IMAGE_ROOT "/airlock/image"
-#define IMAGE_DISK_SERIAL "airlock-root"
-#define DEFAULT_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-/* One arch of an OCI image: resolve it, make sure its rootfs disk exists,
- * and run its entrypoint (with @args replacing Cmd, as `docker run IMAGE
- * ARGS` does) with its env, working directory and user. */
-static int
-run_image (AirlockArch arch, AirlockImageSource *source, const char *const *args,
-           const char *cache_dir, AirlockVmOptions *vm_opts, guint timeout_ms, gboolean controls,
-           const char *out_dir, GateCtx *gate, gboolean json)
-{
-  const char *arch_name = airlock_arch_to_string (arch);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (AirlockImage) image = airlock_image_resolve (source, arch, &error);
-  g_autofree char *disk = NULL;
-  g_auto (GStrv) argv = NULL;
-  g_autoptr (GPtrArray) envp = g_ptr_array_new ();
-  gboolean have_path = FALSE;
-  AirlockImageDiskOptions disk_opts = {
-    .cache_dir = cache_dir,
-    .progress = harness_progress,
-  };
-  AirlockGuestImageOptions img_opts = {
-    .cache_dir = cache_dir,
-    .progress = harness_progress,
-  };
-  AirlockRunSpec spec = {
-    .root = IMAGE_ROOT,
-    .root_disk = IMAGE_DISK_SERIAL,
-    .timeout_ms = timeout_ms,
-    .hostname = "airlock",
-    .stdio = TRUE,
-    .controls = controls,
-  };
-
-  if (!image)
+  if (airlock_result_get_bundle_dir (result))
     {
-      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
-      return harness_exit_for_image_error (error);
+      /* Lost evidence is an error whatever the verdict: the pipeline must
+       * not publish on a run it cannot show. */
+      if (airlock_result_get_bundle_error (result))
+        {
+          fprintf (stderr, "airlock run: %s: the bundle '%s' is incomplete: %s\n", arch_name,
+                   airlock_result_get_bundle_dir (result), airlock_result_get_bundle_error (result));
+          status = HARNESS_EXIT_SETUP;
+        }
+      else
+        fprintf (stderr, "airlock: %s: evidence bundle in %s\n", arch_name,
+                 airlock_result_get_bundle_dir (result));
     }
-  argv = airlock_image_command (image, args, &error);
-  if (!argv)
-    {
-      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
-      return harness_exit_for_image_error (error);
-    }
-  disk = airlock_image_disk_ensure (source, image, &disk_opts, &error);
-  harness_progress_done ();
-  if (!disk)
-    {
-      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
-      return harness_exit_for_image_error (error);
-    }
-  /* The image's environment, with a PATH when it has none (as container
-   * runtimes add one). */
-  for (guint i = 0; image->env && image->env[i]; i++)
-    {
-      have_path = have_path || g_str_has_prefix (image->env[i], "PATH=");
-      g_ptr_array_add (envp, image->env[i]);
-    }
-  if (!have_path)
-    g_ptr_array_add (envp, (gpointer) DEFAULT_PATH);
-  g_ptr_array_add (envp, NULL);
-  spec.argv = (const char *const *) argv;
-  spec.envp = (const char *const *) envp->pdata;
-  spec.cwd = image->working_dir && *image->working_dir ? image->working_dir : NULL;
-  spec.user = image->user && *image->user ? image->user : NULL;
-  vm_opts->spec = &spec;
-  vm_opts->root_disk_path = disk;
-  return run_one (arch, &img_opts, vm_opts, image, out_dir, gate, json);
+  fflush (stdout);
+  if (gate)
+    gate->results[arch] = g_steal_pointer (&result);
+  return status;
 }
 
 /* The gate's table: one row per arch, then every reason. */
@@ -932,7 +501,9 @@ gate_report (GateCtx *gate, const gboolean *arches)
   table_init (&t, header);
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     {
-      AirlockVerdict *v = gate->verdicts[a];
+      const AirlockVerdict *v = gate->results[a]
+                                    ? airlock_result_get_verdict_details (gate->results[a])
+                                    : NULL;
       char *cells[7];
 
       if (!arches[a])
@@ -963,13 +534,14 @@ gate_report (GateCtx *gate, const gboolean *arches)
   table_print (&t, "  ");
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     {
-      AirlockVerdict *v = gate->verdicts[a];
+      AirlockResult *r = gate->results[a];
+      const AirlockVerdict *v = r ? airlock_result_get_verdict_details (r) : NULL;
 
       if (!arches[a] || !v)
         continue;
-      if (gate->digests[a])
+      if (airlock_result_get_manifest_digest (r))
         printf ("%s: bound to manifest %s\n", airlock_arch_to_string ((AirlockArch) a),
-                gate->digests[a]);
+                airlock_result_get_manifest_digest (r));
       for (guint i = 0; i < v->reasons->len; i++)
         printf ("%s: %s\n", airlock_arch_to_string ((AirlockArch) a),
                 (const char *) v->reasons->pdata[i]);
@@ -993,6 +565,26 @@ cmd_gate (int argc, char **argv)
   return run_main (argc, argv, TRUE);
 }
 
+/* Reads the HMAC key of --key-file: its bytes as they are (at least 16,
+ * at most 64 KiB; a key is a secret, not a text to trim). */
+static GBytes *
+read_key_file (const char *path, GError **error)
+{
+  g_autofree char *contents = NULL;
+  gsize len = 0;
+
+  if (!g_file_get_contents (path, &contents, &len, error))
+    return NULL;
+  if (len < 16 || len > 65536)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "the key file '%s' holds %" G_GSIZE_FORMAT " bytes: a key is 16 bytes to 64 KiB",
+                   path, len);
+      return NULL;
+    }
+  return g_bytes_new_take (g_steal_pointer (&contents), len);
+}
+
 static int
 run_main (int argc, char **argv, gboolean gate_mode)
 {
@@ -1000,7 +592,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_autofree char *test_mode = NULL;
   g_auto (GStrv) allow_rules = NULL;
   g_autoptr (AirlockPolicy) policy = NULL;
-  GateCtx gate_ctx = { NULL };
+  GateCtx gate_ctx = { { NULL } };
   GateCtx *gate = NULL;
   g_autofree char *arch_spec = NULL;
   g_autofree char *uri = NULL;
@@ -1010,9 +602,13 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_autofree char *image_ref = NULL;
   g_autofree char *stdin_file = NULL;
   g_autofree char *out_dir = NULL;
+  g_autofree char *key_file = NULL;
+  g_autofree char *case_name = NULL;
   gboolean controls = FALSE;
   g_autoptr (GBytes) stdin_data = NULL;
+  g_autoptr (GBytes) key = NULL;
   g_autoptr (GInputStream) stdin_stream = NULL;
+  g_autoptr (AirlockCase) c = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
   int boot_timeout = 60;
   gboolean json = FALSE;
@@ -1023,6 +619,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_autoptr (GPtrArray) workload_argv = g_ptr_array_new_with_free_func (g_free);
   int n_opts = argc;
   int status = HARNESS_EXIT_OK;
+  AirlockSessionOptions session_opts = { 0 };
   GOptionEntry entries[] = {
     { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec, "amd64, arm64 or all (one after the other)", "ARCH" },
     { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
@@ -1035,7 +632,10 @@ run_main (int argc, char **argv, gboolean gate_mode)
     { "controls", 0, 0, G_OPTION_ARG_NONE, &controls,
       "run the negative controls first, in the same boot (listed as their own attempts)", NULL },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
-      "write the run's files (evidence stream, events, console, output, run.json) to DIR/ARCH/", "DIR" },
+      "write each arch's evidence bundle to DIR/ARCH/ (docs/bundle.md; never overwritten)", "DIR" },
+    { "key-file", 0, 0, G_OPTION_ARG_FILENAME, &key_file,
+      "with --out: sign each bundle's manifest with HMAC-SHA256 under the key in FILE", "FILE" },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &case_name, "a name for the case in reports and bundles", "NAME" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object per event instead of the tables", NULL },
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
       "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
@@ -1098,12 +698,16 @@ run_main (int argc, char **argv, gboolean gate_mode)
           fprintf (stderr, "airlock gate: %s\n", error->message);
           return HARNESS_EXIT_USAGE;
         }
-      gate_ctx.policy = policy;
       gate = &gate_ctx;
     }
   else if (policy_file || allow_rules)
     {
       fprintf (stderr, "airlock run: --policy and --allow belong to 'airlock gate'\n");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (key_file && !out_dir)
+    {
+      fprintf (stderr, "airlock run: --key-file signs the bundles of --out DIR: give --out too\n");
       return HARNESS_EXIT_USAGE;
     }
   if (!harness_parse_arches (arch_spec, arches, &error))
@@ -1134,6 +738,23 @@ run_main (int argc, char **argv, gboolean gate_mode)
                MAX_TIMEOUT_S);
       return HARNESS_EXIT_USAGE;
     }
+  if (key_file && !(key = read_key_file (key_file, &error)))
+    {
+      fprintf (stderr, "airlock run: --key-file: %s\n", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (out_dir)
+    for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+      {
+        g_autofree char *dir = g_build_filename (out_dir, airlock_arch_to_string ((AirlockArch) a), NULL);
+
+        /* Refused before any run, not after the first. */
+        if (arches[a] && g_file_test (dir, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
+          {
+            fprintf (stderr, "airlock run: '%s' exists; a bundle is never overwritten\n", dir);
+            return HARNESS_EXIT_USAGE;
+          }
+      }
 
   if (stdin_file)
     {
@@ -1159,98 +780,56 @@ run_main (int argc, char **argv, gboolean gate_mode)
         stdin_data = g_bytes_new_take (g_steal_pointer (&contents), len);
     }
 
-  if (image_ref)
+  g_ptr_array_add (workload_argv, NULL);
+  c = airlock_case_new (image_ref);
+  if (program)
+    airlock_case_set_guest_program (c, program);
+  airlock_case_set_name (c, case_name);
+  airlock_case_set_args (c, (const char *const *) workload_argv->pdata);
+  airlock_case_set_timeout (c, (guint) timeout_s);
+  airlock_case_set_controls (c, controls);
+  if (policy)
+    airlock_case_set_policy (c, policy);
+  /* Without --stdin the workload reads end of file at once, as before. */
+  airlock_case_set_stdin_bytes (c, stdin_data);
+  if (!stdin_data && !stdin_stream)
     {
-      g_autoptr (AirlockImageSource) source = airlock_image_source_open (image_ref, &error);
-      AirlockVmOptions vm_opts = {
-        .uri = uri,
-        .cache_dir = cache_dir,
-        .accel = accel,
-        .boot_timeout_ms = (guint) boot_timeout * 1000,
-        .stdin_data = stdin_data,
-        .stdin_stream = stdin_stream,
-        .output_func = stdin_stream ? live_output : NULL,
-        .test_mode = test_mode,
-      };
+      g_autoptr (GBytes) empty = g_bytes_new_static ("", 0);
 
-      if (!source)
-        {
-          fprintf (stderr, "airlock run: %s\n", error->message);
-          return harness_exit_for_image_error (error);
-        }
-      g_ptr_array_add (workload_argv, NULL);
-      for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-        if (arches[a])
-          {
-            int s = run_image ((AirlockArch) a, source,
-                               workload_argv->len > 1 ? (const char *const *) workload_argv->pdata
-                                                      : NULL,
-                               cache_dir, &vm_opts, (guint) timeout_s * 1000, controls, out_dir,
-                               gate, json);
-
-            if (s == HARNESS_EXIT_USAGE)
-              return s;
-            status = MAX (status, s);
-          }
-      if (gate)
-        {
-          int g = gate_report (gate, arches);
-
-          for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-            {
-              g_clear_pointer (&gate->verdicts[a], airlock_verdict_free);
-              g_clear_pointer (&gate->digests[a], g_free);
-            }
-          /* An image or setup error outranks the verdict's status. */
-          return status != HARNESS_EXIT_OK && status != HARNESS_EXIT_INCONCLUSIVE ? status : g;
-        }
-      return status;
+      airlock_case_set_stdin_bytes (c, empty);
     }
+  if (stdin_stream)
+    {
+      airlock_case_set_stdin_stream (c, stdin_stream);
+      airlock_case_set_output_func (c, live_output, NULL);
+    }
+  airlock_case_set_bundle_key (c, key);
+  airlock_case_set_test_mode (c, test_mode);
+  session_opts.uri = uri;
+  session_opts.cache_dir = cache_dir;
+  session_opts.accel = accel;
+  session_opts.boot_timeout_ms = (guint) boot_timeout * 1000;
+  session_opts.progress = harness_progress;
 
-  {
-    g_autofree char *path = g_strconcat ("/bin/", program, NULL);
-    AirlockGuestImageOptions img_opts = {
-      .cache_dir = cache_dir,
-      .with_testroot = TRUE,
-      .progress = harness_progress,
-    };
-    AirlockRunSpec spec = {
-      .envp = run_envp,
-      .cwd = "/",
-      .uid = 0,
-      .gid = 0,
-      .root = TESTROOT,
-      .timeout_ms = (guint) timeout_s * 1000,
-      .hostname = "airlock",
-      .stdio = TRUE,
-      .controls = controls,
-    };
-    AirlockVmOptions vm_opts = {
-      .uri = uri,
-      .cache_dir = cache_dir,
-      .accel = accel,
-      .boot_timeout_ms = (guint) boot_timeout * 1000,
-      .spec = &spec,
-      .stdin_data = stdin_data,
-      .stdin_stream = stdin_stream,
-      .output_func = stdin_stream ? live_output : NULL,
-      .test_mode = test_mode,
-    };
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    if (arches[a])
+      {
+        int s = run_case ((AirlockArch) a, &session_opts, c, out_dir, gate, json,
+                          stdin_stream != NULL);
 
-    g_ptr_array_insert (workload_argv, 0, g_steal_pointer (&path));
-    g_ptr_array_add (workload_argv, NULL);
-    spec.argv = (const char *const *) workload_argv->pdata;
+        /* Usage beats setup beats inconclusive: the most actionable. */
+        if (s == HARNESS_EXIT_USAGE)
+          return s;
+        status = MAX (status, s);
+      }
+  if (gate)
+    {
+      int g = gate_report (gate, arches);
 
-    for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-      if (arches[a])
-        {
-          int s = run_one ((AirlockArch) a, &img_opts, &vm_opts, NULL, out_dir, NULL, json);
-
-          /* Usage beats setup beats inconclusive: the most actionable. */
-          if (s == HARNESS_EXIT_USAGE)
-            return s;
-          status = MAX (status, s);
-        }
-  }
+      for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+        g_clear_pointer (&gate->results[a], airlock_result_free);
+      /* An image or setup error outranks the verdict's status. */
+      return status != HARNESS_EXIT_OK && status != HARNESS_EXIT_INCONCLUSIVE ? status : g;
+    }
   return status;
 }

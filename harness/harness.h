@@ -40,6 +40,7 @@ int cmd_doctor (int argc, char **argv);
 int cmd_images (int argc, char **argv);
 int cmd_run (int argc, char **argv);
 int cmd_gate (int argc, char **argv);
+int cmd_verify (int argc, char **argv);
 
 /* Parses "amd64", "arm64", "all" or a comma list into @ret_arches
  * (TRUE per selected arch).  Returns FALSE with @error naming the bad word. */

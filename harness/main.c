@@ -13,6 +13,7 @@ static const HarnessCommand commands[] = {
   { "images", cmd_images, "build or inspect the guest images (kernel + initramfs)" },
   { "run", cmd_run, "run an image (or a test program) under the supervisor and show what it tried" },
   { "gate", cmd_gate, "the release gate: run an image on each arch with the negative controls, judge it" },
+  { "verify", cmd_verify, "check an evidence bundle: digests, HMAC, the channel replayed, the verdict recomputed" },
 };
 
 static void
