@@ -533,7 +533,11 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       problem (r, AIRLOCK_BUNDLE_INCOMPLETE, "the bundle was not finished: %s", first);
     }
   manifest_bytes = read_file (r, dirfd, "manifest.json", VERIFY_JSON_MAX, TRUE);
-  if (!manifest_bytes || !(manifest = parse_json (r, "manifest.json", manifest_bytes)))
+  if (!manifest_bytes)
+    goto out;
+  /* First: the signature is over the bytes, whatever they parse to. */
+  check_hmac (r, dirfd, manifest_bytes, key);
+  if (!(manifest = parse_json (r, "manifest.json", manifest_bytes)))
     goto out;
   if (!JSON_NODE_HOLDS_OBJECT (manifest))
     {
@@ -564,7 +568,6 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       goto out;
     }
 
-  check_hmac (r, dirfd, manifest_bytes, key);
   check_files (r, dir, dirfd, files);
 
   host = read_file (r, dirfd, "host.bin", 1 << 20, TRUE);
