@@ -58,7 +58,10 @@ airlock_session_new (AirlockArch arch, const AirlockSessionOptions *options, GEr
   g_autoptr (AirlockSession) s = g_new0 (AirlockSession, 1);
   AirlockSessionOptions o = { 0 };
   AirlockGuestImageOptions img = { 0 };
-  const char *qemu = arch == AIRLOCK_ARCH_AMD64 ? AIRLOCK_QEMU_X86_64 : AIRLOCK_QEMU_AARCH64;
+  const char *qemu_env = g_getenv (arch == AIRLOCK_ARCH_AMD64 ? "AIRLOCK_QEMU_X86_64"
+                                                             : "AIRLOCK_QEMU_AARCH64");
+  const char *qemu = qemu_env && *qemu_env ? qemu_env
+                     : arch == AIRLOCK_ARCH_AMD64 ? AIRLOCK_QEMU_X86_64 : AIRLOCK_QEMU_AARCH64;
   g_autofree char *qemu_path = NULL;
 
   if (options)
@@ -598,7 +601,12 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
 
   run->vm = airlock_vm_new (session->arch, run->guest, &vm_opts, error);
   if (!run->vm)
-    return NULL;
+    {
+      if (run->bundle)
+        airlock_bundle_abandon (run->bundle, error && *error ? (*error)->message
+                                                             : "the VM could not be prepared");
+      return NULL;
+    }
   session->busy = TRUE;
   run->started_real_us = g_get_real_time ();
   run->thread = g_thread_new ("airlock-case", run_thread, run);
