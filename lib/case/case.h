@@ -248,9 +248,10 @@ AIRLOCK_PUBLIC const char *airlock_result_get_accel (AirlockResult *result);
 /* Accepts NULL. */
 AIRLOCK_PUBLIC void airlock_result_free (AirlockResult *result);
 
-/* One line per attempt, for people:
- *   "  connect  inet/stream/tcp 198.51.100.80:80  by /usr/local/bin/egress-probe[2]  ECONNREFUSED"
- * (with " dns=NAME" per name).  Transfer full. */
+/* The attempt in one line, for people: its key line, who made it and
+ * what came of it —
+ *   "connect emulate inet/stream/tcp 198.51.100.80:80 by /usr/local/bin/egress-probe (pid 2): ECONNREFUSED"
+ * (the key line carries " dns=NAME" per name queried).  Transfer full. */
 AIRLOCK_PUBLIC char *airlock_attempt_to_string (const AirlockAttempt *attempt);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockSession, airlock_session_free)

@@ -57,8 +57,11 @@ typedef void (*AirlockTestFunc) (AirlockTestFixture *fixture, gconstpointer user
  * an option it does not understand ends the program with a message. */
 AIRLOCK_PUBLIC void airlock_test_init (int *argc, char ***argv);
 
-/* Registers @func as "/ARCH@path" for every selected arch.  @path starts
- * with '/'. */
+/* Registers @func as "/ARCH" @path ("/amd64/server/no-egress") for every
+ * selected arch, with a fixture (AirlockTestFixture) set up before it and
+ * freed after it.  @path starts with '/'.  Under --airlock-out=DIR each
+ * case's bundle goes to DIR/ARCH/PATH, which must not exist yet (a bundle
+ * is never overwritten). */
 AIRLOCK_PUBLIC void airlock_test_add (const char *path, gconstpointer user_data,
                                       AirlockTestFunc func);
 
