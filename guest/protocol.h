@@ -182,6 +182,9 @@ enum airlock_tlv_tag {
                                     * (0/absent: stdin /dev/null, output to the console) */
   AIRLOCK_SPEC_CONTROLS = 108,     /* u32: 1 = run the negative-control probe first, in the
                                     * same boot (its records carry phase CONTROLS) */
+  AIRLOCK_SPEC_CLOCK_NS = 109,     /* u64: set CLOCK_REALTIME to this (ns since the epoch)
+                                    * before anything runs, so a replayed run sees the
+                                    * recorded run's wall clock (absent: QEMU's RTC) */
 };
 
 /* Workload stdio on AIRLOCK_PORT_STDIO, both directions, as chunks:

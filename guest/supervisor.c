@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 #include <grp.h>
@@ -79,6 +80,8 @@ struct run_spec {
   gid_t groups[SPEC_MAX_GROUPS];
   size_t n_groups;
   uint32_t timeout_ms;
+  bool have_clock;
+  uint64_t clock_ns;       /* CLOCK_REALTIME to set first */
 };
 
 /* Copies of the spec's strings, NUL-terminated (the TLVs are not). */
@@ -143,6 +146,10 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
           if (vlen != 4)
             return fail (error, error_size, "run spec: TLV %u is %u bytes, want 4", tag, vlen);
           break;
+        case AIRLOCK_SPEC_CLOCK_NS:
+          if (vlen != 8)
+            return fail (error, error_size, "run spec: TLV %u is %u bytes, want 8", tag, vlen);
+          break;
         case AIRLOCK_SPEC_GROUPS:
           if (vlen % 4 != 0 || vlen / 4 > SPEC_MAX_GROUPS)
             return fail (error, error_size, "run spec: %u bytes of groups (at most %d groups)",
@@ -200,6 +207,10 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_TIMEOUT_MS:
           s->timeout_ms = wire_get_le32 (v);
           have_timeout = true;
+          break;
+        case AIRLOCK_SPEC_CLOCK_NS:
+          s->clock_ns = wire_get_le64 (v);
+          s->have_clock = true;
           break;
         case AIRLOCK_SPEC_GROUPS:
           s->n_groups = vlen / 4;
@@ -1608,6 +1619,17 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   r = parse_spec (spec_bytes, spec_len, &spec, error, error_size);
   if (r < 0)
     return r;
+  if (spec.have_clock)
+    {
+      /* Before the network, the controls and the workload: everything the
+       * run does sees the recorded wall clock (a replay's determinism).
+       * The evidence's own times are CLOCK_BOOTTIME and do not move. */
+      struct timespec ts = { .tv_sec = (time_t) (spec.clock_ns / 1000000000u),
+                             .tv_nsec = (long) (spec.clock_ns % 1000000000u) };
+
+      if (clock_settime (CLOCK_REALTIME, &ts) < 0)
+        return fail (error, error_size, "cannot set the guest clock: %s", strerror (errno));
+    }
   r = loopback_up ();
   if (r < 0)
     return fail (error, error_size, "cannot bring the loopback interface up: %s", strerror (-r));

@@ -267,10 +267,12 @@ set_bool (JsonBuilder *b, const char *name, gboolean value)
   json_builder_add_boolean_value (b, value);
 }
 
+/* @name NULL: the array alone (its member name set already). */
 static void
 set_strv (JsonBuilder *b, const char *name, const char *const *strv)
 {
-  json_builder_set_member_name (b, name);
+  if (name)
+    json_builder_set_member_name (b, name);
   json_builder_begin_array (b);
   for (guint i = 0; strv && strv[i]; i++)
     json_builder_add_string_value (b, strv[i]);
@@ -443,6 +445,17 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   json_builder_set_member_name (b, "case");
   json_builder_begin_object (b);
   set_str (b, "name", in->case_name);
+  /* What the case asked for (what `airlock replay` runs again), then
+   * what the supervisor was told to run. */
+  json_builder_set_member_name (b, "args");
+  if (in->args)
+    set_strv (b, NULL, in->args);
+  else
+    json_builder_add_null_value (b);
+  set_strv (b, "env_set", in->env_set);
+  set_str (b, "guest_program", in->guest_program);
+  if (in->clock_ns)
+    set_int (b, "clock_ns", (gint64) in->clock_ns);
   set_strv (b, "argv", in->argv);
   set_strv (b, "env", in->envp);
   set_str (b, "cwd", in->cwd);

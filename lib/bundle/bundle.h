@@ -98,6 +98,11 @@ typedef struct {
   const AirlockImage *image;          /* or NULL (a test program) */
   const AirlockGuestImage *guest;
   AirlockVm *vm;                      /* after airlock_vm_run() */
+  const char *const *args;            /* the case's arguments (replacing Cmd), or NULL */
+  const char *const *env_set;         /* the case's env overrides: "NAME=VALUE", or "NAME"
+                                       * for one removed; NULL-terminated, or NULL */
+  guint64 clock_ns;                   /* the guest clock the case set, or 0 */
+  const char *guest_program;          /* a test program's NAME instead of an image, or NULL */
   const char *const *argv;            /* what the supervisor ran */
   const char *const *envp;
   const char *cwd, *user;

@@ -10,6 +10,10 @@ G_BEGIN_DECLS
 
 /* Tests only: airlock.test=MODE for the guest init (guest/init.c). */
 void airlock_case_set_test_mode (AirlockCase *c, const char *mode);
+/* The guest's CLOCK_REALTIME before anything runs (ns since the epoch;
+ * 0: QEMU's RTC, the host's time): `airlock replay` gives the recorded
+ * run's start. */
+void airlock_case_set_clock (AirlockCase *c, guint64 clock_ns);
 /* Instead of an image: /bin/NAME of the guest test programs' root
  * (tests/guest, `airlock run --guest-program`), as root, cwd /, a fixed
  * PATH and HOME; the case's args follow NAME. */

@@ -131,6 +131,7 @@ struct _AirlockCase {
   char *bundle_dir;
   GBytes *key;
   char *test_mode;
+  guint64 clock_ns;
   OutputFunc output_func;
   gpointer output_data;
 };
@@ -203,6 +204,7 @@ case_copy (const AirlockCase *c)
   d->bundle_dir = g_strdup (c->bundle_dir);
   d->key = c->key ? g_bytes_ref (c->key) : NULL;
   d->test_mode = g_strdup (c->test_mode);
+  d->clock_ns = c->clock_ns;
   d->output_func = c->output_func;
   d->output_data = c->output_data;
   return d;
@@ -308,6 +310,12 @@ airlock_case_set_test_mode (AirlockCase *c, const char *mode)
 {
   g_free (c->test_mode);
   c->test_mode = g_strdup (mode);
+}
+
+void
+airlock_case_set_clock (AirlockCase *c, guint64 clock_ns)
+{
+  c->clock_ns = clock_ns;
 }
 
 void
@@ -544,6 +552,7 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
   spec.hostname = "airlock";
   spec.stdio = TRUE;
   spec.controls = run->c->controls;
+  spec.clock_ns = run->c->clock_ns;
   if (run->image)
     {
       spec.root = IMAGE_ROOT;
@@ -737,9 +746,13 @@ airlock_run_wait (AirlockRun *run, GError **error)
   if (run->bundle)
     {
       g_autoptr (GError) local = NULL;
+      g_autoptr (GPtrArray) env_set = g_ptr_array_new_with_free_func (g_free);
       AirlockBundleInput in = {
         .arch = run->session->arch,
         .case_name = run->c->name,
+        .args = (const char *const *) run->c->args,
+        .clock_ns = run->c->clock_ns,
+        .guest_program = run->c->guest_program,
         .image = run->image,
         .guest = run->guest,
         .vm = run->vm,
@@ -755,6 +768,14 @@ airlock_run_wait (AirlockRun *run, GError **error)
         .started_real_us = run->started_real_us,
         .finished_real_us = g_get_real_time (),
       };
+
+      for (guint k = 0; k < run->c->env_names->len; k++)
+        g_ptr_array_add (env_set, run->c->env_values->pdata[k]
+                                      ? g_strdup_printf ("%s=%s", (char *) run->c->env_names->pdata[k],
+                                                         (char *) run->c->env_values->pdata[k])
+                                      : g_strdup (run->c->env_names->pdata[k]));
+      g_ptr_array_add (env_set, NULL);
+      in.env_set = (const char *const *) env_set->pdata;
 
       if (!airlock_bundle_finish (run->bundle, &in, &local))
         run->bundle_error = g_strdup (local->message);

@@ -168,6 +168,13 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
     put_u32 (out, AIRLOCK_SPEC_STDIO, 1);
   if (spec->controls)
     put_u32 (out, AIRLOCK_SPEC_CONTROLS, 1);
+  if (spec->clock_ns)
+    {
+      guint8 v[8];
+
+      wire_le64 (v, spec->clock_ns);
+      put_tlv (out, AIRLOCK_SPEC_CLOCK_NS, v, sizeof v);
+    }
 
   /* Checked after encoding: each piece fits, only the sum can overflow, and
    * the guest reads at most this much after the hello. */

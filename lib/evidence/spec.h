@@ -36,6 +36,8 @@ typedef struct {
   gboolean stdio;            /* the workload's stdio travels on the stdio port */
   gboolean controls;         /* run the negative-control probe first, in the same boot
                               * (guest/probe-controls.h; its events carry phase CONTROLS) */
+  guint64 clock_ns;          /* > 0: the guest sets CLOCK_REALTIME to this (ns since the
+                              * epoch) before anything runs (`airlock replay`) */
 } AirlockRunSpec;
 
 /* Encodes @spec as the TLVs that follow the host hello, in the order
