@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "bundle/bundle.h"
+#include "bundle/bundle-json-private.h"
 #include "protocol.h"
 
 #include <json-glib/json-glib.h>
@@ -27,27 +28,6 @@ airlock_bundle_events_jsonl (AirlockArch arch, GPtrArray *events)
   return g_string_free (out, FALSE);
 }
 
-static char *
-hex32 (const guint8 *b)
-{
-  GString *hex = g_string_sized_new (64);
-
-  for (int i = 0; i < 32; i++)
-    g_string_append_printf (hex, "%02x", b[i]);
-  return g_string_free (hex, FALSE);
-}
-
-static char *
-node_to_string (JsonBuilder *b, gboolean pretty)
-{
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, pretty);
-  return json_generator_to_data (gen, NULL);
-}
-
 char *
 airlock_bundle_frames_jsonl (GPtrArray *frames)
 {
@@ -57,7 +37,7 @@ airlock_bundle_frames_jsonl (GPtrArray *frames)
     {
       const AirlockFrame *f = frames->pdata[i];
       g_autoptr (JsonBuilder) b = json_builder_new ();
-      g_autofree char *chain = hex32 (f->chain);
+      g_autofree char *chain = airlock_hex_encode (f->chain, 32);
       g_autofree char *line = NULL;
 
       json_builder_begin_object (b);
@@ -76,28 +56,11 @@ airlock_bundle_frames_jsonl (GPtrArray *frames)
       json_builder_set_member_name (b, "chain");
       json_builder_add_string_value (b, chain);
       json_builder_end_object (b);
-      line = node_to_string (b, FALSE);
+      line = airlock_json_builder_to_text (b, FALSE);
       g_string_append (out, line);
       g_string_append_c (out, '\n');
     }
   return g_string_free (out, FALSE);
-}
-
-static void
-set_str (JsonBuilder *b, const char *name, const char *value)
-{
-  json_builder_set_member_name (b, name);
-  if (value)
-    json_builder_add_string_value (b, value);
-  else
-    json_builder_add_null_value (b);
-}
-
-static void
-set_int (JsonBuilder *b, const char *name, gint64 value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_int_value (b, value);
 }
 
 char *
@@ -105,24 +68,23 @@ airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
 {
   const AirlockVerdict *v = facts->verdict;
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autofree char *text = NULL;
 
   json_builder_begin_object (b);
-  set_str (b, "verdict", airlock_verdict_kind_to_string (v->kind));
-  set_str (b, "arch", airlock_arch_to_string (facts->arch));
-  set_str (b, "case", facts->case_name);
+  airlock_json_set_str (b, "verdict", airlock_verdict_kind_to_string (v->kind));
+  airlock_json_set_str (b, "arch", airlock_arch_to_string (facts->arch));
+  airlock_json_set_str (b, "case", facts->case_name);
   json_builder_set_member_name (b, "image");
   json_builder_begin_object (b);
-  set_str (b, "reference", facts->reference);
-  set_str (b, "index", facts->index_digest);
-  set_str (b, "manifest", facts->manifest_digest);
-  set_str (b, "config", facts->config_digest);
+  airlock_json_set_str (b, "reference", facts->reference);
+  airlock_json_set_str (b, "index", facts->index_digest);
+  airlock_json_set_str (b, "manifest", facts->manifest_digest);
+  airlock_json_set_str (b, "config", facts->config_digest);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "controls");
   json_builder_begin_object (b);
-  set_int (b, "observed", v->n_controls_ok);
-  set_int (b, "total", v->controls->len);
+  airlock_json_set_int (b, "observed", v->n_controls_ok);
+  airlock_json_set_int (b, "total", v->controls->len);
   json_builder_set_member_name (b, "each");
   json_builder_begin_array (b);
   for (guint i = 0; i < v->controls->len; i++)
@@ -130,8 +92,8 @@ airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
       const AirlockControlResult *c = v->controls->pdata[i];
 
       json_builder_begin_object (b);
-      set_str (b, "name", c->name);
-      set_str (b, "key", c->key);
+      airlock_json_set_str (b, "name", c->name);
+      airlock_json_set_str (b, "key", c->key);
       json_builder_set_member_name (b, "supervisor");
       json_builder_add_boolean_value (b, c->by_supervisor);
       json_builder_set_member_name (b, "capture");
@@ -143,10 +105,10 @@ airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
 
   json_builder_set_member_name (b, "counts");
   json_builder_begin_object (b);
-  set_int (b, "attempts", v->n_attempts);
-  set_int (b, "admitted", v->n_admitted);
-  set_int (b, "denied", v->n_denied);
-  set_int (b, "unattributed", v->n_unattributed);
+  airlock_json_set_int (b, "attempts", v->n_attempts);
+  airlock_json_set_int (b, "admitted", v->n_admitted);
+  airlock_json_set_int (b, "denied", v->n_denied);
+  airlock_json_set_int (b, "unattributed", v->n_unattributed);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "reasons");
@@ -154,12 +116,11 @@ airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
   for (guint i = 0; i < v->reasons->len; i++)
     json_builder_add_string_value (b, v->reasons->pdata[i]);
   json_builder_end_array (b);
-  set_str (b, "chain_head", facts->chain_head);
-  set_str (b, "evidence_sha256", facts->evidence_sha256);
+  airlock_json_set_str (b, "chain_head", facts->chain_head);
+  airlock_json_set_str (b, "evidence_sha256", facts->evidence_sha256);
   json_builder_end_object (b);
 
-  text = node_to_string (b, TRUE);
-  return g_strconcat (text, "\n", NULL);
+  return airlock_json_builder_to_text (b, TRUE);
 }
 
 /* Guest strings end up in a CI job's page: nothing in them may turn into

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "bundle/bundle.h"
+#include "bundle/bundle-json-private.h"
 
 #include "evidence/channel.h"
 #include "protocol.h"
@@ -133,73 +134,6 @@ parse_json (AirlockBundleReport *r, const char *name, GBytes *bytes)
   return json_node_ref (json_parser_get_root (parser));
 }
 
-/* Typed lookups: a member of the wrong type reads as absent. */
-static JsonObject *
-obj_member (JsonObject *o, const char *name)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  return n && JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
-}
-
-static const char *
-str_member (JsonObject *o, const char *name)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-             ? json_node_get_string (n)
-             : NULL;
-}
-
-static gboolean
-int_member (JsonObject *o, const char *name, gint64 *ret)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
-    return FALSE;
-  *ret = json_node_get_int (n);
-  return TRUE;
-}
-
-static gboolean
-bool_member (JsonObject *o, const char *name, gboolean *ret)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_BOOLEAN)
-    return FALSE;
-  *ret = json_node_get_boolean (n);
-  return TRUE;
-}
-
-static gboolean
-hex_decode (const char *hex, guint8 *out, gsize n)
-{
-  if (!hex || strlen (hex) != n * 2)
-    return FALSE;
-  for (gsize i = 0; i < n; i++)
-    {
-      int hi = g_ascii_xdigit_value (hex[2 * i]), lo = g_ascii_xdigit_value (hex[2 * i + 1]);
-
-      if (hi < 0 || lo < 0)
-        return FALSE;
-      out[i] = (guint8) (hi << 4 | lo);
-    }
-  return TRUE;
-}
-
-static char *
-hex_of (const guint8 *b, gsize n)
-{
-  GString *hex = g_string_sized_new (n * 2);
-
-  for (gsize i = 0; i < n; i++)
-    g_string_append_printf (hex, "%02x", b[i]);
-  return g_string_free (hex, FALSE);
-}
-
 /* Layer 1: every listed file against its digest and size; nothing extra. */
 static void
 check_files (AirlockBundleReport *r, const char *dir, int dirfd, JsonObject *files)
@@ -216,8 +150,8 @@ check_files (AirlockBundleReport *r, const char *dir, int dirfd, JsonObject *fil
   for (GList *l = names; l; l = l->next)
     {
       const char *name = l->data;
-      JsonObject *f = obj_member (files, name);
-      const char *want = str_member (f, "sha256");
+      JsonObject *f = airlock_json_get_object (files, name);
+      const char *want = airlock_json_get_string (f, "sha256");
       gint64 want_size = -1;
       g_autofree char *path = NULL;
       g_autofree char *have = NULL;
@@ -229,7 +163,7 @@ check_files (AirlockBundleReport *r, const char *dir, int dirfd, JsonObject *fil
           problem (r, "manifest.json", "lists a file outside the bundle: '%s'", name);
           continue;
         }
-      if (!want || !int_member (f, "size", &want_size))
+      if (!want || !airlock_json_get_int (f, "size", &want_size))
         {
           problem (r, "manifest.json", "has no sha256 and size for '%s'", name);
           continue;
@@ -326,9 +260,9 @@ parse_frames (AirlockBundleReport *r, GBytes *text)
           return NULL;
         }
       o = json_node_get_object (json_parser_get_root (parser));
-      if (!int_member (o, "seq", &seq) || !int_member (o, "offset", &f.offset)
-          || !int_member (o, "size", &f.size) || !int_member (o, "received_mono_us", &f.mono)
-          || !int_member (o, "received_real_us", &f.real) || !str_member (o, "chain")
+      if (!airlock_json_get_int (o, "seq", &seq) || !airlock_json_get_int (o, "offset", &f.offset)
+          || !airlock_json_get_int (o, "size", &f.size) || !airlock_json_get_int (o, "received_mono_us", &f.mono)
+          || !airlock_json_get_int (o, "received_real_us", &f.real) || !airlock_json_get_string (o, "chain")
           || f.offset < 0 || f.size <= 0)
         {
           problem (r, "frames.jsonl", "line %u lacks seq, offset, size, receipt times or chain",
@@ -337,7 +271,7 @@ parse_frames (AirlockBundleReport *r, GBytes *text)
           return NULL;
         }
       f.seq = (guint64) seq;
-      f.chain = g_strdup (str_member (o, "chain"));
+      f.chain = g_strdup (airlock_json_get_string (o, "chain"));
       g_array_append_val (frames, f);
     }
   return frames;
@@ -383,8 +317,8 @@ replay (AirlockBundleReport *r, JsonObject *run, GBytes *host, GBytes *evidence,
   GPtrArray *frames;
   gint64 last_mono = 0, last_real = 0;
 
-  if (!hex_decode (str_member (run, "nonce"), nonce, sizeof nonce)
-      || !int_member (run, "heartbeat_ms", &hb) || !int_member (run, "heartbeat_tolerance_ms", &tol)
+  if (!airlock_hex_decode (airlock_json_get_string (run, "nonce"), nonce, sizeof nonce)
+      || !airlock_json_get_int (run, "heartbeat_ms", &hb) || !airlock_json_get_int (run, "heartbeat_tolerance_ms", &tol)
       || hb <= 0 || tol <= 0 || hb > G_MAXUINT32 || tol > G_MAXUINT32)
     {
       problem (r, "manifest.json", "run has no nonce or heartbeat settings to replay with");
@@ -440,7 +374,7 @@ replay (AirlockBundleReport *r, JsonObject *run, GBytes *host, GBytes *evidence,
         }
       {
         const AirlockFrame *got = frames->pdata[i];
-        g_autofree char *chain = hex_of (got->chain, 32);
+        g_autofree char *chain = airlock_hex_encode (got->chain, 32);
 
         if (got->seq != f->seq || (gint64) got->offset != f->offset || (gint64) got->size != f->size
             || g_ascii_strcasecmp (chain, f->chain) != 0)
@@ -545,24 +479,24 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       goto out;
     }
   m = json_node_get_object (manifest);
-  if (g_strcmp0 (str_member (m, "bundle"), AIRLOCK_BUNDLE_FORMAT) != 0)
+  if (g_strcmp0 (airlock_json_get_string (m, "bundle"), AIRLOCK_BUNDLE_FORMAT) != 0)
     {
       problem (r, "manifest.json", "is not an %s manifest", AIRLOCK_BUNDLE_FORMAT);
       goto out;
     }
-  r->arch = g_strdup (str_member (m, "arch"));
+  r->arch = g_strdup (airlock_json_get_string (m, "arch"));
   if (!r->arch || !airlock_arch_from_string (r->arch, &arch))
     {
       problem (r, "manifest.json", "names no arch airlock knows");
       goto out;
     }
-  run = obj_member (m, "run");
-  inputs = obj_member (m, "inputs");
-  image = obj_member (inputs, "image");
-  files = obj_member (m, "files");
-  r->manifest_digest = g_strdup (str_member (image, "manifest"));
-  r->index_digest = g_strdup (str_member (image, "index"));
-  if (!run || !bool_member (run, "complete", &complete))
+  run = airlock_json_get_object (m, "run");
+  inputs = airlock_json_get_object (m, "inputs");
+  image = airlock_json_get_object (inputs, "image");
+  files = airlock_json_get_object (m, "files");
+  r->manifest_digest = g_strdup (airlock_json_get_string (image, "manifest"));
+  r->index_digest = g_strdup (airlock_json_get_string (image, "index"));
+  if (!run || !airlock_json_get_bool (run, "complete", &complete))
     {
       problem (r, "manifest.json", "has no run record");
       goto out;
@@ -593,15 +527,15 @@ airlock_bundle_verify (const char *dir, GBytes *key)
 
   /* The chain head, three ways: replayed, chain-head, the manifest. */
   {
-    g_autofree char *head = hex_of (airlock_channel_get_chain_head (channel), 32);
+    g_autofree char *head = airlock_hex_encode (airlock_channel_get_chain_head (channel), 32);
     g_autofree char *file_head = g_strstrip (g_strndup (g_bytes_get_data (chain_text, NULL),
                                                         g_bytes_get_size (chain_text)));
 
     if (g_ascii_strcasecmp (head, file_head) != 0)
       problem (r, "chain-head", "says %s; the stream replays to %s", file_head, head);
-    if (g_strcmp0 (str_member (run, "chain_head"), head) != 0)
+    if (g_strcmp0 (airlock_json_get_string (run, "chain_head"), head) != 0)
       problem (r, "manifest.json", "records chain head %s; the stream replays to %s",
-               str_member (run, "chain_head") ? str_member (run, "chain_head") : "(none)", head);
+               airlock_json_get_string (run, "chain_head") ? airlock_json_get_string (run, "chain_head") : "(none)", head);
   }
 
   /* Layer 3b: the events decoded again. */
@@ -620,11 +554,11 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       goto out;
     }
   {
-    const char *pcap_error = str_member (run, "pcap_error");
-    JsonObject *kase = obj_member (m, "case");
-    JsonObject *airlock = obj_member (inputs, "airlock");
+    const char *pcap_error = airlock_json_get_string (run, "pcap_error");
+    JsonObject *kase = airlock_json_get_object (m, "case");
+    JsonObject *airlock = airlock_json_get_object (inputs, "airlock");
     g_autofree char *evidence_sha = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, evidence);
-    g_autofree char *head = hex_of (airlock_channel_get_chain_head (channel), 32);
+    g_autofree char *head = airlock_hex_encode (airlock_channel_get_chain_head (channel), 32);
     g_autofree char *policy_str = g_strndup (g_bytes_get_data (policy_text, NULL),
                                              g_bytes_get_size (policy_text));
     g_autofree char *want_verdict = NULL;
@@ -634,21 +568,21 @@ airlock_bundle_verify (const char *dir, GBytes *key)
 
     verdict = airlock_verdict_judge (airlock_event_log_get_events (log), pcap,
                                      pcap ? NULL : (pcap_error ? pcap_error : "the run had no NIC"),
-                                     complete, str_member (run, "reason"), policy, NULL);
+                                     complete, airlock_json_get_string (run, "reason"), policy, NULL);
     r->verdict = g_strdup (airlock_verdict_kind_to_string (verdict->kind));
     facts.arch = arch;
-    facts.case_name = str_member (kase, "name");
-    facts.reference = str_member (image, "reference");
-    facts.index_digest = str_member (image, "index");
-    facts.manifest_digest = str_member (image, "manifest");
-    facts.config_digest = str_member (image, "config");
-    facts.airlock_version = str_member (airlock, "version");
-    facts.accel = str_member (run, "accel");
+    facts.case_name = airlock_json_get_string (kase, "name");
+    facts.reference = airlock_json_get_string (image, "reference");
+    facts.index_digest = airlock_json_get_string (image, "index");
+    facts.manifest_digest = airlock_json_get_string (image, "manifest");
+    facts.config_digest = airlock_json_get_string (image, "config");
+    facts.airlock_version = airlock_json_get_string (airlock, "version");
+    facts.accel = airlock_json_get_string (run, "accel");
     facts.chain_head = head;
     facts.evidence_sha256 = evidence_sha;
     facts.policy_text = policy_str;
-    facts.started = str_member (run, "started");
-    facts.finished = str_member (run, "finished");
+    facts.started = airlock_json_get_string (run, "started");
+    facts.finished = airlock_json_get_string (run, "finished");
     facts.events = airlock_event_log_get_events (log);
     facts.verdict = verdict;
     want_verdict = airlock_bundle_verdict_json (&facts);
@@ -660,7 +594,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       {
         g_autoptr (JsonNode) said = parse_json (r, "verdict.json", verdict_text);
         const char *claim = said && JSON_NODE_HOLDS_OBJECT (said)
-                                ? str_member (json_node_get_object (said), "verdict")
+                                ? airlock_json_get_string (json_node_get_object (said), "verdict")
                                 : NULL;
 
         if (claim && !g_str_equal (claim, r->verdict))

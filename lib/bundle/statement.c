@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include "bundle/bundle.h"
+#include "bundle/bundle-json-private.h"
 #include "protocol.h"
 
 #include "evidence/sockaddr.h"
@@ -27,51 +28,19 @@
 #include <string.h>
 
 static void
-set_str (JsonBuilder *b, const char *name, const char *value)
-{
-  json_builder_set_member_name (b, name);
-  if (value)
-    json_builder_add_string_value (b, value);
-  else
-    json_builder_add_null_value (b);
-}
-
-static void
 invoking_process (JsonBuilder *b, const AirlockEvent *ev)
 {
   json_builder_set_member_name (b, "invokingProcess");
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "pid");
   json_builder_add_int_value (b, ev->has_nspid ? ev->nspid : ev->pid);
-  set_str (b, "processBinary", ev->exe);
+  airlock_json_set_str (b, "processBinary", ev->exe);
   json_builder_set_member_name (b, "arguments");
   json_builder_begin_array (b);
   for (guint i = 0; ev->argv && ev->argv[i]; i++)
     json_builder_add_string_value (b, ev->argv[i]);
   json_builder_end_array (b);
   json_builder_end_object (b);
-}
-
-static const char *
-protocol_name (const AirlockEvent *ev)
-{
-  int type = (int) ev->sock_type & 0xf;
-
-  switch (ev->sock_protocol)
-    {
-    case IPPROTO_TCP:
-      return "tcp";
-    case IPPROTO_UDP:
-      return "udp";
-    case IPPROTO_ICMP:
-      return "icmp";
-    case IPPROTO_ICMPV6:
-      return "icmpv6";
-    case 0:
-      return type == SOCK_STREAM ? "tcp" : type == SOCK_DGRAM ? "udp" : NULL;
-    default:
-      return NULL;
-    }
 }
 
 static void
@@ -93,15 +62,9 @@ network_entry (JsonBuilder *b, const AirlockEvent *ev, const AirlockVerdictAttem
   if (sa && sa->effect == AIRLOCK_SOCKADDR_ADDRESS
       && (sa->family == AF_INET || sa->family == AF_INET6))
     {
-      g_autofree char *text = airlock_sockaddr_to_string (sa);
-      g_autofree char *ip = NULL;
+      g_autofree char *ip = airlock_sockaddr_inet_address (sa);
 
-      /* "192.0.2.1:80" / "[2001:db8::1]:80" → the address alone. */
-      if (text[0] == '[')
-        ip = g_strndup (text + 1, strcspn (text + 1, "]%"));
-      else
-        ip = g_strndup (text, strcspn (text, ":"));
-      set_str (b, "ip", ip);
+      airlock_json_set_str (b, "ip", ip);
       if (sa->inet.port)
         {
           json_builder_set_member_name (b, "port");
@@ -109,14 +72,14 @@ network_entry (JsonBuilder *b, const AirlockEvent *ev, const AirlockVerdictAttem
         }
     }
   if (hostname)
-    set_str (b, "hostname", hostname);
-  if (protocol_name (ev))
-    set_str (b, "protocol", protocol_name (ev));
+    airlock_json_set_str (b, "hostname", hostname);
+  if (airlock_inet_protocol_name ((int) ev->sock_protocol, (int) ev->sock_type))
+    airlock_json_set_str (b, "protocol", airlock_inet_protocol_name ((int) ev->sock_protocol, (int) ev->sock_type));
   invoking_process (b, ev);
-  set_str (b, "syscall", ev->syscall_name);
-  set_str (b, "airlockKey", key);
-  set_str (b, "airlockOutcome", outcome);
-  set_str (b, "airlockPolicy", j->denied ? "denied" : j->admitted ? "admitted" : "not-admitted");
+  airlock_json_set_str (b, "syscall", ev->syscall_name);
+  airlock_json_set_str (b, "airlockKey", key);
+  airlock_json_set_str (b, "airlockOutcome", outcome);
+  airlock_json_set_str (b, "airlockPolicy", j->denied ? "denied" : j->admitted ? "admitted" : "not-admitted");
   json_builder_set_member_name (b, "airlockSeq");
   json_builder_add_int_value (b, (gint64) ev->seq);
   json_builder_end_object (b);
@@ -127,9 +90,6 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
 {
   const AirlockVerdict *v = facts->verdict;
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  g_autofree char *text = NULL;
   g_autofree char *event = g_strdup_printf ("urn:airlock:run:%s:chain:%s",
                                             airlock_arch_to_string (facts->arch),
                                             facts->chain_head ? facts->chain_head : "none");
@@ -140,30 +100,30 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
                                                                facts->policy_text ? facts->policy_text : "", -1);
 
   json_builder_begin_object (b);
-  set_str (b, "_type", AIRLOCK_STATEMENT_TYPE);
+  airlock_json_set_str (b, "_type", AIRLOCK_STATEMENT_TYPE);
   json_builder_set_member_name (b, "subject");
   json_builder_begin_array (b);
   if (facts->manifest_digest && g_str_has_prefix (facts->manifest_digest, "sha256:"))
     {
       json_builder_begin_object (b);
-      set_str (b, "name", facts->reference);
+      airlock_json_set_str (b, "name", facts->reference);
       json_builder_set_member_name (b, "digest");
       json_builder_begin_object (b);
-      set_str (b, "sha256", facts->manifest_digest + strlen ("sha256:"));
+      airlock_json_set_str (b, "sha256", facts->manifest_digest + strlen ("sha256:"));
       json_builder_end_object (b);
       if (facts->index_digest)
         {
           json_builder_set_member_name (b, "annotations");
           json_builder_begin_object (b);
-          set_str (b, "airlock.index", facts->index_digest);
-          set_str (b, "airlock.config", facts->config_digest);
-          set_str (b, "airlock.arch", airlock_arch_to_string (facts->arch));
+          airlock_json_set_str (b, "airlock.index", facts->index_digest);
+          airlock_json_set_str (b, "airlock.config", facts->config_digest);
+          airlock_json_set_str (b, "airlock.arch", airlock_arch_to_string (facts->arch));
           json_builder_end_object (b);
         }
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
-  set_str (b, "predicateType", AIRLOCK_RUNTIME_TRACE_TYPE);
+  airlock_json_set_str (b, "predicateType", AIRLOCK_RUNTIME_TRACE_TYPE);
 
   json_builder_set_member_name (b, "predicate");
   json_builder_begin_object (b);
@@ -173,19 +133,19 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
   {
     g_autofree char *type = g_strdup_printf ("urn:airlock:monitor:supervisor/%s", facts->airlock_version);
 
-    set_str (b, "type", type);
+    airlock_json_set_str (b, "type", type);
   }
   json_builder_set_member_name (b, "configSource");
   json_builder_begin_object (b);
-  set_str (b, "name", "policy.txt");
+  airlock_json_set_str (b, "name", "policy.txt");
   json_builder_set_member_name (b, "digest");
   json_builder_begin_object (b);
-  set_str (b, "sha256", policy_sha);
+  airlock_json_set_str (b, "sha256", policy_sha);
   json_builder_end_object (b);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "tracePolicy");
   json_builder_begin_object (b);
-  set_str (b, "allow", facts->policy_text ? facts->policy_text : "");
+  airlock_json_set_str (b, "allow", facts->policy_text ? facts->policy_text : "");
   json_builder_set_member_name (b, "negativeControls");
   json_builder_add_int_value (b, v->controls->len);
   json_builder_end_object (b);
@@ -193,9 +153,9 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
 
   json_builder_set_member_name (b, "monitoredProcess");
   json_builder_begin_object (b);
-  set_str (b, "hostID", host);
-  set_str (b, "type", "urn:airlock:image-entrypoint/v1");
-  set_str (b, "event", event);
+  airlock_json_set_str (b, "hostID", host);
+  airlock_json_set_str (b, "type", "urn:airlock:image-entrypoint/v1");
+  airlock_json_set_str (b, "event", event);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "monitorLog");
@@ -209,8 +169,8 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
       if (ev->kind != AIRLOCK_EVENT_SYSCALL || ev->phase == AIRLOCK_PHASE_CONTROLS || !ev->path)
         continue;
       json_builder_begin_object (b);
-      set_str (b, "eventType", "process");
-      set_str (b, "processBinary", ev->path);
+      airlock_json_set_str (b, "eventType", "process");
+      airlock_json_set_str (b, "processBinary", ev->path);
       json_builder_set_member_name (b, "arguments");
       json_builder_begin_array (b);
       for (guint k = 0; ev->exec_argv && ev->exec_argv[k]; k++)
@@ -238,15 +198,15 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
 
   json_builder_set_member_name (b, "metadata");
   json_builder_begin_object (b);
-  set_str (b, "buildStartedOn", facts->started);
-  set_str (b, "buildFinishedOn", facts->finished);
+  airlock_json_set_str (b, "buildStartedOn", facts->started);
+  airlock_json_set_str (b, "buildFinishedOn", facts->finished);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "airlock");
   json_builder_begin_object (b);
-  set_str (b, "version", facts->airlock_version);
-  set_str (b, "arch", airlock_arch_to_string (facts->arch));
-  set_str (b, "verdict", airlock_verdict_kind_to_string (v->kind));
+  airlock_json_set_str (b, "version", facts->airlock_version);
+  airlock_json_set_str (b, "arch", airlock_arch_to_string (facts->arch));
+  airlock_json_set_str (b, "verdict", airlock_verdict_kind_to_string (v->kind));
   json_builder_set_member_name (b, "reasons");
   json_builder_begin_array (b);
   for (guint i = 0; i < v->reasons->len; i++)
@@ -256,16 +216,12 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
   json_builder_add_int_value (b, v->n_controls_ok);
   json_builder_set_member_name (b, "unattributedFlows");
   json_builder_add_int_value (b, v->n_unattributed);
-  set_str (b, "chainHead", facts->chain_head);
-  set_str (b, "evidenceSha256", facts->evidence_sha256);
+  airlock_json_set_str (b, "chainHead", facts->chain_head);
+  airlock_json_set_str (b, "evidenceSha256", facts->evidence_sha256);
   json_builder_end_object (b);
 
   json_builder_end_object (b);
   json_builder_end_object (b);
 
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  text = json_generator_to_data (gen, NULL);
-  return g_strconcat (text, "\n", NULL);
+  return airlock_json_builder_to_text (b, TRUE);
 }

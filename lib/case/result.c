@@ -38,35 +38,6 @@ keep (AirlockResult *r, char *s)
   return s;
 }
 
-static const char *
-protocol_name (int protocol, int type)
-{
-  switch (protocol)
-    {
-    case IPPROTO_TCP:
-      return "tcp";
-    case IPPROTO_UDP:
-      return "udp";
-    case IPPROTO_ICMP:
-      return "icmp";
-    case IPPROTO_ICMPV6:
-      return "icmpv6";
-    case 0:
-      return type == SOCK_STREAM ? "tcp" : type == SOCK_DGRAM ? "udp" : NULL;
-    default:
-      return "other";
-    }
-}
-
-/* "192.0.2.1:80" → "192.0.2.1"; "[2001:db8::1%2]:53" → "2001:db8::1". */
-static char *
-address_part (const char *text)
-{
-  if (text[0] == '[')
-    return g_strndup (text + 1, strcspn (text + 1, "]%"));
-  return g_strndup (text, strcspn (text, ":"));
-}
-
 static AirlockAttempt *
 attempt_of (AirlockResult *r, const AirlockEvent *ev)
 {
@@ -84,20 +55,19 @@ attempt_of (AirlockResult *r, const AirlockEvent *ev)
     {
       a->family = keep (r, airlock_socket_family_to_string ((int) ev->sock_family));
       if (ev->sock_family == AF_INET || ev->sock_family == AF_INET6)
-        a->protocol = protocol_name ((int) ev->sock_protocol, (int) ev->sock_type & 0xf);
+        a->protocol = airlock_inet_protocol_name ((int) ev->sock_protocol, (int) ev->sock_type);
     }
   if (dest)
     {
-      g_autofree char *text = airlock_sockaddr_to_string (dest);
+      char *ip = airlock_sockaddr_inet_address (dest);
 
-      if (dest->effect == AIRLOCK_SOCKADDR_ADDRESS
-          && (dest->family == AF_INET || dest->family == AF_INET6))
+      if (ip)
         {
-          a->address = keep (r, address_part (text));
+          a->address = keep (r, ip);
           a->port = dest->inet.port;
         }
       else
-        a->address = keep (r, g_steal_pointer (&text));
+        a->address = keep (r, airlock_sockaddr_to_string (dest));
     }
   for (guint i = 0; i < ev->dns->len; i++)
     {
@@ -165,7 +135,7 @@ airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm, Airl
           rf->key = keep (r, g_strdup (f->key));
           rf->address = keep (r, g_strdup (f->address_text));
           rf->port = f->port;
-          rf->protocol = protocol_name (f->protocol, f->type);
+          rf->protocol = airlock_inet_protocol_name (f->protocol, f->type);
           rf->packets = f->packets;
           for (int l = 0; l < 3; l++)
             for (guint k = 0; lists[l] && k < lists[l]->len; k++)

@@ -626,3 +626,37 @@ airlock_attempt_key (int family, int type, int protocol, const AirlockSockaddr *
   append_address (out, sa, FALSE);
   return g_string_free (out, FALSE);
 }
+
+const char *
+airlock_inet_protocol_name (int protocol, int type)
+{
+  switch (protocol)
+    {
+    case IPPROTO_TCP:
+      return "tcp";
+    case IPPROTO_UDP:
+      return "udp";
+    case IPPROTO_ICMP:
+      return "icmp";
+    case IPPROTO_ICMPV6:
+      return "icmpv6";
+    case 0:
+      return (type & 0xf) == SOCK_STREAM ? "tcp" : (type & 0xf) == SOCK_DGRAM ? "udp" : NULL;
+    default:
+      return NULL;
+    }
+}
+
+char *
+airlock_sockaddr_inet_address (const AirlockSockaddr *sa)
+{
+  g_autofree char *text = NULL;
+
+  if (sa->effect != AIRLOCK_SOCKADDR_ADDRESS || (sa->family != AF_INET && sa->family != AF_INET6))
+    return NULL;
+  /* "192.0.2.1:80" / "[2001:db8::1%2]:53" → the address alone. */
+  text = airlock_sockaddr_to_string (sa);
+  if (text[0] == '[')
+    return g_strndup (text + 1, strcspn (text + 1, "]%"));
+  return g_strndup (text, strcspn (text, ":"));
+}

@@ -198,4 +198,14 @@ char *airlock_socket_triple_to_string (int family, int type, int protocol);
 /* "inet6", "unix", …; "family-N" for others.  Transfer full. */
 char *airlock_socket_family_to_string (int family);
 
+/* The transport an inet socket of @type and @protocol speaks: "tcp",
+ * "udp", "icmp", "icmpv6" (protocol 0 on a stream or datagram socket is
+ * TCP or UDP), NULL for anything else (static). */
+const char *airlock_inet_protocol_name (int protocol, int type);
+
+/* The address of an inet sockaddr alone, as a packet carries it:
+ * "192.0.2.1", "2001:db8::1" (no brackets, port or scope id); NULL for any
+ * other family.  Transfer full. */
+char *airlock_sockaddr_inet_address (const AirlockSockaddr *sa);
+
 G_END_DECLS
