@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "harness.h"
+#include "table.h"
 
 #include "evidence/event.h"
 #include "gate/verdict.h"
@@ -25,61 +26,6 @@
 #define DEFAULT_TIMEOUT_S 30
 #define MAX_TIMEOUT_S 86400
 
-/* ---- the attempts table ---- */
-
-typedef struct {
-  GPtrArray *rows;   /* GStrv, each with n_cols cells */
-  guint n_cols;
-} Table;
-
-static void
-table_init (Table *t, const char *const *header)
-{
-  t->rows = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
-  t->n_cols = g_strv_length ((GStrv) header);
-  g_ptr_array_add (t->rows, g_strdupv ((GStrv) header));
-}
-
-/* Takes ownership of @cells (n_cols strings). */
-static void
-table_add (Table *t, char **cells)
-{
-  GStrv row = g_new0 (char *, t->n_cols + 1);
-
-  for (guint i = 0; i < t->n_cols; i++)
-    row[i] = cells[i] ? cells[i] : g_strdup ("-");
-  g_ptr_array_add (t->rows, row);
-}
-
-static void
-table_print (Table *t, const char *indent)
-{
-  g_autofree guint *widths = g_new0 (guint, t->n_cols);
-
-  for (guint r = 0; r < t->rows->len; r++)
-    {
-      GStrv row = t->rows->pdata[r];
-
-      for (guint c = 0; c < t->n_cols; c++)
-        widths[c] = MAX (widths[c], (guint) g_utf8_strlen (row[c], -1));
-    }
-  for (guint r = 0; r < t->rows->len; r++)
-    {
-      GStrv row = t->rows->pdata[r];
-      GString *line = g_string_new (indent);
-
-      for (guint c = 0; c < t->n_cols; c++)
-        {
-          g_string_append (line, row[c]);
-          if (c + 1 < t->n_cols)
-            for (guint pad = (guint) g_utf8_strlen (row[c], -1); pad < widths[c] + 2; pad++)
-              g_string_append_c (line, ' ');
-        }
-      printf ("%s\n", line->str);
-      g_string_free (line, TRUE);
-    }
-  g_ptr_array_unref (t->rows);
-}
 
 static gboolean
 is_exec (const AirlockEvent *ev)
@@ -162,26 +108,6 @@ attempt_row (Table *t, const AirlockEvent *ev)
   cells[6] = dns_cell (ev);
   cells[7] = airlock_event_outcome (ev);
   table_add (t, cells);
-}
-
-static char *
-argv_text (const char *const *argv)
-{
-  GString *out = g_string_new (NULL);
-
-  for (guint i = 0; argv && argv[i]; i++)
-    {
-      const char *arg = argv[i];
-
-      if (i)
-        g_string_append_c (out, ' ');
-      /* Escaped already; quote what would not read as one word. */
-      if (*arg == '\0' || strpbrk (arg, " '\"") != NULL)
-        g_string_append_printf (out, "'%s'", arg);
-      else
-        g_string_append (out, arg);
-    }
-  return g_string_free (out, FALSE);
 }
 
 /* ---- one run ---- */

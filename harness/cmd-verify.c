@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static gboolean
-is_bundle (const char *dir)
+gboolean
+harness_is_bundle (const char *dir)
 {
   g_autofree char *manifest = g_build_filename (dir, "manifest.json", NULL);
   g_autofree char *marker = g_build_filename (dir, AIRLOCK_BUNDLE_INCOMPLETE, NULL);
@@ -95,7 +95,7 @@ cmd_verify (int argc, char **argv)
           fprintf (stderr, "airlock verify: '%s' is not a directory\n", dir);
           return HARNESS_EXIT_USAGE;
         }
-      if (is_bundle (dir))
+      if (harness_is_bundle (dir))
         {
           n++;
           failed += !verify_one (dir, key);
