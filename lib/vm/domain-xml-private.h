@@ -21,6 +21,8 @@ typedef struct {
   const char *initrd;
   const char *cmdline;       /* appended after the arch's console arguments */
   gboolean arm64_cpu_max;    /* arm64: -cpu max,pauth-impdef=on instead of cortex-a57 */
+  gboolean icount;           /* TCG: -icount shift=0,sleep=off (deterministic instruction
+                              * counting); ignored under KVM */
   /* Recorded in <metadata> so a later run can tell whether the owner died. */
   const char *owner_boot_id;
   const char *owner_host;

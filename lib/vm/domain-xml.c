@@ -139,9 +139,17 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
     "  </devices>\n");
   {
     gboolean cpu_arg = !amd64 && spec->arm64_cpu_max && !g_str_equal (spec->virt_type, "kvm");
+    gboolean icount = spec->icount && !g_str_equal (spec->virt_type, "kvm");
 
-    if (cpu_arg || spec->pcap_path)
+    if (cpu_arg || spec->pcap_path || icount)
       g_string_append (x, "  <qemu:commandline>\n");
+    if (icount)
+      /* One virtual instruction per virtual nanosecond, the guest clock
+       * driven by instructions, not the host's: the same inputs run the
+       * same way (`airlock replay --icount`).  libvirt does not model it. */
+      g_string_append (x,
+        "    <qemu:arg value='-icount'/>\n"
+        "    <qemu:arg value='shift=0,sleep=off'/>\n");
     if (cpu_arg)
       /* libvirt does not model pauth-impdef: pass the CPU on QEMU's command line. */
       g_string_append (x,
@@ -182,7 +190,7 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
                           escaped);
         }
       }
-    if (cpu_arg || spec->pcap_path)
+    if (cpu_arg || spec->pcap_path || icount)
       g_string_append (x, "  </qemu:commandline>\n");
   }
   g_string_append (x, "</domain>\n");

@@ -1,0 +1,586 @@
+/* airlock replay: run a bundle's case again, from the same pinned inputs,
+ * and say whether it did the same.
+ *
+ * Every input the bundle pins is checked before anything boots: the image
+ * (index, manifest and config digests, and every layer blob read through
+ * and checked against its digest — a cached rootfs disk would otherwise
+ * hide a changed blob), the guest kernel and initramfs, the supervisor
+ * build.  A missing or changed one is refused, named with its expected
+ * digest.  QEMU's and libvirt's versions are reported when they differ.
+ * The case runs with the same arguments, env overrides, stdin, timeout,
+ * controls and policy, and the guest clock set to the recorded run's start;
+ * then the two runs' attempts are compared as multisets keyed by
+ * (executable, system call, action, family, type, protocol, address, port,
+ * DNS names), the controls by name, and the verdicts. */
+#include "config.h"
+
+#include "harness.h"
+
+#include "case/case-private.h"
+#include "bundle/bundle-json-private.h"
+
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+  char *dir;
+  JsonNode *root;          /* manifest.json */
+  JsonObject *m, *kase, *inputs, *image, *run;
+  AirlockArch arch;
+} Recorded;
+
+static void
+recorded_clear (Recorded *r)
+{
+  g_free (r->dir);
+  if (r->root)
+    json_node_unref (r->root);
+}
+
+static gint64
+int_or (JsonObject *o, const char *name, gint64 fallback)
+{
+  gint64 v = fallback;
+
+  (void) airlock_json_get_int (o, name, &v);
+  return v;
+}
+
+static gboolean
+bool_or (JsonObject *o, const char *name, gboolean fallback)
+{
+  gboolean v = fallback;
+
+  (void) airlock_json_get_bool (o, name, &v);
+  return v;
+}
+
+static gboolean
+load_recorded (const char *dir, Recorded *r, GError **error)
+{
+  g_autofree char *path = g_build_filename (dir, "manifest.json", NULL);
+  g_autofree char *marker = g_build_filename (dir, "INCOMPLETE", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+
+  r->dir = g_strdup (dir);
+  if (g_file_test (marker, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "the bundle '%s' is incomplete (its run did not finish): nothing to replay", dir);
+      return FALSE;
+    }
+  if (!json_parser_load_from_file (parser, path, error))
+    return FALSE;
+  r->root = json_node_ref (json_parser_get_root (parser));
+  if (!JSON_NODE_HOLDS_OBJECT (r->root)
+      || g_strcmp0 (airlock_json_get_string (json_node_get_object (r->root), "bundle"), "airlock-bundle/v1") != 0)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "'%s' is not an airlock bundle manifest",
+                   path);
+      return FALSE;
+    }
+  r->m = json_node_get_object (r->root);
+  r->kase = airlock_json_get_object (r->m, "case");
+  r->inputs = airlock_json_get_object (r->m, "inputs");
+  r->image = airlock_json_get_object (r->inputs, "image");
+  r->run = airlock_json_get_object (r->m, "run");
+  if (!airlock_json_get_string (r->m, "arch") || !airlock_arch_from_string (airlock_json_get_string (r->m, "arch"), &r->arch))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "'%s' names no arch airlock knows", path);
+      return FALSE;
+    }
+  if (!r->image || !airlock_json_get_string (r->image, "reference") || !airlock_json_get_string (r->image, "manifest"))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                   "'%s' ran no image (a test program): replay runs image cases", path);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Prints one refusal line per input that is missing or changed. */
+static gboolean
+check_inputs (const Recorded *r, AirlockSession *session, guint *ret_refused)
+{
+  const char *arch_name = airlock_arch_to_string (r->arch);
+  const char *ref = airlock_json_get_string (r->image, "reference");
+  const AirlockGuestImage *guest = airlock_session_get_guest_image (session);
+  JsonObject *kernel = airlock_json_get_object (r->inputs, "kernel"), *initramfs = airlock_json_get_object (r->inputs, "initramfs");
+  JsonObject *supervisor = airlock_json_get_object (r->inputs, "supervisor");
+  g_autoptr (AirlockImageSource) source = NULL;
+  g_autoptr (AirlockImage) image = NULL;
+  g_autoptr (GError) error = NULL;
+  guint refused = 0;
+
+#define REFUSE(...) (printf ("%s: refused: ", arch_name), printf (__VA_ARGS__), printf ("\n"), refused++)
+
+  source = airlock_image_source_open (ref, &error);
+  if (source)
+    image = airlock_image_resolve (source, r->arch, &error);
+  if (!image)
+    REFUSE ("image %s (manifest %s): %s", ref, airlock_json_get_string (r->image, "manifest"), error->message);
+  else
+    {
+      static const char *const fields[] = { "index", "manifest", "config" };
+      const char *have[] = { image->index_digest, image->manifest_digest, image->config_digest };
+      JsonNode *layers_node = json_object_get_member (r->image, "layers");
+      JsonArray *layers = layers_node && JSON_NODE_HOLDS_ARRAY (layers_node)
+                              ? json_node_get_array (layers_node) : NULL;
+
+      for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
+        if (g_strcmp0 (airlock_json_get_string (r->image, fields[i]), have[i]) != 0)
+          REFUSE ("image %s: its %s is %s, the bundle pins %s", ref, fields[i],
+                  have[i] ? have[i] : "(none)", airlock_json_get_string (r->image, fields[i]) ? airlock_json_get_string (r->image, fields[i]) : "(none)");
+      if (!layers || json_array_get_length (layers) != image->layers->len)
+        REFUSE ("image %s: %u layers, the bundle pins %u", ref, image->layers->len,
+                layers ? json_array_get_length (layers) : 0);
+      /* Every layer read through and checked now: the cached rootfs disk
+       * would otherwise stand in for a blob that changed. */
+      for (guint i = 0; i < image->layers->len; i++)
+        {
+          const AirlockImageLayer *l = image->layers->pdata[i];
+          g_autoptr (GInputStream) in = NULL;
+          g_autoptr (GError) lerror = NULL;
+          guint8 buf[65536];
+          gssize n = 0;
+
+          in = airlock_image_open_layer (source, l, &lerror);
+          while (in && (n = g_input_stream_read (in, buf, sizeof buf, NULL, &lerror)) > 0)
+            ;
+          if (!in || n < 0)
+            REFUSE ("image %s: layer blob %s: %s", ref, l->digest, lerror->message);
+        }
+    }
+  if (g_strcmp0 (airlock_json_get_string (kernel, "sha256"), guest->kernel_sha256) != 0)
+    REFUSE ("guest kernel: the bundle pins sha256 %s (%s), this airlock has %s (%s)",
+            airlock_json_get_string (kernel, "sha256"), airlock_json_get_string (kernel, "source") ? airlock_json_get_string (kernel, "source") : "?",
+            guest->kernel_sha256, guest->kernel_source);
+  if (g_strcmp0 (airlock_json_get_string (initramfs, "sha256"), guest->initramfs_sha256) != 0)
+    REFUSE ("guest initramfs: the bundle pins sha256 %s, this airlock builds %s",
+            airlock_json_get_string (initramfs, "sha256"), guest->initramfs_sha256);
+  {
+    g_autofree char *init_path = g_strdup_printf ("%s/init-%s", airlock_guest_programs_dir (), arch_name);
+    g_autofree char *init_sha = airlock_sha256_file (init_path, NULL);
+
+    if (g_strcmp0 (airlock_json_get_string (supervisor, "sha256"), init_sha) != 0)
+      REFUSE ("supervisor: the bundle pins guest init sha256 %s, '%s' is %s",
+              airlock_json_get_string (supervisor, "sha256"), init_path, init_sha ? init_sha : "missing");
+  }
+#undef REFUSE
+  *ret_refused = refused;
+  return refused == 0;
+}
+
+/* The recorded run's start, as the guest clock of the replay. */
+static guint64
+recorded_clock_ns (const Recorded *r)
+{
+  gint64 set = int_or (r->kase, "clock_ns", 0);
+  g_autoptr (GDateTime) t = NULL;
+
+  if (set > 0)
+    return (guint64) set;
+  if (airlock_json_get_string (r->run, "started"))
+    t = g_date_time_new_from_iso8601 (airlock_json_get_string (r->run, "started"), NULL);
+  return t ? (guint64) g_date_time_to_unix (t) * 1000000000u : 0;
+}
+
+/* "EXE KEYLINE" of each workload record (not execve): the attempt set. */
+static GHashTable *
+recorded_attempts (const Recorded *r, GError **error)
+{
+  g_autofree char *path = g_build_filename (r->dir, "events.jsonl", NULL);
+  g_autofree char *text = NULL;
+  g_auto (GStrv) lines = NULL;
+  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  if (!g_file_get_contents (path, &text, NULL, error))
+    {
+      g_hash_table_unref (set);
+      return NULL;
+    }
+  lines = g_strsplit (text, "\n", -1);
+  for (guint i = 0; lines[i]; i++)
+    {
+      g_autoptr (JsonParser) parser = json_parser_new ();
+      JsonObject *o;
+      char *key;
+
+      if (!*lines[i] || !json_parser_load_from_data (parser, lines[i], -1, NULL)
+          || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        continue;
+      o = json_node_get_object (json_parser_get_root (parser));
+      if (g_strcmp0 (airlock_json_get_string (o, "kind"), "syscall") != 0 || g_strcmp0 (airlock_json_get_string (o, "phase"), "workload") != 0
+          || g_strcmp0 (airlock_json_get_string (o, "syscall"), "execve") == 0 || g_strcmp0 (airlock_json_get_string (o, "syscall"), "execveat") == 0)
+        continue;
+      key = g_strdup_printf ("%s %s", airlock_json_get_string (o, "exe") ? airlock_json_get_string (o, "exe") : "?", airlock_json_get_string (o, "key"));
+      g_hash_table_insert (set, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (set, key)) + 1));
+    }
+  return set;
+}
+
+static GHashTable *
+replayed_attempts (AirlockResult *result)
+{
+  GPtrArray *attempts = airlock_result_get_attempts (result);
+  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (guint i = 0; i < attempts->len; i++)
+    {
+      const AirlockAttempt *a = attempts->pdata[i];
+      char *key = g_strdup_printf ("%s %s", a->exe ? a->exe : "?", a->key);
+
+      g_hash_table_insert (set, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (set, key)) + 1));
+    }
+  return set;
+}
+
+static gint
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* Lines "- N x KEY" (only recorded) and "+ N x KEY" (only replayed),
+ * sorted, into @diffs. */
+static void
+diff_sets (GHashTable *recorded, GHashTable *replayed, GPtrArray *diffs)
+{
+  g_autoptr (GPtrArray) keys = g_ptr_array_new ();
+  GHashTableIter it;
+  gpointer k;
+
+  g_hash_table_iter_init (&it, recorded);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    g_ptr_array_add (keys, k);
+  g_hash_table_iter_init (&it, replayed);
+  while (g_hash_table_iter_next (&it, &k, NULL))
+    if (!g_hash_table_contains (recorded, k))
+      g_ptr_array_add (keys, k);
+  g_ptr_array_sort (keys, compare_strings);
+  for (guint i = 0; i < keys->len; i++)
+    {
+      guint a = GPOINTER_TO_UINT (g_hash_table_lookup (recorded, keys->pdata[i]));
+      guint b = GPOINTER_TO_UINT (g_hash_table_lookup (replayed, keys->pdata[i]));
+
+      if (a > b)
+        g_ptr_array_add (diffs, g_strdup_printf ("- %u x %s (only in the recorded run)", a - b,
+                                                 (char *) keys->pdata[i]));
+      else if (b > a)
+        g_ptr_array_add (diffs, g_strdup_printf ("+ %u x %s (only in the replay)", b - a,
+                                                 (char *) keys->pdata[i]));
+    }
+}
+
+/* The recorded controls (verdict.json) against the replay's. */
+static void
+diff_controls (const Recorded *r, AirlockResult *result, GPtrArray *diffs, GError **error)
+{
+  g_autofree char *path = g_build_filename (r->dir, "verdict.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  GPtrArray *now = airlock_result_get_controls (result);
+  JsonObject *v, *controls;
+  JsonNode *each;
+  const char *kind;
+
+  if (!json_parser_load_from_file (parser, path, error) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+    return;
+  v = json_node_get_object (json_parser_get_root (parser));
+  controls = airlock_json_get_object (v, "controls");
+  each = controls ? json_object_get_member (controls, "each") : NULL;
+  for (guint i = 0; each && JSON_NODE_HOLDS_ARRAY (each) && i < json_array_get_length (json_node_get_array (each)); i++)
+    {
+      JsonNode *e = json_array_get_element (json_node_get_array (each), i);
+      JsonObject *c = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
+      gboolean was_ok = bool_or (c, "supervisor", FALSE) && bool_or (c, "capture", FALSE);
+      gboolean found = FALSE, is_ok = FALSE;
+
+      for (guint k = 0; k < now->len; k++)
+        {
+          const AirlockResultControl *rc = now->pdata[k];
+
+          if (g_strcmp0 (rc->name, airlock_json_get_string (c, "name")) == 0)
+            {
+              found = TRUE;
+              is_ok = rc->by_supervisor && rc->in_capture;
+            }
+        }
+      if (!found || was_ok != is_ok)
+        g_ptr_array_add (diffs, g_strdup_printf ("control %s: %s in the recorded run, %s in the replay",
+                                                 airlock_json_get_string (c, "name"), was_ok ? "observed" : "missing",
+                                                 !found ? "absent" : is_ok ? "observed" : "missing"));
+    }
+  if (each && JSON_NODE_HOLDS_ARRAY (each) && json_array_get_length (json_node_get_array (each)) != now->len)
+    g_ptr_array_add (diffs, g_strdup_printf ("controls: %u in the recorded run, %u in the replay",
+                                             json_array_get_length (json_node_get_array (each)), now->len));
+  kind = airlock_json_get_string (v, "verdict");
+  if (g_strcmp0 (kind, airlock_verdict_kind_to_string (airlock_result_get_verdict (result))) != 0)
+    g_ptr_array_add (diffs, g_strdup_printf ("verdict: %s in the recorded run, %s in the replay",
+                                             kind ? kind : "?",
+                                             airlock_verdict_kind_to_string (airlock_result_get_verdict (result))));
+}
+
+/* Replays one bundle; returns the exit status for it. */
+static int
+replay_one (const char *dir, const AirlockSessionOptions *session_opts, const char *out_dir,
+            GBytes *key)
+{
+  Recorded r = { NULL };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockSession) session = NULL;
+  g_autoptr (AirlockCase) c = NULL;
+  g_autoptr (AirlockResult) result = NULL;
+  g_autoptr (GHashTable) before = NULL;
+  g_autoptr (GHashTable) after = NULL;
+  g_autoptr (GPtrArray) diffs = g_ptr_array_new_with_free_func (g_free);
+  g_auto (GStrv) args = NULL;
+  g_auto (GStrv) env_set = NULL;
+  g_autofree char *policy_path = NULL;
+  g_autofree char *stdin_path = NULL;
+  g_autofree char *stdin_data = NULL;
+  gsize stdin_len = 0;
+  const char *arch_name;
+  guint refused = 0;
+  int status = HARNESS_EXIT_OK;
+
+  if (!load_recorded (dir, &r, &error))
+    {
+      fprintf (stderr, "airlock replay: %s\n", error->message);
+      recorded_clear (&r);
+      return HARNESS_EXIT_REPLAY_INPUT;
+    }
+  arch_name = airlock_arch_to_string (r.arch);
+  session = airlock_session_new (r.arch, session_opts, &error);
+  harness_progress_done ();
+  if (!session)
+    {
+      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      recorded_clear (&r);
+      return HARNESS_EXIT_SETUP;
+    }
+  if (!check_inputs (&r, session, &refused))
+    {
+      printf ("%s: not replayed: %u pinned input%s missing or changed\n", arch_name, refused,
+              refused == 1 ? " is" : "s are");
+      recorded_clear (&r);
+      return HARNESS_EXIT_REPLAY_INPUT;
+    }
+  if (bool_or (r.kase, "shell", FALSE))
+    {
+      /* What was typed depended on what the terminal showed: a rerun of
+       * the bytes is not the same session. */
+      printf ("%s: not replayed: an interactive `airlock shell` session is not a case to rerun\n",
+              arch_name);
+      recorded_clear (&r);
+      return HARNESS_EXIT_REPLAY_INPUT;
+    }
+  if (bool_or (r.run, "stdin_truncated", FALSE))
+    {
+      printf ("%s: not replayed: the recorded stdin was cut at the bundle's cap\n", arch_name);
+      recorded_clear (&r);
+      return HARNESS_EXIT_REPLAY_INPUT;
+    }
+
+  c = airlock_case_new (airlock_json_get_string (r.image, "reference"));
+  airlock_case_set_name (c, airlock_json_get_string (r.kase, "name"));
+  args = airlock_json_get_strv (r.kase, "args", NULL);
+  airlock_case_set_args (c, (const char *const *) args);
+  env_set = airlock_json_get_strv (r.kase, "env_set", NULL);
+  for (guint i = 0; env_set && env_set[i]; i++)
+    {
+      const char *eq = strchr (env_set[i], '=');
+      g_autofree char *name = eq ? g_strndup (env_set[i], (gsize) (eq - env_set[i])) : g_strdup (env_set[i]);
+
+      airlock_case_set_env (c, name, eq ? eq + 1 : NULL);
+    }
+  airlock_case_set_timeout (c, (guint) MAX (1, int_or (r.kase, "timeout_ms", 30000) / 1000));
+  airlock_case_set_controls (c, bool_or (r.kase, "controls", TRUE));
+  airlock_case_set_clock (c, recorded_clock_ns (&r));
+  policy_path = g_build_filename (dir, "policy.txt", NULL);
+  if (!airlock_case_load_policy (c, policy_path, &error))
+    {
+      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      recorded_clear (&r);
+      return HARNESS_EXIT_REPLAY_INPUT;
+    }
+  stdin_path = g_build_filename (dir, "stdin", NULL);
+  if (!g_file_get_contents (stdin_path, &stdin_data, &stdin_len, &error))
+    {
+      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      recorded_clear (&r);
+      return HARNESS_EXIT_REPLAY_INPUT;
+    }
+  {
+    g_autoptr (GBytes) in = g_bytes_new_take (g_steal_pointer (&stdin_data), stdin_len);
+
+    airlock_case_set_stdin_bytes (c, in);
+  }
+  if (out_dir)
+    {
+      g_autofree char *bundle = g_build_filename (out_dir, arch_name, NULL);
+
+      airlock_case_set_bundle_dir (c, bundle);
+      airlock_case_set_bundle_key (c, key);
+    }
+
+  fprintf (stderr, "airlock: %s: replaying %s (%s)%s\n", arch_name, dir, airlock_json_get_string (r.image, "manifest"),
+           session_opts->icount ? " with -icount" : "");
+  result = airlock_session_run (session, c, &error);
+  if (!result)
+    {
+      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      recorded_clear (&r);
+      return error->domain == AIRLOCK_IMAGE_ERROR ? HARNESS_EXIT_REPLAY_INPUT : HARNESS_EXIT_SETUP;
+    }
+  {
+    JsonObject *qemu = airlock_json_get_object (r.inputs, "qemu"), *libvirt = airlock_json_get_object (r.inputs, "libvirt");
+    g_autofree char *qemu_now = airlock_vm_get_qemu_version (airlock_result_get_vm (result));
+    g_autofree char *libvirt_now = airlock_vm_get_libvirt_version (airlock_result_get_vm (result));
+
+    if (g_strcmp0 (airlock_json_get_string (qemu, "version"), qemu_now) != 0)
+      printf ("%s: note: QEMU %s recorded, %s now\n", arch_name, airlock_json_get_string (qemu, "version"), qemu_now);
+    if (g_strcmp0 (airlock_json_get_string (libvirt, "version"), libvirt_now) != 0)
+      printf ("%s: note: libvirt %s recorded, %s now\n", arch_name, airlock_json_get_string (libvirt, "version"), libvirt_now);
+  }
+  before = recorded_attempts (&r, &error);
+  if (!before)
+    {
+      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      recorded_clear (&r);
+      return HARNESS_EXIT_REPLAY_INPUT;
+    }
+  after = replayed_attempts (result);
+  diff_sets (before, after, diffs);
+  diff_controls (&r, result, diffs, &error);
+  if (error)
+    g_ptr_array_add (diffs, g_strdup_printf ("cannot read the recorded verdict: %s", error->message));
+  if (diffs->len == 0)
+    printf ("%s: same: %u attempt%s, the controls and the verdict (%s) as recorded\n", arch_name,
+            airlock_result_get_attempts (result)->len,
+            airlock_result_get_attempts (result)->len == 1 ? "" : "s",
+            airlock_verdict_kind_to_string (airlock_result_get_verdict (result)));
+  else
+    {
+      printf ("%s: different (%u):\n", arch_name, diffs->len);
+      for (guint i = 0; i < diffs->len; i++)
+        printf ("  %s\n", (const char *) diffs->pdata[i]);
+      status = HARNESS_EXIT_FAIL;
+    }
+  if (airlock_result_get_bundle_dir (result))
+    fprintf (stderr, "airlock: %s: the replay's bundle is in %s%s%s\n", arch_name,
+             airlock_result_get_bundle_dir (result),
+             airlock_result_get_bundle_error (result) ? ", incomplete: " : "",
+             airlock_result_get_bundle_error (result) ? airlock_result_get_bundle_error (result) : "");
+  recorded_clear (&r);
+  return status;
+}
+
+int
+cmd_replay (int argc, char **argv)
+{
+  g_autofree char *arch_spec = NULL;
+  g_autofree char *uri = NULL;
+  g_autofree char *accel_name = NULL;
+  g_autofree char *cache_dir = NULL;
+  g_autofree char *out_dir = NULL;
+  g_autofree char *key_file = NULL;
+  g_autoptr (GBytes) key = NULL;
+  gboolean icount = FALSE;
+  gboolean arches[AIRLOCK_N_ARCHES] = { TRUE, TRUE };
+  AirlockAccel accel = AIRLOCK_ACCEL_AUTO;
+  AirlockSessionOptions session_opts = { 0 };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("BUNDLE_DIR - run a bundle's case again from "
+                                                         "the same pinned inputs and compare");
+  GOptionEntry entries[] = {
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec,
+      "with a directory of ARCH/ bundles: the arch to replay (default: every one)", "ARCH" },
+    { "icount", 0, 0, G_OPTION_ARG_NONE, &icount,
+      "run the guest with deterministic instruction counting (QEMU -icount; TCG only, slower)", NULL },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "write the replay's bundle to DIR/ARCH/", "DIR" },
+    { "key-file", 0, 0, G_OPTION_ARG_FILENAME, &key_file, "with --out: sign the replay's bundle", "FILE" },
+    { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
+      "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
+    { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
+    { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir,
+      "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { NULL },
+  };
+  int status = HARNESS_EXIT_OK;
+  guint n = 0;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "airlock replay: %s\n", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (argc != 2)
+    {
+      fprintf (stderr, "airlock replay: give one bundle directory\n");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (arch_spec && !harness_parse_arches (arch_spec, arches, &error))
+    {
+      fprintf (stderr, "airlock replay: %s\n", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (accel_name && !airlock_accel_from_string (accel_name, &accel))
+    {
+      fprintf (stderr, "airlock replay: unknown accelerator '%s' (expected auto, tcg or kvm)\n", accel_name);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (icount && accel == AIRLOCK_ACCEL_KVM)
+    {
+      fprintf (stderr, "airlock replay: --icount needs TCG (--accel tcg or auto)\n");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (key_file)
+    {
+      g_autofree char *contents = NULL;
+      gsize len = 0;
+
+      if (!out_dir)
+        {
+          fprintf (stderr, "airlock replay: --key-file signs the bundle of --out DIR: give --out too\n");
+          return HARNESS_EXIT_USAGE;
+        }
+      if (!g_file_get_contents (key_file, &contents, &len, &error))
+        {
+          fprintf (stderr, "airlock replay: --key-file: %s\n", error->message);
+          return HARNESS_EXIT_USAGE;
+        }
+      key = g_bytes_new_take (g_steal_pointer (&contents), len);
+    }
+  session_opts.uri = uri;
+  session_opts.cache_dir = cache_dir;
+  /* -icount is TCG's; auto would probe KVM first. */
+  session_opts.accel = icount ? AIRLOCK_ACCEL_TCG : accel;
+  session_opts.icount = icount;
+  session_opts.progress = harness_progress;
+
+  if (harness_is_bundle (argv[1]))
+    return replay_one (argv[1], &session_opts, out_dir, key);
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    {
+      g_autofree char *sub = g_build_filename (argv[1], airlock_arch_to_string ((AirlockArch) a), NULL);
+
+      if (!arches[a] || !g_file_test (sub, G_FILE_TEST_IS_DIR))
+        continue;
+      n++;
+      {
+        /* Not inside MAX(): a macro would replay twice. */
+        int s = replay_one (sub, &session_opts, out_dir, key);
+
+        status = MAX (status, s);
+      }
+    }
+  if (n == 0)
+    {
+      fprintf (stderr, "airlock replay: '%s' holds no manifest.json and no bundle for the arch asked\n",
+               argv[1]);
+      return HARNESS_EXIT_USAGE;
+    }
+  return status;
+}
