@@ -185,6 +185,16 @@ enum airlock_tlv_tag {
   AIRLOCK_SPEC_CLOCK_NS = 109,     /* u64: set CLOCK_REALTIME to this (ns since the epoch)
                                     * before anything runs, so a replayed run sees the
                                     * recorded run's wall clock (absent: QEMU's RTC) */
+  AIRLOCK_SPEC_TTY = 110,          /* 2 x u16: rows, cols.  Needs STDIO: the workload's stdin,
+                                    * stdout and stderr are the slave of a pseudo-terminal made in
+                                    * its own devpts, and its controlling terminal; the master
+                                    * stays with PID 1, which relays it as one STDOUT stream (no
+                                    * STDERR chunks) and applies the host's WINSIZE chunks */
+  AIRLOCK_SPEC_SHELL = 111,        /* string: a guest directory of airlock's own holding bin/sh
+                                    * (a static shell).  When argv[0] (absolute) is no executable
+                                    * file in the workload's root, that directory is bound there
+                                    * read-only at /.airlock and argv[0] becomes /.airlock/bin/sh
+                                    * (a LOG frame says which ran; `airlock shell`) */
 };
 
 /* Workload stdio on AIRLOCK_PORT_STDIO, both directions, as chunks:
@@ -192,7 +202,10 @@ enum airlock_tlv_tag {
  * The host sends stdin and ends it with an AIRLOCK_STDIO_EOF chunk; the
  * guest sends stdout and stderr chunks and an EOF chunk for each when the
  * workload's last writer closed it.  This port is the workload's, not
- * evidence: the host trusts nothing on it and bounds what it keeps. */
+ * evidence: the host trusts nothing on it and bounds what it keeps.
+ * With AIRLOCK_SPEC_TTY the guest sends the terminal's output as STDOUT
+ * (EOF once no process has the terminal open), the host may send WINSIZE
+ * chunks, and its stdin EOF becomes the terminal's end-of-file character. */
 #define AIRLOCK_STDIO_HEADER_SIZE 4
 #define AIRLOCK_STDIO_CHUNK_MAX 4096
 #define AIRLOCK_STDIO_EOF 1
@@ -201,6 +214,7 @@ enum airlock_stdio_stream {
   AIRLOCK_STDIO_STDIN = 0,
   AIRLOCK_STDIO_STDOUT = 1,
   AIRLOCK_STDIO_STDERR = 2,
+  AIRLOCK_STDIO_WINSIZE = 3,   /* host → guest, TTY runs only: rows u16 | cols u16 (4 bytes) */
 };
 
 enum airlock_event_kind {

@@ -16,6 +16,8 @@
  *       until no process is left in the namespace
  *        └─ entrypoint: credentials and capabilities dropped, the spec's
  *           argv/env/cwd, stdin /dev/null, stdout/stderr a pipe to PID 1
+ *           (or pipes to the stdio port, or a terminal of the workload's
+ *           devpts whose master PID 1 holds: docs/supervisor.md)
  *
  * The reaper is ours and static: it runs nothing from the image.  Signals
  * from inside its namespace cannot kill it (pid-1 rules), and it is not
@@ -52,6 +54,8 @@
 #include <net/route.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/openat2.h>
+#include <termios.h>
 
 #include "supervisor.h"
 
@@ -61,6 +65,8 @@
 #define HANDOFF_TIMEOUT_MS 10000
 #define RUN_DIR "/airlock/run"
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+/* Where the static shell appears in the workload's root (AIRLOCK_SPEC_SHELL). */
+#define STATIC_SHELL "/.airlock/bin/sh"
 
 /* ---- the run spec ------------------------------------------------------- */
 
@@ -82,6 +88,9 @@ struct run_spec {
   uint32_t timeout_ms;
   bool have_clock;
   uint64_t clock_ns;       /* CLOCK_REALTIME to set first */
+  bool tty;                /* the workload's stdio is a pseudo-terminal (needs stdio) */
+  uint16_t tty_rows, tty_cols;
+  char *shell_dir;         /* airlock's static shell, bound when argv[0] is missing, or NULL */
 };
 
 /* Copies of the spec's strings, NUL-terminated (the TLVs are not). */
@@ -129,6 +138,7 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_HOSTNAME:
         case AIRLOCK_SPEC_ROOT_DISK:
         case AIRLOCK_SPEC_USER:
+        case AIRLOCK_SPEC_SHELL:
           if (memchr (v, '\0', vlen))
             return fail (error, error_size, "run spec: string TLV %u holds a NUL byte", tag);
           if (used + vlen + 1 > sizeof spec_strings)
@@ -143,6 +153,7 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_TIMEOUT_MS:
         case AIRLOCK_SPEC_STDIO:
         case AIRLOCK_SPEC_CONTROLS:
+        case AIRLOCK_SPEC_TTY:
           if (vlen != 4)
             return fail (error, error_size, "run spec: TLV %u is %u bytes, want 4", tag, vlen);
           break;
@@ -212,6 +223,14 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
           s->clock_ns = wire_get_le64 (v);
           s->have_clock = true;
           break;
+        case AIRLOCK_SPEC_TTY:
+          s->tty = true;
+          s->tty_rows = wire_get_le16 (v);
+          s->tty_cols = wire_get_le16 (v + 2);
+          break;
+        case AIRLOCK_SPEC_SHELL:
+          s->shell_dir = str;
+          break;
         case AIRLOCK_SPEC_GROUPS:
           s->n_groups = vlen / 4;
           for (size_t i = 0; i < s->n_groups; i++)
@@ -237,6 +256,11 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
     return fail (error, error_size, "run spec: working directory '%s' is not absolute", s->cwd);
   if (!s->hostname)
     s->hostname = "airlock";
+  if (s->tty && !s->stdio)
+    return fail (error, error_size, "run spec: a terminal (TTY) needs the stdio port (STDIO)");
+  if (s->shell_dir && (s->shell_dir[0] != '/' || s->argv[0][0] != '/'))
+    return fail (error, error_size,
+                 "run spec: a static shell needs an absolute directory and an absolute argv[0]");
   return 0;
 }
 
@@ -437,6 +461,8 @@ struct handoff {
   int entrypoint_exited;   /* atomic */
   int entrypoint_status;   /* wait status */
   char error[400];         /* HANDOFF_FAILED: why */
+  int pty_fd;              /* TTY runs: the reaper's fd number of the terminal's master */
+  int shell_fallback;      /* the static shell was bound and runs instead of argv[0] */
 };
 
 struct reaper_args {
@@ -539,6 +565,64 @@ populate_dev (const char *dev)
   return 0;
 }
 
+/* TRUE when @file (absolute) is an executable regular file inside the
+ * workload's root @root, its symlinks resolved there (RESOLVE_IN_ROOT: an
+ * absolute link such as /bin/sh -> /bin/busybox must not reach ours). */
+static bool
+executable_in_root (const char *root, const char *file)
+{
+  struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+  struct stat st;
+  int root_fd, fd;
+  bool ok;
+
+  root_fd = open (root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root_fd < 0)
+    return false;
+  fd = (int) syscall (SYS_openat2, root_fd, file + 1, &how, sizeof how);
+  close (root_fd);
+  if (fd < 0)
+    return false;
+  ok = fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && (st.st_mode & 0111);
+  close (fd);
+  return ok;
+}
+
+/* `airlock shell` on an image without a shell: airlock's static shell
+ * (spec->shell_dir, in our initramfs: bin/sh, a static busybox) is bound
+ * read-only, nosuid, nodev at /.airlock in the workload's root, a path no
+ * image file is at.  It is a program the workload could have brought
+ * itself: it gains nothing it did not have, and nothing of ours but that
+ * directory is visible.  Before the pivot, while our root is still there
+ * to bind from; no workload process exists yet, so the checks cannot be
+ * raced.  Sets h->shell_fallback when it bound it. */
+static int
+setup_static_shell (const struct run_spec *spec, const char *root, struct handoff *h)
+{
+  char target[256], shell[512];
+  struct stat st;
+
+  if (executable_in_root (root, spec->argv[0]))
+    return 0;
+  snprintf (shell, sizeof shell, "%s/bin/sh", spec->shell_dir);
+  if (stat (shell, &st) < 0 || !S_ISREG (st.st_mode))
+    return reaper_fail (h, "the image has no '%s' and this guest image has no static shell "
+                        "at '%s'", spec->argv[0], shell);
+  snprintf (target, sizeof target, "%s/.airlock", root);
+  /* mount(2) follows a symlink at the target: only a real directory (the
+   * image's own, mounted over) or a new one in the overlay. */
+  if (lstat (target, &st) == 0 && !S_ISDIR (st.st_mode))
+    return reaper_fail (h, "cannot bind the static shell: '/.airlock' in the image is not a "
+                        "directory");
+  if (lstat (target, &st) < 0 && mkdir (target, 0755) < 0)
+    return reaper_fail (h, "cannot create '/.airlock' in the workload's root: %s", strerror (errno));
+  if (mount (spec->shell_dir, target, NULL, MS_BIND, NULL) < 0
+      || mount (NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+    return reaper_fail (h, "cannot bind the static shell at '/.airlock': %s", strerror (errno));
+  h->shell_fallback = 1;
+  return 0;
+}
+
 /* The workload's root: an overlay of the spec's root under a tmpfs upper
  * layer (every run starts from the pristine tree, and nothing it writes
  * reaches ours), with /proc of its pid namespace, a read-only /sys, a
@@ -593,6 +677,8 @@ setup_root (const struct run_spec *spec, struct handoff *h)
   snprintf (path, sizeof path, "%s/dev", root);
   if ((r = populate_dev (path)) < 0)
     return reaper_fail (h, "cannot build the workload's /dev: %s", strerror (-r));
+  if (spec->shell_dir && setup_static_shell (spec, root, h) != 0)
+    return 1;
 
   /* pivot_root(".", ".") stacks the old root on the new one; detaching it
    * leaves only the new one (pivot_root(2), "new_root and put_old may be
@@ -721,6 +807,12 @@ run_entrypoint (const struct run_spec *spec, int in_fd, int out_fd, int err_fd)
 
   if (setsid () < 0)
     _exit (126);
+  /* A terminal: ours to control (its line discipline then sends ^C's
+   * SIGINT to our foreground process group) and owned by the workload's
+   * user, as login does, while we still may chown. */
+  if (spec->tty && (ioctl (in_fd, TIOCSCTTY, 0) < 0
+                    || fchown (in_fd, spec->uid, spec->gid) < 0))
+    _exit (126);
   if (in_fd < 0)
     in_fd = open ("/dev/null", O_RDONLY);
   if (in_fd < 0 || dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (err_fd, 2) < 0)
@@ -795,7 +887,7 @@ reaper_main (void *data)
   size_t n_insns;
   uint64_t deadline;
   pid_t entry;
-  int listener, r;
+  int listener, r, pty_master = -1, pty_slave = -1;
 
   /* Only the stdio pipes, at 10-12 (above anything PID 1 had open at 0-2,
    * below the rest): the evidence port and everything else of PID 1 stays
@@ -842,6 +934,34 @@ reaper_main (void *data)
       if (resolve_user (a->spec, why, sizeof why) < 0)
         return reaper_fail (h, "%s", why);
     }
+  if (h->shell_fallback)
+    a->spec->argv[0] = (char *) STATIC_SHELL;   /* our copy of the spec: PID 1's is untouched */
+  if (a->spec->tty)
+    {
+      /* After the pivot: /dev/ptmx is the workload's own devpts instance,
+       * so the terminal is one of its namespace, and nothing of the
+       * guest's (the console, other terminals) is reachable through it.
+       * The master goes to PID 1 (pidfd_getfd, like the listener) and is
+       * closed here before the entrypoint exists; the entrypoint gets the
+       * slave only.  Both are moved above the stdio numbers so dup2 onto
+       * 0-2 always makes a new descriptor. */
+      struct winsize ws = { .ws_row = a->spec->tty_rows, .ws_col = a->spec->tty_cols };
+      int unlock = 0, m, sl;
+
+      m = open ("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+      if (m < 0 || ioctl (m, TIOCSPTLCK, &unlock) < 0 || ioctl (m, TIOCSWINSZ, &ws) < 0)
+        return reaper_fail (h, "cannot make the workload's terminal: %s", strerror (errno));
+      sl = ioctl (m, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+      if (sl < 0)
+        return reaper_fail (h, "cannot open the workload's terminal: %s", strerror (errno));
+      pty_master = fcntl (m, F_DUPFD_CLOEXEC, 10);
+      pty_slave = fcntl (sl, F_DUPFD, 10);
+      if (pty_master < 0 || pty_slave < 0)
+        return reaper_fail (h, "cannot move the workload's terminal: %s", strerror (errno));
+      close (m);
+      close (sl);
+      h->pty_fd = pty_master;
+    }
 
   if (!a->filter)
     {
@@ -882,6 +1002,8 @@ wait_ack:
     }
   if (listener >= 0)
     close (listener);
+  if (pty_master >= 0)
+    close (pty_master);   /* PID 1 has its own now */
 
   entry = fork ();
   if (entry < 0)
@@ -889,12 +1011,19 @@ wait_ack:
       entry_error ("airlock: cannot fork the entrypoint: %s", strerror (errno));
       return 1;
     }
+  if (entry == 0 && pty_slave >= 0)
+    run_entrypoint (a->spec, pty_slave, pty_slave, pty_slave);
   if (entry == 0)
     run_entrypoint (a->spec, a->in_fd, a->out_fd, a->err_fd);
-  if (a->in_fd >= 0)
-    close (a->in_fd);
-  close (a->out_fd);
-  close (a->err_fd);
+  if (pty_slave >= 0)
+    close (pty_slave);   /* the terminal hangs up once the workload's last holder is gone */
+  else
+    {
+      if (a->in_fd >= 0)
+        close (a->in_fd);
+      close (a->out_fd);
+      close (a->err_fd);
+    }
 
   /* Reap until nothing is left: orphans of the workload are re-parented
    * here, and the run lasts as long as any of them does. */
@@ -1060,6 +1189,7 @@ struct stdio_relay {
   int port;
   int in_w, out_r, err_r;   /* our ends of the workload's pipes; -1 once closed */
   uint64_t bytes_in, bytes_out;
+  int pty;                  /* TTY runs: the terminal's master (no pipes then), else -1 */
 };
 
 static int
@@ -1175,6 +1305,125 @@ stdio_main (void *data)
     }
   if (sr->in_w >= 0)
     close (sr->in_w);
+  return NULL;
+}
+
+/* The workload's terminal on AIRLOCK_PORT_STDIO (AIRLOCK_SPEC_TTY): what
+ * stdio_main() does for pipes, for the master of its pseudo-terminal.
+ * Stdin bytes are written to the master (buffered, bounded, without
+ * blocking: the line discipline echoes them, edits lines, turns ^C into
+ * SIGINT for the foreground process group); what the master yields is one
+ * STDOUT stream; WINSIZE chunks resize the terminal (the kernel signals
+ * SIGWINCH).  The host's end of stdin is the terminal's end-of-file
+ * character once the bytes before it are in, so a shell reading an empty
+ * line sees end of file, as from a keyboard.  The thread ends when the
+ * master reports that no process has the terminal open any more (EIO). */
+static void *
+tty_main (void *data)
+{
+  struct stdio_relay *sr = data;
+  static uint8_t rx[AIRLOCK_STDIO_HEADER_SIZE + AIRLOCK_STDIO_CHUNK_MAX];
+  static uint8_t inbuf[64 * 1024];
+  size_t rx_len = 0, in_len = 0;
+  bool port_open = true, stdin_eof = false, eof_sent = false;
+
+  for (;;)
+    {
+      bool want_write = in_len > 0 || ((stdin_eof || !port_open) && !eof_sent);
+      struct pollfd fds[2] = {
+        { .fd = port_open && !stdin_eof && in_len < sizeof inbuf - AIRLOCK_STDIO_CHUNK_MAX
+                ? sr->port : -1, .events = POLLIN },
+        { .fd = sr->pty, .events = POLLIN | (want_write ? POLLOUT : 0) },
+      };
+
+      if (poll (fds, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          break;
+        }
+      if (fds[0].revents & (POLLIN | POLLHUP | POLLERR))
+        {
+          ssize_t n = read (sr->port, rx + rx_len, sizeof rx - rx_len);
+
+          if (n <= 0)
+            port_open = false;
+          else
+            rx_len += (size_t) n;
+          while (rx_len >= AIRLOCK_STDIO_HEADER_SIZE)
+            {
+              size_t clen = wire_get_le16 (rx + 2);
+
+              if (clen > AIRLOCK_STDIO_CHUNK_MAX)
+                {
+                  port_open = false;
+                  break;
+                }
+              if (rx_len < AIRLOCK_STDIO_HEADER_SIZE + clen)
+                break;
+              if (rx[0] == AIRLOCK_STDIO_STDIN)
+                {
+                  memcpy (inbuf + in_len, rx + AIRLOCK_STDIO_HEADER_SIZE, clen);
+                  in_len += clen;
+                  sr->bytes_in += clen;
+                  if (rx[1] & AIRLOCK_STDIO_EOF)
+                    stdin_eof = true;
+                }
+              else if (rx[0] == AIRLOCK_STDIO_WINSIZE && clen == 4)
+                {
+                  struct winsize ws = {
+                    .ws_row = wire_get_le16 (rx + AIRLOCK_STDIO_HEADER_SIZE),
+                    .ws_col = wire_get_le16 (rx + AIRLOCK_STDIO_HEADER_SIZE + 2),
+                  };
+
+                  (void) ioctl (sr->pty, TIOCSWINSZ, &ws);
+                }
+              memmove (rx, rx + AIRLOCK_STDIO_HEADER_SIZE + clen,
+                       rx_len - AIRLOCK_STDIO_HEADER_SIZE - clen);
+              rx_len -= AIRLOCK_STDIO_HEADER_SIZE + clen;
+            }
+        }
+      if (fds[1].revents & POLLOUT)
+        {
+          if (in_len > 0)
+            {
+              ssize_t n = write (sr->pty, inbuf, in_len);
+
+              if (n > 0)
+                {
+                  memmove (inbuf, inbuf + n, in_len - (size_t) n);
+                  in_len -= (size_t) n;
+                }
+              else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                in_len = 0;
+            }
+          else if ((stdin_eof || !port_open) && !eof_sent)
+            {
+              struct termios t;
+              uint8_t veof = 4;   /* ^D, the default */
+
+              if (tcgetattr (sr->pty, &t) == 0 && t.c_cc[VEOF] != _POSIX_VDISABLE)
+                veof = t.c_cc[VEOF];
+              (void) write (sr->pty, &veof, 1);
+              eof_sent = true;
+            }
+        }
+      if (fds[1].revents & (POLLIN | POLLHUP | POLLERR))
+        {
+          uint8_t buf[AIRLOCK_STDIO_CHUNK_MAX];
+          ssize_t n = read (sr->pty, buf, sizeof buf);
+
+          if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+          if (n <= 0)
+            {
+              /* EIO: the last process holding the terminal closed it. */
+              (void) stdio_send (sr, AIRLOCK_STDIO_STDOUT, AIRLOCK_STDIO_EOF, NULL, 0);
+              break;
+            }
+          (void) stdio_send (sr, AIRLOCK_STDIO_STDOUT, 0, buf, (size_t) n);
+        }
+    }
   return NULL;
 }
 
@@ -1370,7 +1619,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   uint64_t deadline, handoff_deadline;
   int pipefd[2] = { -1, -1 }, in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 };
   int err_pipe[2] = { -1, -1 }, sfd, pidfd, listener, r, status = 0;
-  struct stdio_relay stdio = { .port = -1, .in_w = -1, .out_r = -1, .err_r = -1 };
+  struct stdio_relay stdio = { .port = -1, .in_w = -1, .out_r = -1, .err_r = -1, .pty = -1 };
   bool stdio_started = false;
   pid_t reaper;
   bool timed_out = false, output_open, reaper_gone = false;
@@ -1387,6 +1636,12 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
       if (stdio.port < 0)
         return fail (error, error_size, "cannot open the stdio port '%s': %s", AIRLOCK_PORT_STDIO,
                      strerror (-stdio.port));
+      /* With a terminal there are no pipes: the reaper makes it in the
+       * workload's devpts and hands us its master. */
+      args.in_fd = args.out_fd = args.err_fd = -1;
+    }
+  if (spec->stdio && !spec->tty)
+    {
       if (pipe2 (in_pipe, O_CLOEXEC) < 0 || pipe2 (out_pipe, O_CLOEXEC) < 0
           || pipe2 (err_pipe, O_CLOEXEC) < 0)
         return fail (error, error_size, "cannot create the stdio pipes: %s", strerror (errno));
@@ -1394,7 +1649,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
       args.out_fd = out_pipe[1];
       args.err_fd = err_pipe[1];
     }
-  else
+  else if (!spec->stdio)
     {
       if (pipe2 (pipefd, O_CLOEXEC) < 0)
         return fail (error, error_size, "cannot create the output pipe: %s", strerror (errno));
@@ -1420,7 +1675,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
                   CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, &args);
   if (reaper < 0)
     return fail (error, error_size, "cannot start the workload's namespaces: %s", strerror (errno));
-  if (spec->stdio)
+  if (spec->stdio && !spec->tty)
     {
       close (in_pipe[0]);
       close (out_pipe[1]);
@@ -1430,7 +1685,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
       stdio.err_r = err_pipe[0];
       fcntl (stdio.in_w, F_SETFL, O_NONBLOCK);
     }
-  else
+  else if (!spec->stdio)
     {
       close (pipefd[1]);
       fcntl (pipefd[0], F_SETFL, O_NONBLOCK);
@@ -1470,7 +1725,30 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
       close (pidfd);
       fcntl (listener, F_SETFD, FD_CLOEXEC);
     }
+  if (spec->tty)
+    {
+      /* The terminal's master, taken like the listener: no socket, and
+       * the workload never has it. */
+      pidfd = (int) syscall (SYS_pidfd_open, reaper, 0);
+      stdio.pty = pidfd < 0 ? -1 : (int) syscall (SYS_pidfd_getfd, pidfd, h->pty_fd, 0);
+      if (stdio.pty < 0)
+        {
+          int e = errno;
+          kill (reaper, SIGKILL);
+          waitpid (reaper, NULL, 0);
+          return fail (error, error_size, "cannot take the workload's terminal from the reaper: %s",
+                       strerror (e));
+        }
+      close (pidfd);
+      fcntl (stdio.pty, F_SETFD, FD_CLOEXEC);
+      fcntl (stdio.pty, F_SETFL, O_NONBLOCK);
+    }
   __atomic_store_n (&h->state, HANDOFF_ACKED, __ATOMIC_RELEASE);
+  if (h->shell_fallback)
+    channel_logf ("shell: the image has no executable '%s': running airlock's static shell %s "
+                  "(bound read-only from %s)", spec->argv[0], STATIC_SHELL, spec->shell_dir);
+  else if (spec->shell_dir)
+    channel_logf ("shell: running the image's own '%s'", spec->argv[0]);
 
   r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_START, phase, reaper, false, 0);
   if (r < 0)
@@ -1479,7 +1757,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
     return fail (error, error_size, "cannot start the heartbeat thread");
   if (spec->stdio)
     {
-      if (pthread_create (&stdio.thread, NULL, stdio_main, &stdio) != 0)
+      if (pthread_create (&stdio.thread, NULL, spec->tty ? tty_main : stdio_main, &stdio) != 0)
         return fail (error, error_size, "cannot start the stdio thread");
       stdio_started = true;
     }
@@ -1572,6 +1850,8 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
     close (pipefd[0]);
   if (stdio.port >= 0)
     close (stdio.port);
+  if (stdio.pty >= 0)
+    close (stdio.pty);
   return 0;
 }
 

@@ -35,7 +35,7 @@ typedef enum {
  * has_ flags tell a 0 that was sent from one that was not).  Strings from
  * the guest are escaped with airlock_evidence_escape_bytes() (valid UTF-8,
  * no control characters); raw bytes are kept as GBytes. */
-typedef struct {
+typedef struct _AirlockEvent {
   guint64 seq;               /* of its frame */
   guint32 kind;              /* enum airlock_event_kind */
   guint64 time_ns;           /* guest CLOCK_BOOTTIME */

@@ -131,6 +131,24 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
     return NULL;
   if (spec->user != NULL && !check_string ("user", spec->user, error))
     return NULL;
+  if (spec->tty && !spec->stdio)
+    {
+      g_set_error (error, AIRLOCK_RUN_SPEC_ERROR, AIRLOCK_RUN_SPEC_ERROR_INVALID,
+                   "run spec field tty needs stdio: the terminal is on the stdio port");
+      return NULL;
+    }
+  if (spec->shell_dir != NULL)
+    {
+      if (!check_absolute ("shell_dir", spec->shell_dir, error))
+        return NULL;
+      if (spec->argv[0][0] != '/')
+        {
+          g_set_error (error, AIRLOCK_RUN_SPEC_ERROR, AIRLOCK_RUN_SPEC_ERROR_INVALID,
+                       "run spec field argv[0] '%s' is not absolute: with shell_dir the guest "
+                       "looks for it in the workload's root", spec->argv[0]);
+          return NULL;
+        }
+    }
   if (spec->n_groups > TLV_VALUE_MAX / 4)
     {
       g_set_error (error, AIRLOCK_RUN_SPEC_ERROR, AIRLOCK_RUN_SPEC_ERROR_TOO_LARGE,
@@ -175,6 +193,16 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
       wire_le64 (v, spec->clock_ns);
       put_tlv (out, AIRLOCK_SPEC_CLOCK_NS, v, sizeof v);
     }
+  if (spec->tty)
+    {
+      guint8 v[4];
+
+      wire_le16 (v, spec->tty_rows);
+      wire_le16 (v + 2, spec->tty_cols);
+      put_tlv (out, AIRLOCK_SPEC_TTY, v, sizeof v);
+    }
+  if (spec->shell_dir != NULL)
+    put_tlv (out, AIRLOCK_SPEC_SHELL, spec->shell_dir, strlen (spec->shell_dir));
 
   /* Checked after encoding: each piece fits, only the sum can overflow, and
    * the guest reads at most this much after the hello. */

@@ -38,15 +38,27 @@ typedef struct {
                               * (guest/probe-controls.h; its events carry phase CONTROLS) */
   guint64 clock_ns;          /* > 0: the guest sets CLOCK_REALTIME to this (ns since the
                               * epoch) before anything runs (`airlock replay`) */
+  /* With @stdio: the workload's stdio is a pseudo-terminal of @tty_rows x
+   * @tty_cols (0: unknown) made in its own devpts, its controlling
+   * terminal; its output arrives as one stdout stream and the host may
+   * resize it (airlock_vm_send_winsize()). */
+  gboolean tty;
+  guint16 tty_rows, tty_cols;
+  /* Absolute guest directory of airlock's static shell (bin/sh), or NULL:
+   * when argv[0] (then absolute) is no executable file in the workload's
+   * root, the guest binds it read-only at /.airlock and runs
+   * /.airlock/bin/sh instead (`airlock shell`). */
+  const char *shell_dir;
 } AirlockRunSpec;
 
 /* Encodes @spec as the TLVs that follow the host hello, in the order
  * protocol.h lists the tags (ARG…, ENV…, CWD, UID, GID, GROUPS, ROOT,
- * TIMEOUT_MS, HOSTNAME).  Checks: argv non-empty with a non-empty argv[0],
- * root set and absolute, cwd absolute when set, every env entry NAME=VALUE
- * with a non-empty NAME, timeout_ms > 0, each string at most 65535 bytes
- * (a TLV's length), the groups at most 65535 bytes, and the whole spec at
- * most AIRLOCK_SPEC_MAX bytes.
+ * TIMEOUT_MS, HOSTNAME, …, TTY, SHELL).  Checks: argv non-empty with a
+ * non-empty argv[0], root set and absolute, cwd absolute when set, every env
+ * entry NAME=VALUE with a non-empty NAME, timeout_ms > 0, tty only with
+ * stdio, shell_dir and then argv[0] absolute, each string at most 65535
+ * bytes (a TLV's length), the groups at most 65535 bytes, and the whole
+ * spec at most AIRLOCK_SPEC_MAX bytes.
  *
  * Returns the bytes (transfer full), or NULL with @error set
  * (AIRLOCK_RUN_SPEC_ERROR) naming the field. */

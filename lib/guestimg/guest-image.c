@@ -12,6 +12,7 @@
 #include "guestimg/package-private.h"
 #include "guestimg/recipe-private.h"
 #include "guestimg/testroot-private.h"
+#include "guestimg/shell-private.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -941,6 +942,90 @@ ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
   return TRUE;
 }
 
+/* Points @image at its static-shell variant: its initramfs (the base's, or
+ * the testroot's) with the shell archive appended, cached in
+ * <arch>/shell-<key>/ (the key covers that initramfs and shell.ini's pin,
+ * whose package is downloaded into <cache>/downloads/ only to build), built
+ * now unless cached (or forced).  As ensure_testroot(). */
+static gboolean
+ensure_shell (AirlockGuestInputs *in, AirlockGuestImage *image,
+              const AirlockGuestImageOptions *options, GError **error)
+{
+  g_autoptr (AirlockShellTools) tools = NULL;
+  g_autoptr (GError) local_error = NULL;
+  g_autofree char *key = NULL;
+  g_autofree char *name = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *tmp = NULL;
+  g_autofree char *why = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *sha256 = NULL;
+  g_autofree char *recipe = g_build_filename (airlock_data_dir (), "shell.ini", NULL);
+  g_autofree char *downloads = g_build_filename (in->cache_dir, "downloads", NULL);
+  gboolean ok = FALSE;
+  int lock_fd;
+
+  tools = airlock_shell_tools_load (in->arch, recipe, error);
+  if (!tools)
+    return FALSE;
+  key = airlock_shell_tools_key (tools, image->initramfs_sha256);
+  name = g_strdup_printf ("shell-%s", key);
+  dir = g_build_filename (in->arch_dir, name, NULL);
+
+  if (!options->force || options->offline)
+    {
+      ok = airlock_shell_tools_cache_load (dir, key, &path, &sha256, &why);
+      if (!ok && options->offline)
+        {
+          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT,
+                       "no usable %s static shell for these inputs in '%s': %s; build it by "
+                       "running without --offline", airlock_arch_to_string (in->arch), dir, why);
+          return FALSE;
+        }
+    }
+  if (!ok)
+    {
+      lock_fd = lock_arch (in, options, error);
+      if (lock_fd < 0)
+        return FALSE;
+      g_clear_pointer (&why, g_free);
+      if (!options->force)
+        ok = airlock_shell_tools_cache_load (dir, key, &path, &sha256, &why);
+      if (!ok)
+        {
+          report (options, "write shell", 0, 0);
+          tmp = make_build_dir (in, &local_error);
+          if (!tmp
+              || !airlock_shell_tools_build (tools, key, image->initramfs_path,
+                                             image->initramfs_sha256, downloads, tmp,
+                                             options->progress, options->progress_data,
+                                             &local_error)
+              || !install_build (tmp, dir, in->arch_dir, &local_error))
+            {
+              if (tmp)
+                airlock_rm_rf (tmp);
+              close (lock_fd);
+              propagate_in_domain (error, g_steal_pointer (&local_error));
+              return FALSE;
+            }
+          g_clear_pointer (&why, g_free);
+          ok = airlock_shell_tools_cache_load (dir, key, &path, &sha256, &why);
+          if (!ok)
+            g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                         "the %s static shell just built in '%s' does not check out: %s",
+                         airlock_arch_to_string (in->arch), dir, why);
+        }
+      close (lock_fd);
+      if (!ok)
+        return FALSE;
+    }
+  g_free (image->initramfs_path);
+  image->initramfs_path = g_steal_pointer (&path);
+  g_free (image->initramfs_sha256);
+  image->initramfs_sha256 = g_steal_pointer (&sha256);
+  return TRUE;
+}
+
 AirlockGuestImage *
 airlock_guest_image_ensure (AirlockArch arch, const AirlockGuestImageOptions *options,
                             GError **error)
@@ -958,6 +1043,8 @@ airlock_guest_image_ensure (AirlockArch arch, const AirlockGuestImageOptions *op
   if (!image)
     return NULL;
   if (options->with_testroot && !ensure_testroot (in, image, options, error))
+    return NULL;
+  if (options->with_shell && !ensure_shell (in, image, options, error))
     return NULL;
   return g_steal_pointer (&image);
 }

@@ -33,7 +33,8 @@ typedef struct {
   char *dir;              /* the cache directory holding the files below */
   char *kernel_path;      /* amd64: vmlinux (ELF, PVH entry); arm64: Image */
   char *initramfs_path;   /* newc cpio: /init, modules, modules.dep; with_testroot: that
-                           * archive followed by the testroot's (a file of its own) */
+                           * archive followed by the testroot's (a file of its own);
+                           * with_shell: followed by the static shell's */
   char *manifest_path;    /* manifest.json: inputs and outputs with sha256 */
   char *kernel_release;   /* "6.1.0-50-amd64" */
   char *kernel_sha256;    /* of kernel_path */
@@ -54,6 +55,10 @@ typedef struct {
                              * beside the image in <arch>/testroot-<key>/ */
   AirlockProgressFunc progress;
   gpointer progress_data;
+  gboolean with_shell;      /* initramfs_path also holds /airlock/shell: airlock's static
+                             * shell (bin/sh, a static busybox from the pin in the data
+                             * dir's shell.ini) that `airlock shell` binds into an image
+                             * without one; cached beside the image in <arch>/shell-<key>/ */
 } AirlockGuestImageOptions;
 
 /* Returns the guest image for @arch, building it if needed (with progress

@@ -69,11 +69,12 @@ tool_complaint (GBytes *output)
   return g_string_free (g_steal_pointer (&errors), FALSE);
 }
 
-/* "kernel package" or "testroot package", for messages. */
+/* "kernel package", "testroot package" or "shell package", for messages. */
 static const char *
 pin_noun (const AirlockKernelPin *pin)
 {
-  return pin->role == AIRLOCK_PIN_KERNEL ? "kernel package" : "testroot package";
+  return pin->role == AIRLOCK_PIN_KERNEL ? "kernel package"
+         : pin->role == AIRLOCK_PIN_SHELL ? "shell package" : "testroot package";
 }
 
 /* The other way out when a pin cannot be had, or "". */

@@ -15,6 +15,7 @@ G_BEGIN_DECLS
 typedef enum {
   AIRLOCK_PIN_KERNEL,     /* kernels.ini: the guest kernel */
   AIRLOCK_PIN_TESTROOT,   /* testroot.ini: files of the testroot (strace) */
+  AIRLOCK_PIN_SHELL,      /* shell.ini: airlock's static shell (busybox) */
 } AirlockPinRole;
 
 /* A Debian package pinned by version, sha256 and size. */

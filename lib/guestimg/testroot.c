@@ -439,11 +439,12 @@ member_string (JsonObject *o, const char *name)
 }
 
 gboolean
-airlock_testroot_cache_load (const char *dir, const char *key, char **ret_path, char **ret_sha256,
-                             char **ret_why)
+airlock_initramfs_variant_cache_load (const char *dir, const char *key, const char *builder,
+                                      const char *manifest_file, const char *initramfs_file,
+                                      char **ret_path, char **ret_sha256, char **ret_why)
 {
-  g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_TESTROOT_MANIFEST_FILE, NULL);
-  g_autofree char *path = g_build_filename (dir, AIRLOCK_TESTROOT_INITRAMFS_FILE, NULL);
+  g_autofree char *manifest_path = g_build_filename (dir, manifest_file, NULL);
+  g_autofree char *path = g_build_filename (dir, initramfs_file, NULL);
   g_autoptr (JsonParser) parser = json_parser_new ();
   JsonObject *root, *initramfs;
   JsonNode *size_node;
@@ -462,7 +463,7 @@ airlock_testroot_cache_load (const char *dir, const char *key, char **ret_path, 
       return FALSE;
     }
   root = json_node_get_object (json_parser_get_root (parser));
-  if (g_strcmp0 (member_string (root, "builder"), AIRLOCK_TESTROOT_BUILDER) != 0
+  if (g_strcmp0 (member_string (root, "builder"), builder) != 0
       || g_strcmp0 (member_string (root, "key"), key) != 0)
     {
       *ret_why = g_strdup ("its manifest is for other inputs");
@@ -481,13 +482,13 @@ airlock_testroot_cache_load (const char *dir, const char *key, char **ret_path, 
     }
   if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
     {
-      *ret_why = g_strdup_printf ("'%s' is missing", AIRLOCK_TESTROOT_INITRAMFS_FILE);
+      *ret_why = g_strdup_printf ("'%s' is missing", initramfs_file);
       return FALSE;
     }
   if (st.st_size != json_node_get_int (size_node))
     {
       *ret_why = g_strdup_printf ("'%s' is not the size its manifest says",
-                                  AIRLOCK_TESTROOT_INITRAMFS_FILE);
+                                  initramfs_file);
       return FALSE;
     }
   if (st.st_mtim.tv_sec > manifest_st.st_mtim.tv_sec
@@ -495,10 +496,20 @@ airlock_testroot_cache_load (const char *dir, const char *key, char **ret_path, 
           && st.st_mtim.tv_nsec > manifest_st.st_mtim.tv_nsec))
     {
       *ret_why = g_strdup_printf ("'%s' was modified after it was built",
-                                  AIRLOCK_TESTROOT_INITRAMFS_FILE);
+                                  initramfs_file);
       return FALSE;
     }
   *ret_path = g_steal_pointer (&path);
   *ret_sha256 = g_strdup (sha256);
   return TRUE;
+}
+
+gboolean
+airlock_testroot_cache_load (const char *dir, const char *key, char **ret_path, char **ret_sha256,
+                             char **ret_why)
+{
+  return airlock_initramfs_variant_cache_load (dir, key, AIRLOCK_TESTROOT_BUILDER,
+                                               AIRLOCK_TESTROOT_MANIFEST_FILE,
+                                               AIRLOCK_TESTROOT_INITRAMFS_FILE, ret_path, ret_sha256,
+                                               ret_why);
 }

@@ -1040,6 +1040,70 @@ test_spec_errors (void)
   }
 }
 
+/* `airlock shell`: a terminal of rows x cols and the static shell's
+ * directory, after every older tag; a spec without them is as before. */
+static void
+test_spec_tty_and_shell (void)
+{
+  const char *argv[] = { "/bin/sh", NULL };
+  const char *relative[] = { "sh", NULL };
+  AirlockRunSpec spec = {
+    .argv = argv, .root = "/r", .timeout_ms = 1000, .stdio = TRUE, .tty = TRUE,
+    .tty_rows = 30, .tty_cols = 100, .shell_dir = "/airlock/shell",
+  };
+  AirlockRunSpec plain = { .argv = argv, .root = "/r", .timeout_ms = 1000, .stdio = TRUE };
+  AirlockRunSpec s;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) bytes = airlock_run_spec_encode (&spec, &error);
+  g_autoptr (GBytes) plain_bytes = airlock_run_spec_encode (&plain, NULL);
+  AirlockTlvIter iter;
+  AirlockTlv tlv;
+  guint16 last_tags[3] = { 0 };
+  gboolean saw_tty = FALSE, saw_shell = FALSE;
+  gsize len;
+  const guint8 *data;
+
+  g_assert_no_error (error);
+  data = g_bytes_get_data (bytes, &len);
+  airlock_tlv_iter_init (&iter, data, len);
+  while (airlock_tlv_iter_next (&iter, &tlv) == AIRLOCK_TLV_ITER_ITEM)
+    {
+      last_tags[0] = last_tags[1];
+      last_tags[1] = last_tags[2];
+      last_tags[2] = tlv.tag;
+      if (tlv.tag == AIRLOCK_SPEC_TTY)
+        {
+          g_assert_cmpuint (tlv.len, ==, 4);
+          g_assert_cmpuint (wire_get_le16 (tlv.value), ==, 30);
+          g_assert_cmpuint (wire_get_le16 (tlv.value + 2), ==, 100);
+          saw_tty = TRUE;
+        }
+      if (tlv.tag == AIRLOCK_SPEC_SHELL)
+        {
+          g_assert_cmpmem (tlv.value, tlv.len, "/airlock/shell", 14);
+          saw_shell = TRUE;
+        }
+    }
+  g_assert_true (saw_tty && saw_shell);
+  g_assert_cmpuint (last_tags[0], ==, AIRLOCK_SPEC_STDIO);
+  g_assert_cmpuint (last_tags[1], ==, AIRLOCK_SPEC_TTY);
+  g_assert_cmpuint (last_tags[2], ==, AIRLOCK_SPEC_SHELL);
+  /* Without them: the same bytes as before, up to where they begin. */
+  g_assert_cmpuint (g_bytes_get_size (plain_bytes), ==, len - 8 - 18);
+  g_assert_cmpmem (g_bytes_get_data (plain_bytes, NULL), g_bytes_get_size (plain_bytes), data,
+                   len - 8 - 18);
+
+  s = spec;
+  s.stdio = FALSE;
+  assert_spec_error (&s, AIRLOCK_RUN_SPEC_ERROR_INVALID, "tty needs stdio");
+  s = spec;
+  s.shell_dir = "airlock/shell";
+  assert_spec_error (&s, AIRLOCK_RUN_SPEC_ERROR_INVALID, "shell_dir 'airlock/shell' is not an absolute");
+  s = spec;
+  s.argv = relative;
+  assert_spec_error (&s, AIRLOCK_RUN_SPEC_ERROR_INVALID, "argv[0] 'sh' is not absolute");
+}
+
 static void
 test_channel_spec (void)
 {
@@ -1107,6 +1171,7 @@ main (int argc, char **argv)
   g_test_add_func ("/evidence/spec/encode", test_spec_encode);
   g_test_add_func ("/evidence/spec/errors-name-the-field", test_spec_errors);
   g_test_add_func ("/evidence/spec/channel-hello-and-chain", test_channel_spec);
+  g_test_add_func ("/evidence/spec/tty-and-shell", test_spec_tty_and_shell);
 #undef ADD
 
   return g_test_run ();
