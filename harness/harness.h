@@ -10,6 +10,7 @@ enum {
   HARNESS_EXIT_USAGE = 2,        /* bad command line */
   HARNESS_EXIT_INCONCLUSIVE = 3, /* evidence incomplete */
   HARNESS_EXIT_SETUP = 4,        /* environment not usable (images, QEMU, libvirt) */
+  HARNESS_EXIT_REPLAY_INPUT = 5, /* replay: a pinned input is missing or changed */
   /* The container image given is unusable: one status per
    * AIRLOCK_IMAGE_ERROR code (harness_exit_for_image_error). */
   HARNESS_EXIT_IMAGE_REFERENCE = 10,   /* the reference does not parse or names nothing */
@@ -41,6 +42,13 @@ int cmd_images (int argc, char **argv);
 int cmd_run (int argc, char **argv);
 int cmd_gate (int argc, char **argv);
 int cmd_verify (int argc, char **argv);
+int cmd_shell (int argc, char **argv);
+int cmd_show (int argc, char **argv);
+int cmd_replay (int argc, char **argv);
+
+/* Whether @dir is an evidence bundle (it has manifest.json, or is marked
+ * INCOMPLETE) rather than a directory of ARCH/ bundles. */
+gboolean harness_is_bundle (const char *dir);
 
 /* Parses "amd64", "arm64", "all" or a comma list into @ret_arches
  * (TRUE per selected arch).  Returns FALSE with @error naming the bad word. */

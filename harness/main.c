@@ -13,7 +13,10 @@ static const HarnessCommand commands[] = {
   { "images", cmd_images, "build or inspect the guest images (kernel + initramfs)" },
   { "run", cmd_run, "run an image (or a test program) under the supervisor and show what it tried" },
   { "gate", cmd_gate, "the release gate: run an image on each arch with the negative controls, judge it" },
+  { "replay", cmd_replay, "run a bundle's case again from its pinned inputs and compare the two runs" },
   { "verify", cmd_verify, "check an evidence bundle: digests, HMAC, the channel replayed, the verdict recomputed" },
+  { "shell", cmd_shell, "an interactive shell in an image under the supervisor, each network call shown live" },
+  { "show", cmd_show, "a run at a glance from its evidence bundle (reads it; verify checks it)" },
 };
 
 static void

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "bundle/bundle.h"
+#include "bundle/bundle-json-private.h"
 #include "protocol.h"
 
 #include "evidence/channel.h"
@@ -226,57 +227,11 @@ airlock_bundle_record (AirlockVmRecord what, const guint8 *data, gsize len, gpoi
 }
 
 static char *
-hex_of (const guint8 *b, gsize n)
-{
-  GString *hex = g_string_sized_new (n * 2);
-
-  for (gsize i = 0; i < n; i++)
-    g_string_append_printf (hex, "%02x", b[i]);
-  return g_string_free (hex, FALSE);
-}
-
-static char *
 rfc3339 (gint64 real_us)
 {
   g_autoptr (GDateTime) t = g_date_time_new_from_unix_utc (real_us / G_USEC_PER_SEC);
 
   return t ? g_date_time_format (t, "%Y-%m-%dT%H:%M:%SZ") : g_strdup ("1970-01-01T00:00:00Z");
-}
-
-static void
-set_str (JsonBuilder *b, const char *name, const char *value)
-{
-  json_builder_set_member_name (b, name);
-  if (value)
-    json_builder_add_string_value (b, value);
-  else
-    json_builder_add_null_value (b);
-}
-
-static void
-set_int (JsonBuilder *b, const char *name, gint64 value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_int_value (b, value);
-}
-
-static void
-set_bool (JsonBuilder *b, const char *name, gboolean value)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_add_boolean_value (b, value);
-}
-
-/* @name NULL: the array alone (its member name set already). */
-static void
-set_strv (JsonBuilder *b, const char *name, const char *const *strv)
-{
-  if (name)
-    json_builder_set_member_name (b, name);
-  json_builder_begin_array (b);
-  for (guint i = 0; strv && strv[i]; i++)
-    json_builder_add_string_value (b, strv[i]);
-  json_builder_end_array (b);
 }
 
 /* Files the manifest lists, in the order written. */
@@ -366,11 +321,11 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
   if (in->image)
     {
       json_builder_begin_object (b);
-      set_str (b, "reference", in->image->reference);
-      set_str (b, "platform", in->image->platform);
-      set_str (b, "index", in->image->index_digest);
-      set_str (b, "manifest", in->image->manifest_digest);
-      set_str (b, "config", in->image->config_digest);
+      airlock_json_set_str (b, "reference", in->image->reference);
+      airlock_json_set_str (b, "platform", in->image->platform);
+      airlock_json_set_str (b, "index", in->image->index_digest);
+      airlock_json_set_str (b, "manifest", in->image->manifest_digest);
+      airlock_json_set_str (b, "config", in->image->config_digest);
       json_builder_set_member_name (b, "layers");
       json_builder_begin_array (b);
       for (guint i = 0; i < in->image->layers->len; i++)
@@ -378,9 +333,9 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
           const AirlockImageLayer *l = in->image->layers->pdata[i];
 
           json_builder_begin_object (b);
-          set_str (b, "digest", l->digest);
-          set_int (b, "size", (gint64) l->size);
-          set_str (b, "mediaType", l->media_type);
+          airlock_json_set_str (b, "digest", l->digest);
+          airlock_json_set_int (b, "size", (gint64) l->size);
+          airlock_json_set_str (b, "mediaType", l->media_type);
           json_builder_end_object (b);
         }
       json_builder_end_array (b);
@@ -391,35 +346,35 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
 
   json_builder_set_member_name (b, "kernel");
   json_builder_begin_object (b);
-  set_str (b, "release", in->guest ? in->guest->kernel_release : NULL);
-  set_str (b, "source", in->guest ? in->guest->kernel_source : NULL);
-  set_str (b, "sha256", in->guest ? in->guest->kernel_sha256 : NULL);
+  airlock_json_set_str (b, "release", in->guest ? in->guest->kernel_release : NULL);
+  airlock_json_set_str (b, "source", in->guest ? in->guest->kernel_source : NULL);
+  airlock_json_set_str (b, "sha256", in->guest ? in->guest->kernel_sha256 : NULL);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "initramfs");
   json_builder_begin_object (b);
-  set_str (b, "sha256", in->guest ? in->guest->initramfs_sha256 : NULL);
+  airlock_json_set_str (b, "sha256", in->guest ? in->guest->initramfs_sha256 : NULL);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "supervisor");
   json_builder_begin_object (b);
   /* The guest init (PID 1 and the supervisor) as built; the initramfs
    * digest covers the copy that ran, the build id is what it reported. */
-  set_str (b, "program", init_path);
-  set_str (b, "sha256", init_sha);
-  set_str (b, "build_id", hello ? hello->build_id_hex : NULL);
-  set_str (b, "guest_kernel", hello ? hello->kernel_release : NULL);
+  airlock_json_set_str (b, "program", init_path);
+  airlock_json_set_str (b, "sha256", init_sha);
+  airlock_json_set_str (b, "build_id", hello ? hello->build_id_hex : NULL);
+  airlock_json_set_str (b, "guest_kernel", hello ? hello->kernel_release : NULL);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "qemu");
   json_builder_begin_object (b);
-  set_str (b, "version", qemu);
+  airlock_json_set_str (b, "version", qemu);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "libvirt");
   json_builder_begin_object (b);
-  set_str (b, "version", libvirt);
-  set_str (b, "uri", airlock_vm_get_uri (in->vm));
+  airlock_json_set_str (b, "version", libvirt);
+  airlock_json_set_str (b, "uri", airlock_vm_get_uri (in->vm));
   json_builder_end_object (b);
   json_builder_set_member_name (b, "airlock");
   json_builder_begin_object (b);
-  set_str (b, "version", AIRLOCK_VERSION);
+  airlock_json_set_str (b, "version", AIRLOCK_VERSION);
   json_builder_end_object (b);
   json_builder_end_object (b);
 }
@@ -431,64 +386,60 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   AirlockChannel *channel = airlock_vm_get_channel (in->vm);
   const AirlockTrailer *trailer = airlock_channel_get_trailer (channel);
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  g_autofree char *nonce = hex_of (airlock_channel_get_nonce (channel), 32);
-  g_autofree char *text = NULL;
+  g_autofree char *nonce = airlock_hex_encode (airlock_channel_get_nonce (channel), 32);
   guint hb_ms, tol_ms;
 
   airlock_vm_get_heartbeat (in->vm, &hb_ms, &tol_ms);
   json_builder_begin_object (b);
-  set_str (b, "bundle", AIRLOCK_BUNDLE_FORMAT);
-  set_str (b, "arch", airlock_arch_to_string (in->arch));
+  airlock_json_set_str (b, "bundle", AIRLOCK_BUNDLE_FORMAT);
+  airlock_json_set_str (b, "arch", airlock_arch_to_string (in->arch));
 
   json_builder_set_member_name (b, "case");
   json_builder_begin_object (b);
-  set_str (b, "name", in->case_name);
+  airlock_json_set_str (b, "name", in->case_name);
   /* What the case asked for (what `airlock replay` runs again), then
    * what the supervisor was told to run. */
-  json_builder_set_member_name (b, "args");
-  if (in->args)
-    set_strv (b, NULL, in->args);
-  else
-    json_builder_add_null_value (b);
-  set_strv (b, "env_set", in->env_set);
-  set_str (b, "guest_program", in->guest_program);
+  airlock_json_set_strv (b, "args", in->args);
+  airlock_json_set_strv (b, "env_set", in->env_set);
+  airlock_json_set_str (b, "guest_program", in->guest_program);
+  airlock_json_set_bool (b, "shell", in->shell);
+  airlock_json_set_bool (b, "tty", in->tty);
   if (in->clock_ns)
-    set_int (b, "clock_ns", (gint64) in->clock_ns);
-  set_strv (b, "argv", in->argv);
-  set_strv (b, "env", in->envp);
-  set_str (b, "cwd", in->cwd);
-  set_str (b, "user", in->user);
-  set_int (b, "timeout_ms", in->timeout_ms);
-  set_bool (b, "controls", in->controls);
+    airlock_json_set_int (b, "clock_ns", (gint64) in->clock_ns);
+  airlock_json_set_strv (b, "argv", in->argv);
+  airlock_json_set_strv (b, "env", in->envp);
+  airlock_json_set_str (b, "cwd", in->cwd);
+  airlock_json_set_str (b, "user", in->user);
+  airlock_json_set_int (b, "timeout_ms", in->timeout_ms);
+  airlock_json_set_bool (b, "controls", in->controls);
   json_builder_end_object (b);
 
   manifest_inputs (b, in);
 
   json_builder_set_member_name (b, "run");
   json_builder_begin_object (b);
-  set_str (b, "accel", airlock_vm_get_accel (in->vm));
-  set_str (b, "domain", airlock_vm_get_domain_name (in->vm));
-  set_str (b, "nonce", nonce);
-  set_int (b, "heartbeat_ms", hb_ms);
-  set_int (b, "heartbeat_tolerance_ms", tol_ms);
-  set_bool (b, "complete", airlock_vm_is_complete (in->vm));
-  set_str (b, "reason", airlock_vm_get_reason (in->vm));
-  set_str (b, "pcap_error", airlock_vm_get_pcap_error (in->vm));
-  set_str (b, "chain_head", facts->chain_head);
-  set_int (b, "frames", airlock_channel_get_frames (channel)->len);
+  airlock_json_set_str (b, "accel", airlock_vm_get_accel (in->vm));
+  airlock_json_set_bool (b, "icount", in->icount);
+  airlock_json_set_str (b, "domain", airlock_vm_get_domain_name (in->vm));
+  airlock_json_set_str (b, "nonce", nonce);
+  airlock_json_set_int (b, "heartbeat_ms", hb_ms);
+  airlock_json_set_int (b, "heartbeat_tolerance_ms", tol_ms);
+  airlock_json_set_bool (b, "complete", airlock_vm_is_complete (in->vm));
+  airlock_json_set_str (b, "reason", airlock_vm_get_reason (in->vm));
+  airlock_json_set_str (b, "pcap_error", airlock_vm_get_pcap_error (in->vm));
+  airlock_json_set_str (b, "chain_head", facts->chain_head);
+  airlock_json_set_int (b, "frames", airlock_channel_get_frames (channel)->len);
   if (trailer)
     {
-      set_int (b, "exit_status", trailer->exit_status);
-      set_int (b, "end_reason", trailer->end_reason);
+      airlock_json_set_int (b, "exit_status", trailer->exit_status);
+      airlock_json_set_int (b, "end_reason", trailer->end_reason);
     }
-  set_str (b, "started", facts->started);
-  set_str (b, "finished", facts->finished);
-  set_bool (b, "stdout_truncated", bundle->truncated[STREAM_STDOUT] || airlock_vm_get_output_truncated (in->vm));
-  set_bool (b, "stderr_truncated", bundle->truncated[STREAM_STDERR]);
-  set_bool (b, "console_truncated", bundle->truncated[STREAM_CONSOLE]);
-  set_bool (b, "stdin_truncated", bundle->truncated[STREAM_STDIN]);
+  airlock_json_set_str (b, "started", facts->started);
+  airlock_json_set_str (b, "finished", facts->finished);
+  airlock_json_set_bool (b, "stdout_truncated", bundle->truncated[STREAM_STDOUT] || airlock_vm_get_output_truncated (in->vm));
+  airlock_json_set_bool (b, "stderr_truncated", bundle->truncated[STREAM_STDERR]);
+  airlock_json_set_bool (b, "console_truncated", bundle->truncated[STREAM_CONSOLE]);
+  airlock_json_set_bool (b, "stdin_truncated", bundle->truncated[STREAM_STDIN]);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "files");
@@ -499,18 +450,14 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
 
       json_builder_set_member_name (b, e->name);
       json_builder_begin_object (b);
-      set_str (b, "sha256", e->sha256);
-      set_int (b, "size", (gint64) e->size);
+      airlock_json_set_str (b, "sha256", e->sha256);
+      airlock_json_set_int (b, "size", (gint64) e->size);
       json_builder_end_object (b);
     }
   json_builder_end_object (b);
   json_builder_end_object (b);
 
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  text = json_generator_to_data (gen, NULL);
-  return g_strconcat (text, "\n", NULL);
+  return airlock_json_builder_to_text (b, TRUE);
 }
 
 static gboolean
@@ -524,7 +471,7 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **erro
   g_autoptr (GBytes) pcap = airlock_vm_get_pcap (in->vm);
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (file_entry_free);
   g_autoptr (GByteArray) host = g_byte_array_new ();
-  g_autofree char *chain = hex_of (airlock_channel_get_chain_head (channel), 32);
+  g_autofree char *chain = airlock_hex_encode (airlock_channel_get_chain_head (channel), 32);
   g_autofree char *chain_line = g_strconcat (chain, "\n", NULL);
   g_autofree char *frames = airlock_bundle_frames_jsonl (airlock_channel_get_frames (channel));
   g_autofree char *events_text = airlock_bundle_events_jsonl (in->arch, events);

@@ -102,6 +102,9 @@ typedef struct {
   const char *const *env_set;         /* the case's env overrides: "NAME=VALUE", or "NAME"
                                        * for one removed; NULL-terminated, or NULL */
   guint64 clock_ns;                   /* the guest clock the case set, or 0 */
+  gboolean icount;                    /* the guest ran with -icount */
+  gboolean shell;                     /* an `airlock shell` session, not the image's command */
+  gboolean tty;                       /* its stdio was a terminal */
   const char *guest_program;          /* a test program's NAME instead of an image, or NULL */
   const char *const *argv;            /* what the supervisor ran */
   const char *const *envp;

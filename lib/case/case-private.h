@@ -24,9 +24,31 @@ void airlock_case_set_output_func (AirlockCase *c,
                                    void (*func) (int stream, const guint8 *data, gsize len,
                                                  gpointer user_data),
                                    gpointer user_data);
+/* `airlock shell`: instead of the image's entrypoint and Cmd, its
+ * /bin/sh, with the image's env, cwd and user; when the image has no
+ * executable /bin/sh, airlock's static shell, bound read-only at
+ * /.airlock/bin/sh (the guest decides in the image's root and logs which;
+ * the shell's execve record names it).  The run boots the guest image's
+ * shell variant (built once per arch: a pinned busybox-static). */
+void airlock_case_set_shell (AirlockCase *c, gboolean shell);
+/* With @tty the workload's stdio is a pseudo-terminal of @rows x @cols
+ * (0: unknown), its controlling terminal, instead of pipes: one output
+ * stream (stdout), line editing and ^C in the guest's line discipline.
+ * Resize it with airlock_vm_send_winsize() on airlock_run_get_vm(). */
+void airlock_case_set_tty (AirlockCase *c, gboolean tty, guint16 rows, guint16 cols);
+/* Called for every supervisor record as its frame is accepted
+ * (AirlockVmOptions.event_func: the evidence thread, the VM's lock held,
+ * quick, no calls into the VM); `airlock shell` prints each attempt live. */
+void airlock_case_set_event_func (AirlockCase *c,
+                                  void (*func) (const AirlockEvent *event,
+                                                const AirlockEvent *call, gpointer user_data),
+                                  gpointer user_data);
 /* Replaces the case's policy with a copy of @policy. */
 void airlock_case_set_policy (AirlockCase *c, const AirlockPolicy *policy);
 const char *airlock_case_get_image_ref (const AirlockCase *c);
+
+/* The session's guest image (kernel, initramfs and their digests). */
+const AirlockGuestImage *airlock_session_get_guest_image (AirlockSession *session);
 
 /* The running VM (for its swept domains, accelerator notice, URI). */
 AirlockVm *airlock_run_get_vm (AirlockRun *run);

@@ -36,6 +36,12 @@ static const char *const testroot_envp[] = {
   "HOME=/root",
   NULL,
 };
+/* `airlock shell`: the image's own shell, or else airlock's static one
+ * (AIRLOCK_SPEC_SHELL), from the shell variant of the guest image
+ * (lib/guestimg/shell-private.h). */
+static const char *const shell_argv[] = { "/bin/sh", NULL };
+#define SHELL_DIR "/airlock/shell"
+
 
 /* ---- session ---- */
 
@@ -45,11 +51,13 @@ struct _AirlockSession {
   char *cache_dir;
   AirlockAccel accel;
   guint boot_timeout_ms;
+  gboolean icount;
   AirlockProgressFunc progress;
   gpointer progress_data;
   AirlockGuestImage *guest;          /* the plain guest image */
   AirlockGuestImage *guest_testroot; /* with the test programs, made when a case needs it */
   gboolean busy;                     /* a run is going */
+  AirlockGuestImage *guest_shell;    /* with the static shell, made when a shell case needs it */
 };
 
 AirlockSession *
@@ -71,6 +79,7 @@ airlock_session_new (AirlockArch arch, const AirlockSessionOptions *options, GEr
   s->cache_dir = o.cache_dir ? g_strdup (o.cache_dir) : airlock_default_cache_dir ();
   s->accel = o.accel;
   s->boot_timeout_ms = o.boot_timeout_ms;
+  s->icount = o.icount;
   s->progress = o.progress;
   s->progress_data = o.progress_data;
 
@@ -101,6 +110,7 @@ airlock_session_free (AirlockSession *session)
     return;
   airlock_guest_image_free (session->guest);
   airlock_guest_image_free (session->guest_testroot);
+  airlock_guest_image_free (session->guest_shell);
   g_free (session->uri);
   g_free (session->cache_dir);
   g_free (session);
@@ -112,9 +122,16 @@ airlock_session_get_arch (AirlockSession *session)
   return session->arch;
 }
 
+const AirlockGuestImage *
+airlock_session_get_guest_image (AirlockSession *session)
+{
+  return session->guest;
+}
+
 /* ---- case ---- */
 
 typedef void (*OutputFunc) (int stream, const guint8 *data, gsize len, gpointer user_data);
+typedef void (*EventFunc) (const AirlockEvent *event, const AirlockEvent *call, gpointer user_data);
 
 struct _AirlockCase {
   char *name;
@@ -134,6 +151,11 @@ struct _AirlockCase {
   guint64 clock_ns;
   OutputFunc output_func;
   gpointer output_data;
+  gboolean shell;           /* the image's /bin/sh (or airlock's static shell), not its command */
+  gboolean tty;             /* the workload's stdio is a terminal of tty_rows x tty_cols */
+  guint16 tty_rows, tty_cols;
+  EventFunc event_func;
+  gpointer event_data;
 };
 
 AirlockCase *
@@ -207,6 +229,12 @@ case_copy (const AirlockCase *c)
   d->clock_ns = c->clock_ns;
   d->output_func = c->output_func;
   d->output_data = c->output_data;
+  d->shell = c->shell;
+  d->tty = c->tty;
+  d->tty_rows = c->tty_rows;
+  d->tty_cols = c->tty_cols;
+  d->event_func = c->event_func;
+  d->event_data = c->event_data;
   return d;
 }
 
@@ -425,7 +453,8 @@ prepare_image (AirlockRun *run, GError **error)
   run->image = airlock_image_resolve (run->source, run->session->arch, error);
   if (!run->image)
     return FALSE;
-  run->argv = airlock_image_command (run->image, (const char *const *) c->args, error);
+  run->argv = c->shell ? g_strdupv ((GStrv) shell_argv)
+                       : airlock_image_command (run->image, (const char *const *) c->args, error);
   if (!run->argv)
     return FALSE;
   for (guint i = 0; run->image->env && run->image->env[i]; i++)
@@ -495,6 +524,8 @@ prepare_guest_program (AirlockRun *run, GError **error)
   return TRUE;
 }
 
+static gboolean prepare_shell (AirlockRun *run, GError **error);
+
 AirlockRun *
 airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **error)
 {
@@ -542,7 +573,15 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
                      (const char *) run->c->env_names->pdata[k]);
         return NULL;
       }
+  if (run->c->shell && run->c->guest_program)
+    {
+      g_set_error (error, AIRLOCK_CASE_ERROR, AIRLOCK_CASE_ERROR_INVALID,
+                   "a shell runs in an image, not in the guest test programs' root");
+      return NULL;
+    }
   if (run->c->guest_program ? !prepare_guest_program (run, error) : !prepare_image (run, error))
+    return NULL;
+  if (run->c->shell && !prepare_shell (run, error))
     return NULL;
   g_ptr_array_add (run->envp, NULL);
 
@@ -553,6 +592,10 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
   spec.stdio = TRUE;
   spec.controls = run->c->controls;
   spec.clock_ns = run->c->clock_ns;
+  spec.tty = run->c->tty;
+  spec.tty_rows = run->c->tty_rows;
+  spec.tty_cols = run->c->tty_cols;
+  spec.shell_dir = run->c->shell ? SHELL_DIR : NULL;
   if (run->image)
     {
       spec.root = IMAGE_ROOT;
@@ -570,11 +613,14 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
   vm_opts.cache_dir = session->cache_dir;
   vm_opts.accel = session->accel;
   vm_opts.boot_timeout_ms = session->boot_timeout_ms;
+  vm_opts.icount = session->icount;
   vm_opts.test_mode = run->c->test_mode;
   vm_opts.spec = &spec;
   vm_opts.root_disk_path = run->disk;
   vm_opts.output_func = run_output;
   vm_opts.output_data = run;
+  vm_opts.event_func = run->c->event_func;
+  vm_opts.event_data = run->c->event_data;
   if (run->c->stdin_bytes)
     vm_opts.stdin_data = run->c->stdin_bytes;
   else if (run->c->stdin_stream)
@@ -752,6 +798,9 @@ airlock_run_wait (AirlockRun *run, GError **error)
         .case_name = run->c->name,
         .args = (const char *const *) run->c->args,
         .clock_ns = run->c->clock_ns,
+        .icount = run->session->icount,
+        .shell = run->c->shell,
+        .tty = run->c->tty,
         .guest_program = run->c->guest_program,
         .image = run->image,
         .guest = run->guest,
@@ -844,4 +893,52 @@ const char *const *
 airlock_run_get_argv (AirlockRun *run)
 {
   return (const char *const *) run->argv;
+}
+
+/* ---- `airlock shell` ---- */
+
+/* A shell case boots the shell variant of the guest image: the base one
+ * with airlock's static shell at SHELL_DIR, for an image without its own
+ * (the guest decides, in the image's root). */
+static gboolean
+prepare_shell (AirlockRun *run, GError **error)
+{
+  AirlockSession *s = run->session;
+
+  if (!s->guest_shell)
+    {
+      AirlockGuestImageOptions img = {
+        .cache_dir = s->cache_dir,
+        .with_shell = TRUE,
+        .progress = s->progress,
+        .progress_data = s->progress_data,
+      };
+
+      s->guest_shell = airlock_guest_image_ensure (s->arch, &img, error);
+      if (!s->guest_shell)
+        return FALSE;
+    }
+  run->guest = s->guest_shell;
+  return TRUE;
+}
+
+void
+airlock_case_set_shell (AirlockCase *c, gboolean shell)
+{
+  c->shell = shell;
+}
+
+void
+airlock_case_set_tty (AirlockCase *c, gboolean tty, guint16 rows, guint16 cols)
+{
+  c->tty = tty;
+  c->tty_rows = rows;
+  c->tty_cols = cols;
+}
+
+void
+airlock_case_set_event_func (AirlockCase *c, EventFunc func, gpointer user_data)
+{
+  c->event_func = func;
+  c->event_data = user_data;
 }

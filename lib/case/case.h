@@ -50,6 +50,8 @@ typedef struct {
   const char *cache_dir;      /* NULL: airlock_default_cache_dir () */
   AirlockAccel accel;         /* AIRLOCK_ACCEL_AUTO: KVM when a probe boot works, else TCG */
   guint boot_timeout_ms;      /* domain start → guest ready; 0: 60000 */
+  gboolean icount;            /* under TCG: deterministic instruction counting (QEMU -icount),
+                               * slower; ignored under KVM */
   /* Long work (kernel download, rootfs disk build) reports here; NULL: quiet. */
   AirlockProgressFunc progress;
   gpointer progress_data;

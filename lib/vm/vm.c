@@ -99,6 +99,12 @@ struct _AirlockVm {
   gboolean stdio_eof;
   int lifecycle_cb;
   gboolean destroyed_by_us;
+  /* Serialises chunks on the stdio port: stdin from its sender thread,
+   * window sizes from any thread (airlock_vm_send_winsize()). */
+  GMutex stdio_send_lock;
+  gboolean stdio_send_ok;    /* under stdio_send_lock: the port is connected */
+  gboolean tty;              /* the spec asks for a terminal */
+  char *cancel_reason;       /* under lock: airlock_vm_cancel() was called, why */
 };
 
 gboolean
@@ -161,6 +167,7 @@ vm_alloc (AirlockArch arch, const AirlockGuestImage *image, const AirlockVmOptio
   vm->swept = g_ptr_array_new_with_free_func (g_free);
   g_mutex_init (&vm->lock);
   g_cond_init (&vm->cond);
+  g_mutex_init (&vm->stdio_send_lock);
   vm->console = g_byte_array_new ();
   vm->stop_detail_event = -1;
   vm->lifecycle_cb = -1;
@@ -215,6 +222,7 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
         }
       vm->root_disk_path = g_strdup (options->root_disk_path);
       vm->stdio = options->spec->stdio;
+      vm->tty = options->spec->tty;
       vm->stdin_data = options->stdin_data ? g_bytes_ref (options->stdin_data) : NULL;
       vm->stdin_stream = options->stdin_stream ? g_object_ref (options->stdin_stream) : NULL;
       vm->stdin_cancel = g_cancellable_new ();
@@ -256,6 +264,7 @@ airlock_vm_free (AirlockVm *vm)
   g_ptr_array_unref (vm->swept);
   g_mutex_clear (&vm->lock);
   g_cond_clear (&vm->cond);
+  g_mutex_clear (&vm->stdio_send_lock);
   g_free (vm->uri_opt);
   g_free (vm->cache_dir);
   g_free (vm->test_mode);
@@ -270,6 +279,7 @@ airlock_vm_free (AirlockVm *vm)
   g_clear_pointer (&vm->pcap, g_bytes_unref);
   g_free (vm->pcap_error);
   g_free (vm->reason);
+  g_free (vm->cancel_reason);
   g_free (vm);
 }
 
@@ -294,6 +304,15 @@ on_frame (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_data
           g_autofree char *why = g_strdup_printf ("malformed event: %s", error->message);
 
           airlock_channel_fail (channel, AIRLOCK_ANOMALY_MALFORMED, why);
+        }
+      else if (vm->opts.event_func)
+        {
+          GPtrArray *events = airlock_event_log_get_events (vm->events);
+          const AirlockEvent *ev = events->pdata[events->len - 1];
+          const AirlockEvent *call = ev->kind == AIRLOCK_EVENT_RESULT
+                                         ? airlock_event_log_lookup (vm->events, ev->ref) : NULL;
+
+          vm->opts.event_func (ev, call, vm->opts.event_data);
         }
     }
 }
@@ -378,6 +397,7 @@ static gboolean
 send_stdin_chunk (AirlockVm *vm, const guint8 *data, gsize n)
 {
   guint8 chunk[AIRLOCK_STDIO_HEADER_SIZE + AIRLOCK_STDIO_CHUNK_MAX];
+  gboolean ok;
 
   chunk[0] = AIRLOCK_STDIO_STDIN;
   chunk[1] = n == 0 ? AIRLOCK_STDIO_EOF : 0;
@@ -386,7 +406,34 @@ send_stdin_chunk (AirlockVm *vm, const guint8 *data, gsize n)
     memcpy (chunk + AIRLOCK_STDIO_HEADER_SIZE, data, n);
   if (n && vm->opts.record_func)
     vm->opts.record_func (AIRLOCK_VM_RECORD_STDIN, data, n, vm->opts.record_data);
-  return endpoint_send_all (&vm->stdio_ep, chunk, AIRLOCK_STDIO_HEADER_SIZE + n);
+  g_mutex_lock (&vm->stdio_send_lock);
+  ok = endpoint_send_all (&vm->stdio_ep, chunk, AIRLOCK_STDIO_HEADER_SIZE + n);
+  g_mutex_unlock (&vm->stdio_send_lock);
+  return ok;
+}
+
+gboolean
+airlock_vm_send_winsize (AirlockVm *vm, guint16 rows, guint16 cols, GError **error)
+{
+  guint8 chunk[AIRLOCK_STDIO_HEADER_SIZE + 4];
+  gboolean ok = FALSE;
+
+  g_return_val_if_fail (vm != NULL, FALSE);
+  chunk[0] = AIRLOCK_STDIO_WINSIZE;
+  chunk[1] = 0;
+  wire_le16 (chunk + 2, 4);
+  wire_le16 (chunk + AIRLOCK_STDIO_HEADER_SIZE, rows);
+  wire_le16 (chunk + AIRLOCK_STDIO_HEADER_SIZE + 2, cols);
+  g_mutex_lock (&vm->stdio_send_lock);
+  if (vm->tty && vm->stdio_send_ok)
+    ok = endpoint_send_all (&vm->stdio_ep, chunk, sizeof chunk);
+  g_mutex_unlock (&vm->stdio_send_lock);
+  if (!ok)
+    g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                 "cannot resize the terminal of domain '%s': %s", vm->name ? vm->name : "(none)",
+                 !vm->tty ? "the run has no terminal"
+                          : "its stdio port is not connected");
+  return ok;
 }
 
 /* Stdin: the given bytes, or what the given stream yields as it comes, in
@@ -726,6 +773,7 @@ start_domain (AirlockVm *vm, GError **error)
     .initrd = vm->image->initramfs_path,
     .cmdline = cmdline,
     .arm64_cpu_max = vm->opts.arm64_cpu_max,
+    .icount = vm->opts.icount,
     .owner_boot_id = self->boot_id,
     .owner_host = self->host,
     .owner_pid = self->pid,
@@ -866,6 +914,9 @@ open_streams (AirlockVm *vm, GError **error)
   vm->evidence_thread = g_thread_new ("airlock-evidence", evidence_reader, vm);
   if (vm->stdio)
     {
+      g_mutex_lock (&vm->stdio_send_lock);
+      vm->stdio_send_ok = TRUE;
+      g_mutex_unlock (&vm->stdio_send_lock);
       vm->stdio_thread = g_thread_new ("airlock-stdio", stdio_worker, vm);
       vm->stdin_thread = g_thread_new ("airlock-stdin", stdin_sender, vm);
     }
@@ -888,6 +939,12 @@ follow_run (AirlockVm *vm)
         return;
       if (vm->evidence_eof || vm->domain_stopped)
         return;
+      if (vm->cancel_reason)
+        {
+          set_reason (vm, "%s", vm->cancel_reason);
+          airlock_channel_fail (vm->channel, AIRLOCK_ANOMALY_EXTERNAL, vm->cancel_reason);
+          return;
+        }
       if (state == AIRLOCK_CHANNEL_AWAITING_HELLO && now > boot_deadline)
         {
           g_autofree char *why = g_strdup_printf ("boot timeout: no hello from the guest within %u ms",
@@ -1029,7 +1086,12 @@ teardown (AirlockVm *vm)
     g_cancellable_cancel (vm->stdin_cancel);
   if (vm->stdin_thread)
     g_thread_join (g_steal_pointer (&vm->stdin_thread));
+  /* A window size sent from another thread now fails instead of reaching
+   * a closed (or reused) descriptor. */
+  g_mutex_lock (&vm->stdio_send_lock);
+  vm->stdio_send_ok = FALSE;
   endpoint_close (&vm->stdio_ep);
+  g_mutex_unlock (&vm->stdio_send_lock);
   if (vm->stdio_thread)
     g_thread_join (g_steal_pointer (&vm->stdio_thread));
   if (vm->dom)
@@ -1141,6 +1203,17 @@ airlock_vm_run (AirlockVm *vm, GError **error)
     set_reason (vm, "%s", error && *error ? (*error)->message : "the VM did not start");
   g_mutex_unlock (&vm->lock);
   return ok;
+}
+
+void
+airlock_vm_cancel (AirlockVm *vm, const char *reason)
+{
+  g_return_if_fail (vm != NULL && reason != NULL);
+  g_mutex_lock (&vm->lock);
+  if (!vm->cancel_reason)
+    vm->cancel_reason = g_strdup (reason);
+  g_cond_broadcast (&vm->cond);
+  g_mutex_unlock (&vm->lock);
 }
 
 gboolean

@@ -46,6 +46,9 @@ typedef enum {
   AIRLOCK_VM_RECORD_STDERR,
 } AirlockVmRecord;
 
+/* One decoded supervisor record (lib/evidence/event.h, internal). */
+typedef struct _AirlockEvent AirlockEvent;
+
 typedef struct {
   const char *uri;              /* NULL: $AIRLOCK_CONNECT, else the embedded driver */
   const char *cache_dir;        /* NULL: airlock_default_cache_dir () */
@@ -58,6 +61,7 @@ typedef struct {
   guint heartbeat_tolerance_ms; /* no heartbeat for this long → inconclusive; 0: 5000 */
   guint guest_run_ms;           /* how long the guest heartbeats before its trailer; 0: 1000 */
   gboolean arm64_cpu_max;       /* arm64 under TCG: max,pauth-impdef=on instead of cortex-a57 */
+  gboolean icount;              /* under TCG: deterministic instruction counting (-icount) */
   const char *test_mode;        /* tests only: airlock.test=MODE for the guest init */
   /* What the guest supervisor runs (borrowed; encoded by airlock_vm_new(),
    * so it need not outlive that call).  NULL: the boot check (heartbeat for
@@ -94,6 +98,15 @@ typedef struct {
    * must not call back into the VM. */
   void (*record_func) (AirlockVmRecord what, const guint8 *data, gsize len, gpointer user_data);
   gpointer record_data;
+  /* With a spec: called for every EVENT frame the channel accepts, once it
+   * is decoded, in frame order: @event (owned by the VM's event log, valid
+   * until the VM is freed) and, for a RESULT, @call, the syscall event it
+   * completes, its outcome now known (else NULL).  From the evidence reader
+   * thread with the VM's lock held: it must return quickly and must not
+   * call into the VM.  It only watches: the evidence is what it is
+   * (`airlock shell` prints each attempt as it happens). */
+  void (*event_func) (const AirlockEvent *event, const AirlockEvent *call, gpointer user_data);
+  gpointer event_data;
 } AirlockVmOptions;
 
 /* Wall-clock points of a run, in g_get_monotonic_time () microseconds;
@@ -127,6 +140,12 @@ AIRLOCK_PUBLIC void airlock_vm_free (AirlockVm *vm);
  * TRUE, and airlock_vm_is_complete () tells whether the evidence is whole. */
 AIRLOCK_PUBLIC gboolean airlock_vm_run (AirlockVm *vm, GError **error);
 
+/* Ends a run before its trailer, from any thread (a person gave up on an
+ * interactive session): airlock_vm_run() stops following the channel,
+ * marks it inconclusive with @reason (copied; "the session was ended by
+ * SIGINT") and tears the domain down as for any other end.  No effect once
+ * the run has ended; the first reason stands. */
+AIRLOCK_PUBLIC void airlock_vm_cancel (AirlockVm *vm, const char *reason);
 /* TRUE when the trailer was accepted and nothing went wrong. */
 AIRLOCK_PUBLIC gboolean airlock_vm_is_complete (AirlockVm *vm);
 /* Why the run is not complete (a sentence), or NULL when it is. */
@@ -159,6 +178,14 @@ AIRLOCK_PUBLIC const char *airlock_vm_get_accel_notice (AirlockVm *vm);
 AIRLOCK_PUBLIC GPtrArray *airlock_vm_get_swept (AirlockVm *vm);
 AIRLOCK_PUBLIC const char *airlock_vm_get_uri (AirlockVm *vm);
 AIRLOCK_PUBLIC const char *airlock_vm_get_domain_name (AirlockVm *vm);
+/* With a spec asking for a terminal (spec->tty): tells the guest the
+ * workload's terminal is now @rows x @cols; the kernel there signals
+ * SIGWINCH to its foreground process group.  Any thread, while the run
+ * goes on.  FALSE with @error (AIRLOCK_VM_ERROR_FAILED) when the run has
+ * no terminal, its stdio port is not connected (yet, or any more), or the
+ * send failed. */
+AIRLOCK_PUBLIC gboolean airlock_vm_send_winsize (AirlockVm *vm, guint16 rows, guint16 cols,
+                                                 GError **error);
 /* The hypervisor's and libvirt's versions as "MAJOR.MINOR.MICRO" (what
  * the connection reports; "unknown" when it does not).  Transfer full. */
 AIRLOCK_PUBLIC char *airlock_vm_get_qemu_version (AirlockVm *vm);
