@@ -856,45 +856,77 @@ out:
   return image;
 }
 
-/* Points @image at its testroot variant: the base initramfs with the
- * testroot archive appended, cached in <arch>/testroot-<key>/ (the key
- * covers the base initramfs and every testroot entry, the pins of
- * testroot.ini's packages included; those are downloaded into
- * <cache>/downloads/ like the kernel's, only to build), built now unless
- * cached (or forced).  Returns FALSE with @error set. */
+/* An initramfs variant: the base image's initramfs (or the variant before
+ * it) with one more archive appended, cached in <arch>/PREFIX-<key>/. */
+typedef struct {
+  const char *what;          /* "testroot", "static shell": messages */
+  const char *prefix;        /* the cache directory's name before the key */
+  const char *stage;         /* the progress stage of a build */
+  gboolean (*cache_load) (const char *dir, const char *key, char **ret_path, char **ret_sha256,
+                          char **ret_why);
+  /* Writes the variant of @base_path into @tmp from @recipe (the loaded
+   * testroot or shell recipe). */
+  gboolean (*build) (gpointer recipe, const char *key, const char *base_path,
+                     const char *base_sha256, const char *downloads, const char *tmp,
+                     AirlockProgressFunc progress, gpointer progress_data, GError **error);
+} InitramfsVariant;
+
 static gboolean
-ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
-                 const AirlockGuestImageOptions *options, GError **error)
+build_testroot (gpointer recipe, const char *key, const char *base_path, const char *base_sha256,
+                const char *downloads, const char *tmp, AirlockProgressFunc progress,
+                gpointer progress_data, GError **error)
 {
-  g_autoptr (AirlockTestroot) testroot = NULL;
+  return airlock_testroot_build (recipe, key, base_path, base_sha256, downloads, tmp, progress,
+                                 progress_data, error);
+}
+
+static gboolean
+build_shell (gpointer recipe, const char *key, const char *base_path, const char *base_sha256,
+             const char *downloads, const char *tmp, AirlockProgressFunc progress,
+             gpointer progress_data, GError **error)
+{
+  return airlock_shell_tools_build (recipe, key, base_path, base_sha256, downloads, tmp, progress,
+                                    progress_data, error);
+}
+
+static const InitramfsVariant testroot_variant = {
+  "testroot", "testroot", "write testroot", airlock_testroot_cache_load, build_testroot,
+};
+static const InitramfsVariant shell_variant = {
+  "static shell", "shell", "write shell", airlock_shell_tools_cache_load, build_shell,
+};
+
+/* Points @image at variant @v of its initramfs for @recipe, whose cache key
+ * is @key (it covers the initramfs it builds on and every input of the
+ * recipe, the pins of its packages included; those are downloaded into
+ * <cache>/downloads/ like the kernel's, only to build): found in the cache,
+ * or built now under the arch's lock (or rebuilt with options->force).
+ * Returns FALSE with @error set. */
+static gboolean
+ensure_variant (AirlockGuestInputs *in, AirlockGuestImage *image,
+                const AirlockGuestImageOptions *options, const InitramfsVariant *v,
+                gpointer recipe, const char *key, GError **error)
+{
   g_autoptr (GError) local_error = NULL;
-  g_autofree char *key = NULL;
-  g_autofree char *name = NULL;
-  g_autofree char *dir = NULL;
+  g_autofree char *name = g_strdup_printf ("%s-%s", v->prefix, key);
+  g_autofree char *dir = g_build_filename (in->arch_dir, name, NULL);
   g_autofree char *tmp = NULL;
   g_autofree char *why = NULL;
   g_autofree char *path = NULL;
   g_autofree char *sha256 = NULL;
-  g_autofree char *recipe = g_build_filename (airlock_data_dir (), "testroot.ini", NULL);
   g_autofree char *downloads = g_build_filename (in->cache_dir, "downloads", NULL);
   gboolean ok = FALSE;
   int lock_fd;
 
-  testroot = airlock_testroot_load (in->arch, airlock_guest_programs_dir (), recipe, error);
-  if (!testroot)
-    return FALSE;
-  key = airlock_testroot_key (testroot, image->initramfs_sha256);
-  name = g_strdup_printf ("testroot-%s", key);
-  dir = g_build_filename (in->arch_dir, name, NULL);
-
   if (!options->force || options->offline)
     {
-      ok = airlock_testroot_cache_load (dir, key, &path, &sha256, &why);
+      ok = v->cache_load (dir, key, &path, &sha256, &why);
       if (!ok && options->offline)
         {
           g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT,
-                       "no usable %s testroot for these inputs in '%s': %s; build it by "
-                       "running without --offline", airlock_arch_to_string (in->arch), dir, why);
+                       "no usable %s %s for these inputs in '%s': %s; build it by "
+                       "running without --offline", airlock_arch_to_string (in->arch), v->what,
+                       dir, why);
           return FALSE;
         }
     }
@@ -906,16 +938,14 @@ ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
       g_clear_pointer (&why, g_free);
       /* Whoever held the lock before us may have built it. */
       if (!options->force)
-        ok = airlock_testroot_cache_load (dir, key, &path, &sha256, &why);
+        ok = v->cache_load (dir, key, &path, &sha256, &why);
       if (!ok)
         {
-          report (options, "write testroot", 0, 0);
+          report (options, v->stage, 0, 0);
           tmp = make_build_dir (in, &local_error);
           if (!tmp
-              || !airlock_testroot_build (testroot, key, image->initramfs_path,
-                                          image->initramfs_sha256, downloads, tmp,
-                                          options->progress, options->progress_data,
-                                          &local_error)
+              || !v->build (recipe, key, image->initramfs_path, image->initramfs_sha256, downloads,
+                            tmp, options->progress, options->progress_data, &local_error)
               || !install_build (tmp, dir, in->arch_dir, &local_error))
             {
               if (tmp)
@@ -925,11 +955,11 @@ ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
               return FALSE;
             }
           g_clear_pointer (&why, g_free);
-          ok = airlock_testroot_cache_load (dir, key, &path, &sha256, &why);
+          ok = v->cache_load (dir, key, &path, &sha256, &why);
           if (!ok)
             g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                         "the %s testroot just built in '%s' does not check out: %s",
-                         airlock_arch_to_string (in->arch), dir, why);
+                         "the %s %s just built in '%s' does not check out: %s",
+                         airlock_arch_to_string (in->arch), v->what, dir, why);
         }
       close (lock_fd);
       if (!ok)
@@ -942,88 +972,37 @@ ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
   return TRUE;
 }
 
-/* Points @image at its static-shell variant: its initramfs (the base's, or
- * the testroot's) with the shell archive appended, cached in
- * <arch>/shell-<key>/ (the key covers that initramfs and shell.ini's pin,
- * whose package is downloaded into <cache>/downloads/ only to build), built
- * now unless cached (or forced).  As ensure_testroot(). */
+/* The testroot variant: the test programs of tests/guest and testroot.ini's
+ * files at /airlock/testroot. */
+static gboolean
+ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
+                 const AirlockGuestImageOptions *options, GError **error)
+{
+  g_autofree char *recipe = g_build_filename (airlock_data_dir (), "testroot.ini", NULL);
+  g_autoptr (AirlockTestroot) testroot = airlock_testroot_load (in->arch, airlock_guest_programs_dir (),
+                                                                recipe, error);
+  g_autofree char *key = NULL;
+
+  if (!testroot)
+    return FALSE;
+  key = airlock_testroot_key (testroot, image->initramfs_sha256);
+  return ensure_variant (in, image, options, &testroot_variant, testroot, key, error);
+}
+
+/* The static-shell variant (shell.ini's pinned busybox), on whatever
+ * initramfs @image has by now (the base's, or the testroot's). */
 static gboolean
 ensure_shell (AirlockGuestInputs *in, AirlockGuestImage *image,
               const AirlockGuestImageOptions *options, GError **error)
 {
-  g_autoptr (AirlockShellTools) tools = NULL;
-  g_autoptr (GError) local_error = NULL;
-  g_autofree char *key = NULL;
-  g_autofree char *name = NULL;
-  g_autofree char *dir = NULL;
-  g_autofree char *tmp = NULL;
-  g_autofree char *why = NULL;
-  g_autofree char *path = NULL;
-  g_autofree char *sha256 = NULL;
   g_autofree char *recipe = g_build_filename (airlock_data_dir (), "shell.ini", NULL);
-  g_autofree char *downloads = g_build_filename (in->cache_dir, "downloads", NULL);
-  gboolean ok = FALSE;
-  int lock_fd;
+  g_autoptr (AirlockShellTools) tools = airlock_shell_tools_load (in->arch, recipe, error);
+  g_autofree char *key = NULL;
 
-  tools = airlock_shell_tools_load (in->arch, recipe, error);
   if (!tools)
     return FALSE;
   key = airlock_shell_tools_key (tools, image->initramfs_sha256);
-  name = g_strdup_printf ("shell-%s", key);
-  dir = g_build_filename (in->arch_dir, name, NULL);
-
-  if (!options->force || options->offline)
-    {
-      ok = airlock_shell_tools_cache_load (dir, key, &path, &sha256, &why);
-      if (!ok && options->offline)
-        {
-          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT,
-                       "no usable %s static shell for these inputs in '%s': %s; build it by "
-                       "running without --offline", airlock_arch_to_string (in->arch), dir, why);
-          return FALSE;
-        }
-    }
-  if (!ok)
-    {
-      lock_fd = lock_arch (in, options, error);
-      if (lock_fd < 0)
-        return FALSE;
-      g_clear_pointer (&why, g_free);
-      if (!options->force)
-        ok = airlock_shell_tools_cache_load (dir, key, &path, &sha256, &why);
-      if (!ok)
-        {
-          report (options, "write shell", 0, 0);
-          tmp = make_build_dir (in, &local_error);
-          if (!tmp
-              || !airlock_shell_tools_build (tools, key, image->initramfs_path,
-                                             image->initramfs_sha256, downloads, tmp,
-                                             options->progress, options->progress_data,
-                                             &local_error)
-              || !install_build (tmp, dir, in->arch_dir, &local_error))
-            {
-              if (tmp)
-                airlock_rm_rf (tmp);
-              close (lock_fd);
-              propagate_in_domain (error, g_steal_pointer (&local_error));
-              return FALSE;
-            }
-          g_clear_pointer (&why, g_free);
-          ok = airlock_shell_tools_cache_load (dir, key, &path, &sha256, &why);
-          if (!ok)
-            g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                         "the %s static shell just built in '%s' does not check out: %s",
-                         airlock_arch_to_string (in->arch), dir, why);
-        }
-      close (lock_fd);
-      if (!ok)
-        return FALSE;
-    }
-  g_free (image->initramfs_path);
-  image->initramfs_path = g_steal_pointer (&path);
-  g_free (image->initramfs_sha256);
-  image->initramfs_sha256 = g_steal_pointer (&sha256);
-  return TRUE;
+  return ensure_variant (in, image, options, &shell_variant, tools, key, error);
 }
 
 AirlockGuestImage *
