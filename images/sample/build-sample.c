@@ -6,10 +6,10 @@
  *       copy already in DIR), checks each .deb against its pin, and writes
  *       its bin/busybox as OUTPUT-DIR/busybox-ARCH.
  *
- *   build-sample image --name clean|egress|rpc --pins packages.ini
+ *   build-sample image --name clean|egress|rpc|hostile --pins packages.ini
  *                      --busybox-amd64 F --busybox-arm64 F
  *                      --program-amd64 F --program-arm64 F
- *                      --layout DIR --archive FILE
+ *                      [--arm32 F] --layout DIR --archive FILE
  *       writes the image as an OCI image layout (DIR, skopeo's `oci:DIR`) and
  *       the same files as an oci-archive (FILE, `oci-archive:FILE`).
  *
@@ -20,6 +20,10 @@
  *      user app (1000:1000), /srv (app's, the working directory), and
  *      /etc/airlock-deleted;
  *   3. /etc/.wh.airlock-deleted, the whiteout that deletes it again.
+ * The hostile image (tests/hostile) has the multi-call test program as its
+ * entrypoint, runs as root, and its second layer also holds
+ * /usr/local/bin/testprog-suid (the same program, setuid root, mode 4755)
+ * and on arm64 /bin/testprog-arm32 (--arm32, an AArch32 binary).
  *
  * Deterministic: every tar entry has mtime 0, a fixed owner and mode, no
  * user or group names; entries are sorted by path; gzip headers carry no
@@ -59,16 +63,19 @@ static const char *const busybox_applets[] = {
 };
 
 typedef struct {
-  const char *name;       /* clean, egress, rpc */
+  const char *name;       /* clean, egress, rpc, hostile */
   const char *program;    /* its entrypoint's basename */
   const char *user;
   const char *marker;     /* the marker variable in its Env */
+  gboolean suid_copy;     /* also usr/local/bin/PROGRAM-suid, setuid root */
 } SampleSpec;
 
 static const SampleSpec sample_specs[] = {
-  { "clean", "clean-server", "app", "AIRLOCK_SAMPLE=clean" },
-  { "egress", "egress-probe", "root", "AIRLOCK_SAMPLE=egress" },
-  { "rpc", "rpc-server", "app", "AIRLOCK_SAMPLE=rpc" },
+  { "clean", "clean-server", "app", "AIRLOCK_SAMPLE=clean", FALSE },
+  { "egress", "egress-probe", "root", "AIRLOCK_SAMPLE=egress", FALSE },
+  { "rpc", "rpc-server", "app", "AIRLOCK_SAMPLE=rpc", FALSE },
+  /* Techniques are chosen with `-- COMMAND` (the Cmd). */
+  { "hostile", "testprog", "root", "AIRLOCK_SAMPLE=hostile", TRUE },
 };
 
 static gboolean
@@ -547,8 +554,8 @@ static const char deleted_text[] =
 
 /* The three layers of @spec for one arch, as (diff_id, gzip) pairs. */
 static gboolean
-build_layers (const SampleSpec *spec, GBytes *busybox, GBytes *program, GBytes *ret_tars[3],
-              GError **error)
+build_layers (const SampleSpec *spec, GBytes *busybox, GBytes *program, GBytes *arm32,
+              GBytes *ret_tars[3], GError **error)
 {
   g_autoptr (GPtrArray) l1 = g_ptr_array_new_with_free_func ((GDestroyNotify) layer_entry_free);
   g_autoptr (GPtrArray) l2 = g_ptr_array_new_with_free_func ((GDestroyNotify) layer_entry_free);
@@ -578,6 +585,17 @@ build_layers (const SampleSpec *spec, GBytes *busybox, GBytes *program, GBytes *
   add_dir (l2, "usr/local", 0755, 0, 0);
   add_dir (l2, "usr/local/bin", 0755, 0, 0);
   add_file (l2, program_path, 0755, program);
+  if (spec->suid_copy)
+    {
+      g_autofree char *suid_path = g_strconcat (program_path, "-suid", NULL);
+
+      add_file (l2, suid_path, 04755, program);
+    }
+  if (arm32)
+    {
+      add_dir (l2, "bin", 0755, 0, 0);
+      add_file (l2, "bin/testprog-arm32", 0755, arm32);
+    }
 
   add_dir (l3, "etc", 0755, 0, 0);
   add_text (l3, "etc/.wh.airlock-deleted", 0644, "");
@@ -591,7 +609,7 @@ build_layers (const SampleSpec *spec, GBytes *busybox, GBytes *program, GBytes *
 /* One arch's config and manifest; returns the manifest's bytes and digest. */
 static GBytes *
 build_manifest (Layout *layout, const SampleSpec *spec, const char *arch, const Pin *pin,
-                GBytes *busybox, GBytes *program, char **ret_digest, GError **error)
+                GBytes *busybox, GBytes *program, GBytes *arm32, char **ret_digest, GError **error)
 {
   GBytes *tars[3] = { NULL, NULL, NULL };
   GBytes *gzips[3] = { NULL, NULL, NULL };
@@ -604,7 +622,7 @@ build_manifest (Layout *layout, const SampleSpec *spec, const char *arch, const 
                         spec->marker, NULL };
   const char *entrypoint_argv[] = { entrypoint, NULL };
   GBytes *manifest = NULL;
-  gboolean ok = build_layers (spec, busybox, program, tars, error);
+  gboolean ok = build_layers (spec, busybox, program, arm32, tars, error);
 
   for (guint i = 0; ok && i < 3; i++)
     {
@@ -661,9 +679,10 @@ build_manifest (Layout *layout, const SampleSpec *spec, const char *arch, const 
         created_by = g_strdup_printf ("airlock images/sample: %s %s from Debian, bin/busybox "
                                       "and its applet links", SAMPLE_PACKAGE, pin->version);
       else if (i == 1)
-        created_by = g_strdup_printf ("airlock images/sample: /usr/local/bin/%s, /etc/passwd "
-                                      "and /etc/group (user app), /srv, /etc/airlock-deleted",
-                                      spec->program);
+        created_by = g_strdup_printf ("airlock images/sample: /usr/local/bin/%s%s, /etc/passwd "
+                                      "and /etc/group (user app), /srv, /etc/airlock-deleted%s",
+                                      spec->program, spec->suid_copy ? " and its setuid copy" : "",
+                                      arm32 ? ", /bin/testprog-arm32" : "");
       else
         created_by = g_strdup ("airlock images/sample: whiteout of /etc/airlock-deleted");
       json_builder_begin_object (b);
@@ -815,7 +834,8 @@ read_bytes (const char *path, GError **error)
 
 static gboolean
 cmd_image (const char *name, const char *pins, char **busybox_paths, char **program_paths,
-           const char *layout_dir, const char *archive_path, GError **error)
+           const char *arm32_path, const char *layout_dir, const char *archive_path,
+           GError **error)
 {
   const SampleSpec *spec = NULL;
   Layout layout = { g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
@@ -833,7 +853,7 @@ cmd_image (const char *name, const char *pins, char **busybox_paths, char **prog
     if (g_str_equal (sample_specs[i].name, name))
       spec = &sample_specs[i];
   if (!spec)
-    return fail (error, "unknown sample image '%s' (known: clean, egress, rpc)", name);
+    return fail (error, "unknown sample image '%s' (known: clean, egress, rpc, hostile)", name);
 
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "schemaVersion");
@@ -848,14 +868,16 @@ cmd_image (const char *name, const char *pins, char **busybox_paths, char **prog
       g_auto (Pin) pin = { NULL, NULL, 0 };
       g_autoptr (GBytes) busybox = NULL;
       g_autoptr (GBytes) program = NULL;
+      g_autoptr (GBytes) arm32 = NULL;
       g_autoptr (GBytes) manifest = NULL;
       g_autofree char *digest = NULL;
 
       if (!load_pin (pins, arch, &pin, error)
           || !(busybox = read_bytes (busybox_paths[i], error))
-          || !(program = read_bytes (program_paths[i], error)))
+          || !(program = read_bytes (program_paths[i], error))
+          || (arm32_path && g_str_equal (arch, "arm64") && !(arm32 = read_bytes (arm32_path, error))))
         return FALSE;
-      manifest = build_manifest (&layout, spec, arch, &pin, busybox, program, &digest, error);
+      manifest = build_manifest (&layout, spec, arch, &pin, busybox, program, arm32, &digest, error);
       if (!manifest)
         return FALSE;
       json_builder_begin_object (b);
@@ -908,18 +930,19 @@ int
 main (int argc, char **argv)
 {
   g_autofree char *pins = NULL, *downloads = NULL, *output_dir = NULL, *name = NULL;
-  g_autofree char *layout = NULL, *archive = NULL;
+  g_autofree char *layout = NULL, *archive = NULL, *arm32 = NULL;
   g_autofree char *busybox_amd64 = NULL, *busybox_arm64 = NULL;
   g_autofree char *program_amd64 = NULL, *program_arm64 = NULL;
   GOptionEntry entries[] = {
     { "pins", 0, 0, G_OPTION_ARG_FILENAME, &pins, "the pinned packages (packages.ini)", "FILE" },
     { "downloads", 0, 0, G_OPTION_ARG_FILENAME, &downloads, "fetch: where the .debs go", "DIR" },
     { "output-dir", 0, 0, G_OPTION_ARG_FILENAME, &output_dir, "fetch: where busybox-ARCH go", "DIR" },
-    { "name", 0, 0, G_OPTION_ARG_STRING, &name, "image: clean, egress or rpc", "NAME" },
+    { "name", 0, 0, G_OPTION_ARG_STRING, &name, "image: clean, egress, rpc or hostile", "NAME" },
     { "busybox-amd64", 0, 0, G_OPTION_ARG_FILENAME, &busybox_amd64, "image: busybox", "FILE" },
     { "busybox-arm64", 0, 0, G_OPTION_ARG_FILENAME, &busybox_arm64, "image: busybox", "FILE" },
     { "program-amd64", 0, 0, G_OPTION_ARG_FILENAME, &program_amd64, "image: entrypoint", "FILE" },
     { "program-arm64", 0, 0, G_OPTION_ARG_FILENAME, &program_arm64, "image: entrypoint", "FILE" },
+    { "arm32", 0, 0, G_OPTION_ARG_FILENAME, &arm32, "image: an AArch32 binary for arm64's /bin/testprog-arm32", "FILE" },
     { "layout", 0, 0, G_OPTION_ARG_FILENAME, &layout, "image: the OCI layout to write", "DIR" },
     { "archive", 0, 0, G_OPTION_ARG_FILENAME, &archive, "image: the oci-archive to write", "FILE" },
     { NULL },
@@ -942,13 +965,13 @@ main (int argc, char **argv)
       char *busybox_paths[] = { busybox_amd64, busybox_arm64 };
       char *program_paths[] = { program_amd64, program_arm64 };
 
-      ok = cmd_image (name, pins, busybox_paths, program_paths, layout, archive, &error);
+      ok = cmd_image (name, pins, busybox_paths, program_paths, arm32, layout, archive, &error);
     }
   else
     {
       g_printerr ("usage: build-sample fetch --pins FILE --downloads DIR --output-dir DIR\n"
                   "       build-sample image --name NAME --pins FILE --busybox-amd64 F "
-                  "--busybox-arm64 F --program-amd64 F --program-arm64 F --layout DIR "
+                  "--busybox-arm64 F --program-amd64 F --program-arm64 F [--arm32 F] --layout DIR "
                   "--archive FILE\n");
       return 2;
     }

@@ -3,10 +3,11 @@
  * basename of argv[0]; `testprog COMMAND [ARGS]` works too.  One behaviour
  * per command, each the workload of one VM test (tests/vm/test-supervisor.c
  * holds the records each must produce).  Commands are listed in
- * behaviours.h. */
+ * behaviours.h, and the hostile techniques in tests/hostile/techniques.h. */
 #define _GNU_SOURCE
 
 #include "testprog.h"
+#include "techniques.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -160,6 +161,10 @@ static const struct {
 #define ENTRY(command, function, arches) { (arches) & THIS_ARCH ? command : NULL, behaviour_##function },
   TESTPROG_BEHAVIOURS (ENTRY)
 #undef ENTRY
+  /* The hostile techniques (tests/hostile), for the hostile sample image. */
+#define TECHNIQUE(command, function, arches) { (arches) & THIS_ARCH ? command : NULL, technique_##function },
+  HOSTILE_TECHNIQUES (TECHNIQUE)
+#undef TECHNIQUE
 };
 
 static void
@@ -181,7 +186,8 @@ main (int argc, char **argv)
   if (argc < 1)
     return 2;
   base = strrchr (argv[0], '/') ? strrchr (argv[0], '/') + 1 : argv[0];
-  if (strcmp (base, "testprog") == 0)
+  /* testprog-suid: the hostile image's setuid copy (tests/hostile). */
+  if (strcmp (base, "testprog") == 0 || strcmp (base, "testprog-suid") == 0)
     {
       if (argc < 2)
         {
