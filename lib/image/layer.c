@@ -138,6 +138,14 @@ stream_read_cb (struct archive *a, void *data, const void **ret_buf)
 
   if (sr->eof)
     return 0;
+  /* The stream failed before, and libarchive asks again: the failure
+   * stands (the layer stream's is sticky anyway), and sr->error must not be
+   * set a second time. */
+  if (sr->error)
+    {
+      archive_set_error (a, EIO, "%s", sr->error->message);
+      return -1;
+    }
   n = g_input_stream_read (sr->in, sr->buf, READ_CHUNK, NULL, &sr->error);
   if (n < 0)
     {
@@ -156,6 +164,14 @@ stream_read_cb (struct archive *a, void *data, const void **ret_buf)
 static gboolean
 stream_drain (StreamReader *sr)
 {
+  /* libarchive can report a clean end after the stream failed under it:
+   * input too short for a tar header, whose read ahead reached a digest
+   * failure, is taken as an empty archive.  That failure is the result;
+   * reading on would set sr->error over it (GLib's "GError set over the
+   * top of a previous GError"; found by tests/fuzz/fuzz-layer, seed
+   * corpus/layer/short-not-tar, which it scans with a wrong digest too). */
+  if (sr->error)
+    return FALSE;
   while (!sr->eof)
     {
       gssize n = g_input_stream_read (sr->in, sr->buf, READ_CHUNK, NULL, &sr->error);

@@ -737,16 +737,21 @@ ensure_platform (AirlockImageSource *source, ManifestChoice *choice, GError **er
   if (!load_manifest (source, choice, "an entry without a platform", &loaded, error))
     return FALSE;
   config = json_node_get_object (loaded.config);
-  choice->os = g_strdup (member_string (config, "os"));
-  choice->architecture = g_strdup (member_string (config, "architecture"));
-  choice->variant = g_strdup (member_string (config, "variant"));
-  if (!choice->os || !choice->architecture)
+  /* Checked before anything is stored: a choice whose platform stays
+   * unknown is loaded again by the next list or resolve, and storing the
+   * strings of a config that names an os but no architecture leaked them
+   * on every retry (found by tests/fuzz/fuzz-intake, seed
+   * corpus/intake/oci-config-no-arch). */
+  if (!member_string (config, "os") || !member_string (config, "architecture"))
     {
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
                    "%s: blob %s (config): no os or architecture", source->reference,
                    loaded.config_digest);
       return FALSE;
     }
+  choice->os = g_strdup (member_string (config, "os"));
+  choice->architecture = g_strdup (member_string (config, "architecture"));
+  choice->variant = g_strdup (member_string (config, "variant"));
   choice->platform_known = TRUE;
   return TRUE;
 }

@@ -53,7 +53,11 @@ parse_etc (GBytes *bytes, gboolean is_group)
   if (!bytes)
     return entries;
   data = g_bytes_get_data (bytes, &size);
-  text = g_strndup (data, size);
+  /* An empty file has no data pointer (g_bytes_get_data() is NULL for no
+   * bytes) and g_strndup (NULL, 0) is NULL, which g_strsplit() refuses: an
+   * image with an empty /etc/passwd or /etc/group crashed here (found by
+   * tests/fuzz/fuzz-intake, seed corpus/intake/oci-etc-files-empty). */
+  text = g_strndup (data ? data : "", size);
   lines = g_strsplit (text, "\n", -1);
   for (guint i = 0; lines[i]; i++)
     {
