@@ -1,7 +1,7 @@
 /* Helpers shared by the libFuzzer harnesses: an invariant check that cannot
  * be compiled out, a deterministic PRNG seeded from the input (so a crash
- * replays with the same read splits), and the check that a string is safe
- * to print. */
+ * replays with the same read splits), the check that a string is safe to
+ * print, and GLib warnings made fatal. */
 #pragma once
 
 #include <glib.h>
@@ -48,4 +48,25 @@ fuzz_check_safe_text (const char *text)
   fuzz_check (g_utf8_validate (text, -1, NULL));
   for (const char *p = text; *p; p = g_utf8_next_char (p))
     fuzz_check (!g_unichar_iscntrl (g_utf8_get_char (p)));
+}
+
+static inline GLogWriterOutput
+fuzz_log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
+                 gpointer user_data)
+{
+  GLogWriterOutput written = g_log_writer_standard_streams (level, fields, n_fields, user_data);
+
+  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
+    abort ();
+  return written;
+}
+
+/* A GLib warning or critical (an error set over another, a failed
+ * g_return_if_fail) is a bug the run must stop at.  abort(), not GLib's own
+ * fatal path: that may raise SIGTRAP, which libFuzzer does not catch, and
+ * the input would be lost.  Call once, before anything logs. */
+static inline void
+fuzz_glib_warnings_abort (void)
+{
+  g_log_set_writer_func (fuzz_log_writer, NULL, NULL);
 }
