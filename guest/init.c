@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -69,12 +70,24 @@
 enum test_mode {
   TEST_NONE,
   TEST_WRONG_NONCE,   /* flip one byte of the echoed nonce */
-  TEST_SEQ_GAP,       /* after 2 heartbeats, skip one sequence number */
+  TEST_SEQ_GAP,       /* after frame 2 (the boot check: its second heartbeat), skip
+                       * one sequence number */
   TEST_OVERSIZE,      /* after hello, a header claiming MAX_PAYLOAD+1 bytes */
   TEST_UNKNOWN_TYPE,  /* after hello, a frame of type 99 */
   TEST_NO_HEARTBEAT,  /* after hello, silence until the host destroys the VM */
   TEST_NO_TRAILER,    /* heartbeat normally, power off without a trailer */
   TEST_PANIC,         /* after hello, crash the kernel */
+  TEST_PANIC_MID_RUN, /* crash the kernel while the workload runs: at its second
+                       * heartbeat after WORKLOAD_START of the workload phase (or
+                       * its exit, if that comes first); the boot check: at its
+                       * second heartbeat */
+  TEST_GARBAGE,       /* after hello, random bytes instead of frames, then power off */
+  TEST_REPLAY_FRAME,  /* the first EVENT frame (the boot check: the first heartbeat)
+                       * is sent again, byte for byte with its own sequence number,
+                       * before the next heartbeat or the trailer */
+  TEST_STALE_NONCE,   /* stale-nonce=HEX: the hello echoes HEX (64 hex digits: a
+                       * previous run's nonce, from its bundle's manifest) instead of
+                       * this run's: the replay of a recorded session's hello */
   TEST_SKIP_CONTROL,  /* skip-control=NAME/FAMILY: the negative-control probe skips
                        * that control (the gate must then fail, naming it) */
   TEST_UNSUPERVISED,  /* benchmarks only: run the workload without the seccomp
@@ -94,6 +107,9 @@ static const struct {
   { "no-heartbeat", TEST_NO_HEARTBEAT },
   { "no-trailer", TEST_NO_TRAILER },
   { "panic", TEST_PANIC },
+  { "panic-mid-run", TEST_PANIC_MID_RUN },
+  { "garbage", TEST_GARBAGE },
+  { "replay-frame", TEST_REPLAY_FRAME },
   { "unsupervised", TEST_UNSUPERVISED },
 };
 
@@ -103,8 +119,9 @@ static const struct {
 struct boot_config {
   uint32_t run_ms;
   enum test_mode test;
-  char test_name[64];
-  char test_arg[64];   /* the value of a test mode that takes one */
+  char test_name[96];
+  char test_arg[80];   /* the value of a test mode that takes one */
+  uint8_t stale_nonce[AIRLOCK_NONCE_LEN];   /* TEST_STALE_NONCE: test_arg decoded */
   /* A malformed command line is reported only once the host can hear it
    * (after the guest hello), so the host sees why the run failed. */
   char error[200];
@@ -388,6 +405,29 @@ parse_u32 (const char *s, uint32_t *ret)
   return 0;
 }
 
+/* Decodes exactly 2 * @len hex digits (either case) into @ret. */
+static int
+parse_hex (const char *s, uint8_t *ret, size_t len)
+{
+  if (strlen (s) != 2 * len)
+    return -EINVAL;
+  for (size_t i = 0; i < 2 * len; i++)
+    {
+      char c = s[i];
+      int v = c >= '0' && c <= '9' ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+
+      if (v < 0)
+        return -EINVAL;
+      if (i % 2 == 0)
+        ret[i / 2] = (uint8_t) (v << 4);
+      else
+        ret[i / 2] |= (uint8_t) v;
+    }
+  return 0;
+}
+
 /* Fills @cfg from /proc/cmdline.  Never fails: a problem is stored in
  * cfg->error for main() to report once the host can hear it. */
 static void
@@ -436,6 +476,16 @@ read_boot_config (struct boot_config *cfg)
             {
               cfg->test = TEST_SKIP_CONTROL;
               snprintf (cfg->test_arg, sizeof cfg->test_arg, "%s", value + strlen ("skip-control="));
+            }
+          if (strncmp (value, "stale-nonce=", strlen ("stale-nonce=")) == 0)
+            {
+              snprintf (cfg->test_arg, sizeof cfg->test_arg, "%s", value + strlen ("stale-nonce="));
+              if (parse_hex (cfg->test_arg, cfg->stale_nonce, sizeof cfg->stale_nonce) == 0)
+                cfg->test = TEST_STALE_NONCE;
+              else
+                snprintf (cfg->error, sizeof cfg->error,
+                          "invalid '%sstale-nonce=%.70s': not %d hex digits", AIRLOCK_CMDLINE_TEST,
+                          cfg->test_arg, 2 * AIRLOCK_NONCE_LEN);
             }
         }
     }
@@ -753,15 +803,109 @@ read_host_hello (int fd, struct host_hello *ret)
 
 static pthread_mutex_t channel_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The test modes that act inside channel_send(), because they must act
+ * wherever a frame is sent from (the supervisor's threads included).  Like
+ * every test mode they come from the host's kernel command line only:
+ * @test is copied from it by main() before any other thread exists, so no
+ * frame, spec or workload can switch one on.  The rest is under
+ * channel_lock. */
+struct channel_misbehaviour {
+  enum test_mode test;
+  bool gap_done;              /* TEST_SEQ_GAP */
+  bool panic_armed;           /* TEST_PANIC_MID_RUN: the workload runs */
+  unsigned panic_heartbeats;  /* heartbeats due since it was armed */
+  uint8_t replay_type;        /* TEST_REPLAY_FRAME: EVENT with a spec, else HEARTBEAT */
+  bool replayed;
+  size_t replay_len;          /* 0 until the frame to replay was sent */
+  uint8_t replay[AIRLOCK_FRAME_HEADER_SIZE + AIRLOCK_FRAME_MAX_PAYLOAD];
+};
+
+static struct channel_misbehaviour misbehaviour = { .test = TEST_NONE };
+
+/* The u32 value of TLV @tag in frame @bytes (@len bytes, header included),
+ * or -1 when it has none.  Only ever reads frames this init encoded. */
+static int64_t
+frame_get_u32 (const uint8_t *bytes, size_t len, uint16_t tag)
+{
+  size_t off = AIRLOCK_FRAME_HEADER_SIZE;
+
+  while (off + AIRLOCK_TLV_HEADER_SIZE <= len)
+    {
+      uint16_t t = wire_get_le16 (bytes + off);
+      uint16_t l = wire_get_le16 (bytes + off + 2);
+
+      if (off + AIRLOCK_TLV_HEADER_SIZE + l > len)
+        break;
+      if (t == tag && l == 4)
+        return wire_get_le32 (bytes + off + AIRLOCK_TLV_HEADER_SIZE);
+      off += AIRLOCK_TLV_HEADER_SIZE + l;
+    }
+  return -1;
+}
+
+/* Crashes the kernel (sysrq-trigger works whatever kernel.sysrq says).
+ * Returns only when that failed: never, then dies naming why. */
+static __attribute__ ((noreturn)) void
+crash_kernel (void)
+{
+  int fd = open ("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+
+  if (fd < 0 || write (fd, "c", 1) != 1)
+    die ("cannot crash the kernel through '/proc/sysrq-trigger': %s", strerror (errno));
+  die ("the kernel did not crash after sysrq 'c'");
+}
+
+/* TEST_PANIC_MID_RUN: is the frame about to be sent the moment to crash?
+ * The second heartbeat since the workload started, or its exit (or the
+ * trailer) should that come first, so the crash never misses the run. */
+static bool
+panic_due (const uint8_t *bytes, size_t len)
+{
+  uint8_t type = bytes[5];
+
+  if (!misbehaviour.panic_armed)
+    return false;
+  if (type == AIRLOCK_FRAME_HEARTBEAT)
+    return ++misbehaviour.panic_heartbeats >= 2;
+  return type == AIRLOCK_FRAME_TRAILER
+         || (type == AIRLOCK_FRAME_EVENT
+             && frame_get_u32 (bytes, len, AIRLOCK_TLV_EV_KIND) == AIRLOCK_EVENT_WORKLOAD_EXIT);
+}
+
 int
 channel_send (struct wire_frame *f, uint64_t *ret_seq)
 {
   size_t len = wire_end (f);
+  uint8_t type = f->bytes[5];
   int r;
 
   if (len == 0)
     return -EMSGSIZE;
   pthread_mutex_lock (&channel_lock);
+  if (misbehaviour.test == TEST_PANIC_MID_RUN && panic_due (f->bytes, len))
+    {
+      misbehaviour.panic_armed = false;   /* die() sends frames too */
+      console_log ("test mode: crashing the kernel while the workload runs");
+      pthread_mutex_unlock (&channel_lock);
+      crash_kernel ();
+    }
+  if (misbehaviour.test == TEST_REPLAY_FRAME && misbehaviour.replay_len > 0
+      && !misbehaviour.replayed
+      && (type == AIRLOCK_FRAME_HEARTBEAT || type == AIRLOCK_FRAME_TRAILER))
+    {
+      /* The earlier frame again, byte for byte: its own (old) sequence
+       * number, so only the sequence check can tell.  Not counted in
+       * frames_sent, so the trailer's counts stay those of the honest
+       * stream and the replay is the only anomaly. */
+      misbehaviour.replayed = true;
+      console_log ("test mode: sending an earlier frame again");
+      r = write_all (channel.fd, misbehaviour.replay, misbehaviour.replay_len);
+      if (r < 0)
+        {
+          pthread_mutex_unlock (&channel_lock);
+          return r;
+        }
+    }
   wire_le64 (f->bytes + 8, channel.seq);
   r = write_all (channel.fd, f->bytes, len);
   if (r == 0)
@@ -770,10 +914,30 @@ channel_send (struct wire_frame *f, uint64_t *ret_seq)
         *ret_seq = channel.seq;
       channel.seq++;
       channel.frames_sent++;
-      if (f->bytes[5] == AIRLOCK_FRAME_EVENT)
+      if (type == AIRLOCK_FRAME_EVENT)
         channel.events_sent++;
-      if (f->bytes[5] == AIRLOCK_FRAME_HEARTBEAT)
+      if (type == AIRLOCK_FRAME_HEARTBEAT)
         channel.heartbeats_sent++;
+
+      /* Here rather than in a run, so the gap happens under the
+       * supervisor as in the boot check; counted in frames, because a
+       * supervised run can end before its second heartbeat. */
+      if (misbehaviour.test == TEST_SEQ_GAP && !misbehaviour.gap_done
+          && channel.frames_sent == 3)
+        {
+          channel.seq++;   /* the next frame's number is never sent */
+          misbehaviour.gap_done = true;
+        }
+      if (misbehaviour.test == TEST_REPLAY_FRAME && misbehaviour.replay_len == 0
+          && type == misbehaviour.replay_type)
+        {
+          memcpy (misbehaviour.replay, f->bytes, len);
+          misbehaviour.replay_len = len;
+        }
+      if (misbehaviour.test == TEST_PANIC_MID_RUN && type == AIRLOCK_FRAME_EVENT
+          && frame_get_u32 (f->bytes, len, AIRLOCK_TLV_EV_KIND) == AIRLOCK_EVENT_WORKLOAD_START
+          && frame_get_u32 (f->bytes, len, AIRLOCK_TLV_EV_PHASE) == AIRLOCK_PHASE_WORKLOAD)
+        misbehaviour.panic_armed = true;
     }
   pthread_mutex_unlock (&channel_lock);
   return r;
@@ -893,13 +1057,39 @@ misbehave_after_hello (enum test_mode test)
         pause ();
 
     case TEST_PANIC:
-      {
-        /* sysrq-trigger works whatever kernel.sysrq says. */
-        int fd = open ("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+      crash_kernel ();
 
-        if (fd < 0 || write (fd, "c", 1) != 1)
-          die ("cannot crash the kernel through '/proc/sysrq-trigger': %s", strerror (errno));
-        die ("the kernel did not crash after sysrq 'c'");
+    case TEST_GARBAGE:
+      {
+        /* Bytes that are no frame at all, as a corrupted or hostile stream
+         * would be: the host must stop where the next frame should start,
+         * never buffer or resynchronise.  GRND_INSECURE: never blocks on an
+         * entropy pool this early in boot (unpredictable enough for junk).
+         * The first byte is never 'A', so it cannot start the magic. */
+        uint8_t junk[4096];
+        ssize_t n = getrandom (junk, sizeof junk, GRND_INSECURE);
+        int r;
+
+        if (n != (ssize_t) sizeof junk)
+          {
+            uint64_t x = clock_ns (CLOCK_MONOTONIC) | 1;
+
+            for (size_t i = 0; i < sizeof junk; i++)
+              {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                junk[i] = (uint8_t) x;
+              }
+          }
+        if (junk[0] == 'A')
+          junk[0] ^= 0x80;
+        console_log ("test mode: sending %zu bytes of garbage", sizeof junk);
+        r = write_all (channel.fd, junk, sizeof junk);
+        if (r < 0)
+          console_log ("cannot send the garbage: %s", strerror (-r));
+        /* The stream cannot be framed after this: nothing more to say. */
+        power_off ();
       }
 
     case TEST_NONE:
@@ -908,6 +1098,9 @@ misbehave_after_hello (enum test_mode test)
     case TEST_WRONG_NONCE:
     case TEST_SEQ_GAP:
     case TEST_NO_TRAILER:
+    case TEST_PANIC_MID_RUN:
+    case TEST_REPLAY_FRAME:
+    case TEST_STALE_NONCE:
     case TEST_UNKNOWN:
       return;
     }
@@ -931,7 +1124,6 @@ run_boot_check (const struct boot_config *cfg, uint32_t heartbeat_ms, struct run
   uint64_t start = clock_ns (CLOCK_MONOTONIC);
   uint64_t end = start + cfg->run_ms * NS_PER_MS;
   uint64_t next = start + period;
-  bool skipped = false;
 
   /* Deadlines on a fixed grid from the start: each sleep is absolute, so
    * the time spent sending does not add up into drift. */
@@ -944,12 +1136,6 @@ run_boot_check (const struct boot_config *cfg, uint32_t heartbeat_ms, struct run
       r = channel_send_heartbeat ();
       if (r < 0)
         return r;
-
-      if (cfg->test == TEST_SEQ_GAP && !skipped && channel.heartbeats_sent == 2)
-        {
-          channel.seq++;   /* the next frame's number is never sent */
-          skipped = true;
-        }
 
       next += period;
       /* A write stalled longer than a period (the host stopped reading, the
@@ -1016,6 +1202,7 @@ main (int argc, char **argv)
   if (r < 0)
     die ("cannot describe this guest (uname, build id): %s", strerror (-r));
   read_boot_config (&cfg);
+  misbehaviour.test = cfg.test;
   console_log ("started on %s %s; run_ms=%u%s%s", id.uts.machine, id.uts.release,
                cfg.run_ms, cfg.test != TEST_NONE ? "; TEST MODE " : "", cfg.test_name);
 
@@ -1058,6 +1245,11 @@ main (int argc, char **argv)
   memcpy (echoed_nonce, host.nonce, AIRLOCK_NONCE_LEN);
   if (cfg.test == TEST_WRONG_NONCE)
     echoed_nonce[0] ^= 0xff;
+  if (cfg.test == TEST_STALE_NONCE)
+    memcpy (echoed_nonce, cfg.stale_nonce, AIRLOCK_NONCE_LEN);
+  /* Before the hello: channel_send() saves and arms from its first frame on. */
+  misbehaviour.replay_type = host.spec_length > 0 ? AIRLOCK_FRAME_EVENT : AIRLOCK_FRAME_HEARTBEAT;
+  misbehaviour.panic_armed = cfg.test == TEST_PANIC_MID_RUN && host.spec_length == 0;
   r = channel_send_hello (&id, echoed_nonce, (uint32_t) second_errno);
   if (r < 0)
     die ("cannot send the hello: %s", strerror (-r));
