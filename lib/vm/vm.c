@@ -105,6 +105,10 @@ struct _AirlockVm {
   gboolean stdio_send_ok;    /* under stdio_send_lock: the port is connected */
   gboolean tty;              /* the spec asks for a terminal */
   char *cancel_reason;       /* under lock: airlock_vm_cancel() was called, why */
+  /* Through a daemon: the connection died under the run (the daemon
+   * stopped, crashed or restarted), and what became of the domain. */
+  gboolean conn_lost;
+  char *conn_lost_outcome;
 };
 
 gboolean
@@ -280,6 +284,7 @@ airlock_vm_free (AirlockVm *vm)
   g_free (vm->pcap_error);
   g_free (vm->reason);
   g_free (vm->cancel_reason);
+  g_free (vm->conn_lost_outcome);
   g_free (vm);
 }
 
@@ -1024,6 +1029,63 @@ wait_for_stop_event (AirlockVm *vm, guint timeout_ms)
       break;
 }
 
+/* How long a run whose daemon went away waits for it to come back, to
+ * destroy its domain there. */
+#define RECONNECT_MS 15000
+
+/* Is the connection to a daemon dead (it stopped, crashed or restarted)? */
+static gboolean
+connection_lost (AirlockVm *vm)
+{
+  return !vm->conn->embedded && virConnectIsAlive (vm->conn->conn) != 1;
+}
+
+/* The daemon went away under the run.  AUTODESTROY belonged to the old
+ * connection: a daemon that crashed and was restarted takes the still
+ * running QEMU back without it, so the domain would run on, unwatched,
+ * until the guest's own timeout.  Open the URI again (the daemon may still
+ * be starting), destroy the domain there, and keep the new connection for
+ * what the run still asks of libvirt (versions for the bundle). */
+static void
+destroy_after_connection_loss (AirlockVm *vm, const char *uuid)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) RECONNECT_MS * 1000;
+  virConnectPtr c = NULL;
+  virDomainPtr d;
+
+  vm->conn_lost = TRUE;
+  while (!(c = virConnectOpen (vm->conn->uri)) && g_get_monotonic_time () < deadline)
+    g_usleep (200 * 1000);
+  if (!c)
+    {
+      vm->conn_lost_outcome = g_strdup_printf ("cannot reconnect to destroy domain '%s' "
+                                               "(the next run removes it): %s",
+                                               vm->name, airlock_vir_last_error ());
+      return;
+    }
+  d = uuid[0] ? virDomainLookupByUUIDString (c, uuid) : NULL;
+  if (!d || virDomainIsActive (d) != 1)
+    vm->conn_lost_outcome = g_strdup_printf ("domain '%s' was already gone", vm->name);
+  else if (virDomainDestroy (d) == 0)
+    {
+      vm->conn_lost_outcome = g_strdup_printf ("domain '%s' destroyed through a new connection",
+                                               vm->name);
+      g_mutex_lock (&vm->lock);
+      vm->destroyed_by_us = TRUE;
+      g_mutex_unlock (&vm->lock);
+    }
+  else
+    vm->conn_lost_outcome = g_strdup_printf ("cannot destroy domain '%s' (the next run removes "
+                                             "it): %s", vm->name, airlock_vir_last_error ());
+  if (d)
+    virDomainFree (d);
+  if (vm->lifecycle_cb >= 0)
+    (void) virConnectDomainEventDeregisterAny (vm->conn->conn, vm->lifecycle_cb);
+  vm->lifecycle_cb = -1;
+  virConnectClose (vm->conn->conn);
+  vm->conn->conn = c;
+}
+
 static void
 teardown (AirlockVm *vm)
 {
@@ -1042,8 +1104,10 @@ teardown (AirlockVm *vm)
   if (vm->dom)
     {
       (void) virDomainGetUUIDString (vm->dom, uuid);
+      if (connection_lost (vm))
+        destroy_after_connection_loss (vm, uuid);
       /* Destroying an already stopped transient domain fails harmlessly. */
-      if (virDomainIsActive (vm->dom) == 1)
+      else if (virDomainIsActive (vm->dom) == 1)
         {
           g_mutex_lock (&vm->lock);
           vm->destroyed_by_us = TRUE;
@@ -1135,6 +1199,9 @@ explain_end (AirlockVm *vm)
   else if (anomaly != AIRLOCK_ANOMALY_NONE && anomaly != AIRLOCK_ANOMALY_CLOSED_EARLY
            && anomaly != AIRLOCK_ANOMALY_EXTERNAL && airlock_channel_get_reason (vm->channel))
     set_reason (vm, "%s", airlock_channel_get_reason (vm->channel));
+  else if (vm->conn_lost)
+    set_reason (vm, "the connection to libvirt '%s' was lost before the trailer (its daemon "
+                "stopped or restarted); %s", vm->conn->uri, vm->conn_lost_outcome);
   else if (vm->stop_detail_event == VIR_DOMAIN_EVENT_CRASHED)
     set_reason (vm, "the guest crashed");
   else if (vm->stop_detail_event == VIR_DOMAIN_EVENT_STOPPED
@@ -1183,10 +1250,11 @@ airlock_vm_run (AirlockVm *vm, GError **error)
        * embedded, teardown kills QEMU at once (the evidence is complete). */
       if (airlock_channel_get_state (vm->channel) == AIRLOCK_CHANNEL_COMPLETE && !vm->conn->embedded)
         wait_for_poweroff (vm);
-      else if (vm->evidence_eof && airlock_channel_get_state (vm->channel) != AIRLOCK_CHANNEL_COMPLETE)
+      else if (vm->evidence_eof && airlock_channel_get_state (vm->channel) != AIRLOCK_CHANNEL_COMPLETE
+               && !connection_lost (vm))
         /* The channel closed under us: QEMU died or the guest stopped.  Let
          * libvirt notice first, so its stop event says which, instead of
-         * our destroy. */
+         * our destroy.  (A dead connection delivers no event.) */
         wait_for_stop_event (vm, 2000);
       g_mutex_unlock (&vm->lock);
     }
