@@ -449,9 +449,16 @@ gate_report (GateCtx *gate, const gboolean *arches)
       cells[3] = g_strdup_printf ("%u", v->n_admitted);
       cells[4] = g_strdup_printf ("%u", v->n_denied);
       cells[5] = g_strdup_printf ("%u", v->n_unattributed);
-      cells[6] = g_strdup (airlock_verdict_kind_to_string (v->kind));
+      /* A verdict whose bundle could not be written (the disk filled up)
+       * cannot be shown to anyone: the gate must not print it as a pass
+       * or a fail it cannot back.  run_case() already made the exit
+       * status 4; the reason is printed below. */
+      if (airlock_result_get_bundle_error (gate->results[a]))
+        cells[6] = g_strdup ("inconclusive");
+      else
+        cells[6] = g_strdup (airlock_verdict_kind_to_string (v->kind));
       table_add (&t, cells);
-      if (v->kind == AIRLOCK_VERDICT_INCONCLUSIVE)
+      if (v->kind == AIRLOCK_VERDICT_INCONCLUSIVE || airlock_result_get_bundle_error (gate->results[a]))
         status = MAX (status, HARNESS_EXIT_INCONCLUSIVE);
       else if (v->kind == AIRLOCK_VERDICT_FAIL && status == HARNESS_EXIT_OK)
         status = HARNESS_EXIT_FAIL;
@@ -468,6 +475,11 @@ gate_report (GateCtx *gate, const gboolean *arches)
       if (airlock_result_get_manifest_digest (r))
         printf ("%s: bound to manifest %s\n", airlock_arch_to_string ((AirlockArch) a),
                 airlock_result_get_manifest_digest (r));
+      if (airlock_result_get_bundle_error (r))
+        printf ("%s: the evidence bundle '%s' could not be written: %s; a verdict without "
+                "its evidence does not count\n",
+                airlock_arch_to_string ((AirlockArch) a), airlock_result_get_bundle_dir (r),
+                airlock_result_get_bundle_error (r));
       for (guint i = 0; i < v->reasons->len; i++)
         printf ("%s: %s\n", airlock_arch_to_string ((AirlockArch) a),
                 (const char *) v->reasons->pdata[i]);
