@@ -304,59 +304,94 @@ exit_for_start_error (const GError *error)
   return HARNESS_EXIT_SETUP;
 }
 
-/* One arch: the case on its session, the report, the bundle.  Returns the
- * exit status for this arch; in gate mode the result goes to @gate. */
-static int
-run_case (AirlockArch arch, const AirlockSessionOptions *session_opts, AirlockCase *c,
-          const char *out_dir, GateCtx *gate, gboolean json, gboolean live)
+/* One arch's run once started: its session and run, or the exit status
+ * that ended it before. */
+typedef struct {
+  AirlockSession *session;
+  AirlockRun *run;
+  int status;
+} StartedCase;
+
+static void
+started_case_clear (StartedCase *st)
 {
-  g_autoptr (AirlockSession) session = NULL;
-  g_autoptr (AirlockRun) run = NULL;
-  g_autoptr (AirlockResult) result = NULL;
+  g_clear_pointer (&st->run, airlock_run_free);
+  g_clear_pointer (&st->session, airlock_session_free);
+}
+
+/* One arch: the case on its session, started (the image and its disk
+ * prepared, the VM booting in the run's thread).  @st->run is NULL when it
+ * could not start, and @st->status says why. */
+static void
+start_case (AirlockArch arch, const AirlockSessionOptions *session_opts, AirlockCase *c,
+            const char *out_dir, StartedCase *st)
+{
   g_autoptr (GError) error = NULL;
   const char *arch_name = airlock_arch_to_string (arch);
-  const AirlockImage *oci;
   AirlockVm *vm;
   GPtrArray *swept;
-  GPtrArray *log;
-  gboolean complete;
-  const AirlockTrailer *trailer;
-  int status;
 
+  st->session = NULL;
+  st->run = NULL;
+  st->status = HARNESS_EXIT_OK;
   if (out_dir)
     {
       g_autofree char *dir = g_build_filename (out_dir, arch_name, NULL);
 
       airlock_case_set_bundle_dir (c, dir);
     }
-  session = airlock_session_new (arch, session_opts, &error);
+  st->session = airlock_session_new (arch, session_opts, &error);
   harness_progress_done ();
-  if (!session)
+  if (!st->session)
     {
       fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
-      return HARNESS_EXIT_SETUP;
+      st->status = HARNESS_EXIT_SETUP;
+      return;
     }
-  run = airlock_session_start (session, c, &error);
+  st->run = airlock_session_start (st->session, c, &error);
   harness_progress_done ();
-  if (!run)
+  if (!st->run)
     {
       fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
-      return exit_for_start_error (error);
+      st->status = exit_for_start_error (error);
+      return;
     }
-  vm = airlock_run_get_vm (run);
+  vm = airlock_run_get_vm (st->run);
   swept = airlock_vm_get_swept (vm);
   for (guint i = 0; i < swept->len; i++)
     fprintf (stderr, "airlock: removed domain '%s' left behind by a crashed run\n",
              (const char *) swept->pdata[i]);
   if (airlock_vm_get_accel_notice (vm))
     fprintf (stderr, "airlock: %s: %s\n", arch_name, airlock_vm_get_accel_notice (vm));
-  fprintf (stderr, "airlock: %s: running %s (%s, %s)\n", arch_name, airlock_run_get_argv (run)[0],
-           airlock_vm_get_accel (vm), airlock_vm_get_uri (vm));
+  fprintf (stderr, "airlock: %s: running %s (%s, %s)\n", arch_name,
+           airlock_run_get_argv (st->run)[0], airlock_vm_get_accel (vm), airlock_vm_get_uri (vm));
+}
 
-  result = airlock_run_wait (run, &error);
+/* One started arch to its end: the report, the bundle.  Returns the exit
+ * status for this arch; in gate mode the result goes to @gate. */
+static int
+finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, gboolean json, gboolean live)
+{
+  g_autoptr (AirlockResult) result = NULL;
+  g_autoptr (GError) error = NULL;
+  const char *arch_name = airlock_arch_to_string (arch);
+  const AirlockImage *oci;
+  AirlockVm *vm;
+  GPtrArray *log;
+  gboolean complete;
+  const AirlockTrailer *trailer;
+  int status;
+
+  if (!st->run)
+    {
+      started_case_clear (st);
+      return st->status;
+    }
+  result = airlock_run_wait (st->run, &error);
   if (!result)
     {
       fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      started_case_clear (st);
       return HARNESS_EXIT_SETUP;
     }
   vm = airlock_result_get_vm (result);
@@ -411,6 +446,7 @@ run_case (AirlockArch arch, const AirlockSessionOptions *session_opts, AirlockCa
   fflush (stdout);
   if (gate)
     gate->results[arch] = g_steal_pointer (&result);
+  started_case_clear (st);
   return status;
 }
 
@@ -558,8 +594,12 @@ run_main (int argc, char **argv, gboolean gate_mode)
   int n_opts = argc;
   int status = HARNESS_EXIT_OK;
   AirlockSessionOptions session_opts = { 0 };
+  StartedCase started[AIRLOCK_N_ARCHES] = { { NULL } };
+  gboolean sequential = FALSE, parallel;
   GOptionEntry entries[] = {
-    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec, "amd64, arm64 or all (one after the other)", "ARCH" },
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec, "amd64, arm64 or all (both at once)", "ARCH" },
+    { "sequential", 0, 0, G_OPTION_ARG_NONE, &sequential,
+      "with --arch all: one arch after the other instead of both at once", NULL },
     { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
       "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE", "REF" },
     { "guest-program", 'p', 0, G_OPTION_ARG_STRING, &program,
@@ -749,17 +789,38 @@ run_main (int argc, char **argv, gboolean gate_mode)
   session_opts.boot_timeout_ms = (guint) boot_timeout * 1000;
   session_opts.progress = harness_progress;
 
+  /* Both arches at once unless --sequential: each VM is a QEMU of its own
+   * (one vCPU thread under TCG), so on a machine with two cores they take
+   * little more than the slower one alone (bench/parallel).  Each starts in
+   * turn (image, disk, boot begun), then each is waited for and reported in
+   * arch order, so the output reads as it does one after the other. */
+  parallel = !sequential && arches[AIRLOCK_ARCH_AMD64] && arches[AIRLOCK_ARCH_ARM64];
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     if (arches[a])
       {
-        int s = run_case ((AirlockArch) a, &session_opts, c, out_dir, gate, json,
-                          stdin_stream != NULL);
+        int s;
 
+        start_case ((AirlockArch) a, &session_opts, c, out_dir, &started[a]);
+        if (parallel && started[a].run)
+          continue;
+        s = finish_case ((AirlockArch) a, &started[a], gate, json, stdin_stream != NULL);
         /* Usage beats setup beats inconclusive: the most actionable. */
         if (s == HARNESS_EXIT_USAGE)
-          return s;
+          {
+            for (unsigned b = 0; b < a; b++)
+              if (started[b].run)
+                {
+                  airlock_vm_cancel (airlock_run_get_vm (started[b].run),
+                                     "another arch's case is malformed");
+                  finish_case ((AirlockArch) b, &started[b], NULL, json, FALSE);
+                }
+            return s;
+          }
         status = MAX (status, s);
       }
+  for (unsigned a = 0; parallel && a < AIRLOCK_N_ARCHES; a++)
+    if (arches[a] && started[a].run)
+      status = MAX (status, finish_case ((AirlockArch) a, &started[a], gate, json, FALSE));
   if (gate)
     {
       int g = gate_report (gate, arches);
