@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "image/blob-private.h"
+#include "image/printable-private.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -195,17 +196,21 @@ airlock_blob_store_new_archive (const char *file, GError **error)
         {
           /* Two different bodies for one name: which one a tool reads is
            * up to the tool, so the image means nothing definite. */
+          g_autofree char *shown = airlock_image_printable (path);
+
           g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                       "archive '%s' holds '%s' twice", file, path);
+                       "archive '%s' holds '%s' twice", file, shown);
           return NULL;
         }
       g_hash_table_insert (store->entries, g_steal_pointer (&path), g_steal_pointer (&entry));
     }
   if (r != ARCHIVE_EOF)
     {
+      g_autofree char *shown = airlock_image_printable (last);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
                    "archive '%s' is damaged or cut short at or after entry '%s': %s", file,
-                   last ? last : "(none)", archive_error_string (a));
+                   shown, archive_error_string (a));
       return NULL;
     }
   return g_steal_pointer (&store);
@@ -243,6 +248,7 @@ airlock_blob_store_size (AirlockBlobStore *store, const char *path, guint64 *ret
 {
   g_autofree char *normalized = NULL;
   g_autofree char *full = NULL;
+  g_autofree char *shown = NULL;
   GStatBuf st;
 
   if (store->entries)
@@ -261,8 +267,11 @@ airlock_blob_store_size (AirlockBlobStore *store, const char *path, guint64 *ret
       *ret_size = st.st_size;
       return TRUE;
     }
+  /* A docker-archive's manifest.json names its files. */
+  shown = airlock_image_printable (path);
   g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_NOT_FOUND,
-               "there is no file '%s' in '%s'", path, store->entries ? store->archive : store->dir);
+               "there is no file '%s' in '%s'", shown,
+               store->entries ? store->archive : store->dir);
   return FALSE;
 }
 
@@ -292,8 +301,10 @@ archive_entry_stream_read (GInputStream *stream, void *buffer, gsize count,
   n = archive_read_data (self->archive, buffer, count);
   if (n < 0)
     {
+      g_autofree char *shown = airlock_image_printable (self->path);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "archive entry '%s' is damaged or cut short: %s", self->path,
+                   "archive entry '%s' is damaged or cut short: %s", shown,
                    archive_error_string (self->archive));
       return -1;
     }
@@ -337,13 +348,14 @@ open_archive_entry (AirlockBlobStore *store, const char *path, guint64 *ret_size
 {
   ArchiveEntry *entry = lookup_entry (store, path);
   g_autoptr (AirlockArchive) a = NULL;
+  g_autofree char *shown = airlock_image_printable (path);
   AirlockArchiveEntryStream *stream;
   struct archive_entry *header;
 
   if (!entry)
     {
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_NOT_FOUND,
-                   "the archive has no file '%s'", path);
+                   "the archive has no file '%s'", shown);
       return NULL;
     }
   a = archive_open (store->archive, error);
@@ -358,14 +370,14 @@ open_archive_entry (AirlockBlobStore *store, const char *path, guint64 *ret_size
         {
           g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
                        "archive '%s' changed or is damaged before '%s': %s", store->archive,
-                       path, r == ARCHIVE_EOF ? "it ends early" : archive_error_string (a));
+                       shown, r == ARCHIVE_EOF ? "it ends early" : archive_error_string (a));
           return NULL;
         }
     }
   if ((guint64) archive_entry_size (header) != entry->size)
     {
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "archive '%s' changed while it was read ('%s')", store->archive, path);
+                   "archive '%s' changed while it was read ('%s')", store->archive, shown);
       return NULL;
     }
   stream = g_object_new (AIRLOCK_TYPE_ARCHIVE_ENTRY_STREAM, NULL);
@@ -385,11 +397,16 @@ open_dir_file (AirlockBlobStore *store, const char *path, guint64 *ret_size, GEr
   g_autoptr (GFileInfo) info = NULL;
   g_autoptr (GError) local = NULL;
 
+  /* @path is escaped like in an archive, though a directory store is only
+   * asked for index.json and blobs/sha256/<checked hex>: so @full, the
+   * user's directory and such a path, is shown as it is. */
   if (!normalized || !g_file_test ((full = g_build_filename (store->dir, normalized, NULL)),
                                    G_FILE_TEST_EXISTS))
     {
+      g_autofree char *shown = airlock_image_printable (path);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_NOT_FOUND,
-                   "there is no file '%s' in '%s'", path, store->dir);
+                   "there is no file '%s' in '%s'", shown, store->dir);
       return NULL;
     }
   /* Not a fifo or a device: opening one could block or never end. */

@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include "image/disk-private.h"
+#include "image/printable-private.h"
 #include "fsutil-private.h"
 #include "vm/libvirt-env-private.h"
 
@@ -464,10 +465,12 @@ static gboolean
 set_guestfs_error (GError **error, guestfs_h *g, const char *action, const AirlockImage *image)
 {
   const char *msg = gfs.last_error (g);
+  /* The appliance's message can quote the image's paths (a whited-out
+   * path rm -rf failed on). */
+  g_autofree char *shown = airlock_image_printable (msg ? msg : "unknown libguestfs error");
 
   g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
-               "cannot build the disk of image '%s': %s: %s", image->reference, action,
-               msg ? msg : "unknown libguestfs error");
+               "cannot build the disk of image '%s': %s: %s", image->reference, action, shown);
   return FALSE;
 }
 
@@ -583,8 +586,11 @@ extract_layer (guestfs_h *g, const AirlockImage *image, guint index, AirlockLaye
     }
   if (job.error)
     {
+      /* tar's complaints in the appliance name the layer's entries. */
+      g_autofree char *shown = airlock_image_printable (job.error);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK,
-                   "cannot extract %s into the disk: %s", what, job.error);
+                   "cannot extract %s into the disk: %s", what, shown);
       g_free (job.error);
       return FALSE;
     }
@@ -740,9 +746,12 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
   hex = manifest_hex (image->manifest_digest);
   if (!hex)
     {
+      /* A resolved image has a checked digest; this one came from
+       * elsewhere, and the digest could be anything. */
+      g_autofree char *shown = airlock_image_printable (image->manifest_digest);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "image '%s' has no usable manifest digest ('%s')", image->reference,
-                   image->manifest_digest ? image->manifest_digest : "");
+                   "image '%s' has no usable manifest digest ('%s')", image->reference, shown);
       return NULL;
     }
   cache_dir = options->cache_dir;

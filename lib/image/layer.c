@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "image/disk-private.h"
+#include "image/printable-private.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -228,13 +229,6 @@ set_read_error (GError **error, StreamReader *sr, struct archive *a, const char 
 
 /* ---- paths ---- */
 
-/* A printable, quoted-safe rendering of an entry path for messages. */
-static char *
-printable (const char *path)
-{
-  return g_strescape (path, NULL);
-}
-
 /* Normalises a tar member path: drops "./" prefixes, empty and "."
  * components and trailing '/'.  The root itself is "".  Returns NULL with
  * @error set for an absolute path or a ".." component: the appliance's tar
@@ -255,7 +249,7 @@ normalise_path (const char *raw, const char *what, const char *role, GError **er
     }
   if (strlen (raw) > AIRLOCK_IMAGE_MAX_PATH)
     {
-      shown = printable (raw);
+      shown = airlock_image_printable (raw);
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_LIMIT,
                    "%s: entry %s '%.64s…' is longer than %d bytes", what, role, shown,
                    AIRLOCK_IMAGE_MAX_PATH);
@@ -263,7 +257,7 @@ normalise_path (const char *raw, const char *what, const char *role, GError **er
     }
   if (raw[0] == '/')
     {
-      shown = printable (raw);
+      shown = airlock_image_printable (raw);
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSAFE,
                    "%s: entry %s '%s' is an absolute path", what, role, shown);
       return NULL;
@@ -275,7 +269,7 @@ normalise_path (const char *raw, const char *what, const char *role, GError **er
 
       if (len == 2 && p[0] == '.' && p[1] == '.')
         {
-          shown = printable (raw);
+          shown = airlock_image_printable (raw);
           g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSAFE,
                        "%s: entry %s '%s' has a '..' component", what, role, shown);
           return NULL;
@@ -326,8 +320,8 @@ check_ancestors (AirlockRootfsModel *model, const char *path, const char *entry_
       *slash = '\0';
       if (g_hash_table_lookup_extended (model->tree, buf, NULL, &v))
         {
-          g_autofree char *shown = printable (entry_path);
-          g_autofree char *shown_anc = printable (buf);
+          g_autofree char *shown = airlock_image_printable (entry_path);
+          g_autofree char *shown_anc = airlock_image_printable (buf);
 
           if (KIND_OF (v) == KIND_SYMLINK)
             {
@@ -443,7 +437,7 @@ static gboolean
 apply_entry (AirlockRootfsModel *model, AirlockLayerPlan *plan, const PlanEntry *e,
              guint layer_index, const char *what, GError **error)
 {
-  g_autofree char *shown = printable (e->path);
+  g_autofree char *shown = airlock_image_printable (e->path);
   char kind = e->kind;
   gpointer v = NULL;
 
@@ -451,7 +445,7 @@ apply_entry (AirlockRootfsModel *model, AirlockLayerPlan *plan, const PlanEntry 
     return FALSE;
   if (kind == 'h')
     {
-      g_autofree char *shown_target = printable (e->link);
+      g_autofree char *shown_target = airlock_image_printable (e->link);
 
       if (!check_ancestors (model, e->link, e->path, "hard link target", what, error))
         return FALSE;
@@ -540,7 +534,7 @@ entry_kind (struct archive_entry *entry, const char *path, const char *what, GEr
     case AE_IFIFO:
       return KIND_FILE;
     default:
-      shown = printable (path);
+      shown = airlock_image_printable (path);
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
                    "%s: entry '%s' has a type a root filesystem cannot hold (mode 0%o)", what,
                    shown, (unsigned) archive_entry_filetype (entry));
@@ -578,7 +572,7 @@ describe_entry (struct archive_entry *entry, AirlockLayerPlan *plan, PlanEntry *
 
           if (!*name || g_str_equal (name, ".") || g_str_equal (name, ".."))
             {
-              g_autofree char *shown = printable (path);
+              g_autofree char *shown = airlock_image_printable (path);
               g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSAFE,
                            "%s: whiteout '%s' names no file", what, shown);
               return FALSE;
@@ -797,7 +791,7 @@ copy_entries (struct archive *r, struct archive *w, StreamReader *sr, FdWriter *
       if (index >= plan->entries->len
           || !same_entry (&e, &g_array_index (plan->entries, PlanEntry, index)))
         {
-          g_autofree char *shown = printable (e.path);
+          g_autofree char *shown = airlock_image_printable (e.path);
           g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
                        "%s changed while it was read: entry %u is now '%s'", what, index + 1, shown);
           return FALSE;

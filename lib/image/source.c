@@ -10,11 +10,47 @@
 
 #include "image/blob-private.h"
 #include "image/layer-stream-private.h"
+#include "image/printable-private.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
 
 G_DEFINE_QUARK (airlock-image-error-quark, airlock_image_error)
+
+/* printable-private.h.  Here, next to the error domain, because every file
+ * of the intake uses them and every build of the intake (the library, the
+ * fuzz harnesses) compiles this file. */
+char *
+airlock_image_printable (const char *s)
+{
+  g_autofree char *head = NULL;
+  g_autofree char *escaped = NULL;
+  gsize len;
+
+  if (!s)
+    return g_strdup ("(none)");
+  len = strlen (s);
+  if (len <= AIRLOCK_IMAGE_PRINTABLE_MAX)
+    return g_strescape (s, NULL);
+  /* Cut before escaping: the escaped form of a cut-off UTF-8 sequence is
+   * octal like any other byte, and the work stays bounded. */
+  head = g_strndup (s, AIRLOCK_IMAGE_PRINTABLE_MAX);
+  escaped = g_strescape (head, NULL);
+  return g_strdup_printf ("%s… (%" G_GSIZE_FORMAT " bytes)", escaped, len);
+}
+
+void
+airlock_image_printable_list_bound (GString *list)
+{
+  gsize cut = AIRLOCK_IMAGE_PRINTABLE_LIST_MAX;
+
+  if (list->len <= cut)
+    return;
+  while (cut > 0 && ((guchar) list->str[cut] & 0xc0) == 0x80)
+    cut--;
+  g_string_truncate (list, cut);
+  g_string_append (list, "…");
+}
 
 /* Bounds on what an image may ask of us. */
 #define MAX_JSON_BLOB (4 * 1024 * 1024)
@@ -187,24 +223,32 @@ parse_digest (const char *digest, const char *what, GError **error)
 {
   const char *colon = digest ? strchr (digest, ':') : NULL;
   g_autofree char *algorithm = NULL;
+  /* The digest as the image wrote it, before it is checked. */
+  g_autofree char *shown = NULL;
 
   if (!colon || colon == digest || !colon[1])
     {
+      shown = airlock_image_printable (digest);
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "%s: digest '%s' is not ALGORITHM:HEX", what, digest ? digest : "(none)");
+                   "%s: digest '%s' is not ALGORITHM:HEX", what, shown);
       return NULL;
     }
   algorithm = g_strndup (digest, colon - digest);
   if (!g_str_equal (algorithm, "sha256"))
     {
+      g_autofree char *shown_algorithm = airlock_image_printable (algorithm);
+
+      shown = airlock_image_printable (digest);
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSUPPORTED,
-                   "%s: digest '%s' uses '%s': only sha256 is taken", what, digest, algorithm);
+                   "%s: digest '%s' uses '%s': only sha256 is taken", what, shown,
+                   shown_algorithm);
       return NULL;
     }
   if (!is_sha256_hex (colon + 1))
     {
+      shown = airlock_image_printable (digest);
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "%s: digest '%s' is not 64 lowercase hex digits", what, digest);
+                   "%s: digest '%s' is not 64 lowercase hex digits", what, shown);
       return NULL;
     }
   return g_strdup (colon + 1);
@@ -284,11 +328,19 @@ layer_compression (const char *media_type, AirlockLayerCompression *ret)
   return FALSE;
 }
 
+/* "linux/arm64/v8", for messages and listings: the fields come from the
+ * index or the config, so each is escaped (a platform airlock runs is
+ * plain ASCII and shows as it is). */
 static char *
 platform_string (const char *os, const char *architecture, const char *variant)
 {
-  return variant && *variant ? g_strdup_printf ("%s/%s/%s", os, architecture, variant)
-                             : g_strdup_printf ("%s/%s", os, architecture);
+  g_autofree char *shown_os = airlock_image_printable (os);
+  g_autofree char *shown_architecture = airlock_image_printable (architecture);
+  g_autofree char *shown_variant = variant && *variant ? airlock_image_printable (variant) : NULL;
+
+  return shown_variant
+           ? g_strdup_printf ("%s/%s/%s", shown_os, shown_architecture, shown_variant)
+           : g_strdup_printf ("%s/%s", shown_os, shown_architecture);
 }
 
 /* linux/amd64; linux/arm64 with no variant or v8. */
@@ -325,8 +377,12 @@ parse_json (const char *data, gsize length, const char *what, GError **error)
 
   if (!json_parser_load_from_data (parser, data, length, &local))
     {
+      /* json-glib quotes the token it did not expect, and a string token
+       * is the image's bytes as they are (control characters included). */
+      g_autofree char *reason = airlock_image_printable (local->message);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "%s: not valid JSON: %s", what, local->message);
+                   "%s: not valid JSON: %s", what, reason);
       return NULL;
     }
   root = json_parser_get_root (parser);
@@ -453,8 +509,10 @@ check_index (JsonObject *index, const char *what, GError **error)
     }
   if (media_type && !is_index_type (media_type))
     {
+      g_autofree char *shown = airlock_image_printable (media_type);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSUPPORTED,
-                   "%s: media type '%s' is not an image index", what, media_type);
+                   "%s: media type '%s' is not an image index", what, shown);
       return FALSE;
     }
   if (!manifests)
@@ -556,10 +614,14 @@ tags_of (JsonArray *manifests)
                                            REF_NAME_ANNOTATION)
                           : NULL;
       if (tag)
-        g_string_append_printf (tags, "%s'%s'", tags->len ? ", " : "", tag);
+        {
+          g_autofree char *shown = airlock_image_printable (tag);
+          g_string_append_printf (tags, "%s'%s'", tags->len ? ", " : "", shown);
+        }
     }
   if (!tags->len)
     g_string_append (tags, "none");
+  airlock_image_printable_list_bound (tags);
   return g_string_free (g_steal_pointer (&tags), FALSE);
 }
 
@@ -669,9 +731,11 @@ load_manifest (AirlockImageSource *source, ManifestChoice *choice, const char *l
   what = g_strdup_printf ("%s: blob %s (%s)", source->reference, d.digest, manifest_context);
   if (!is_manifest_type (d.media_type))
     {
+      g_autofree char *shown = airlock_image_printable (d.media_type);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSUPPORTED,
                    "%s: media type '%s' is not an image manifest this version takes", what,
-                   d.media_type);
+                   shown);
       return FALSE;
     }
   whose = g_strdup (choice->where);
@@ -695,8 +759,11 @@ load_manifest (AirlockImageSource *source, ManifestChoice *choice, const char *l
   /* The descriptor and the blob must agree on what the blob is. */
   if (media_type && !g_str_equal (media_type, d.media_type))
     {
+      /* The descriptor's type is one is_manifest_type() took. */
+      g_autofree char *shown = airlock_image_printable (media_type);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "%s: its media type is '%s', %s says '%s'", what, media_type, whose,
+                   "%s: its media type is '%s', %s says '%s'", what, shown, whose,
                    d.media_type);
       return FALSE;
     }
@@ -705,9 +772,11 @@ load_manifest (AirlockImageSource *source, ManifestChoice *choice, const char *l
   if (!g_str_equal (config.media_type, MT_OCI_CONFIG) &&
       !g_str_equal (config.media_type, MT_DOCKER_CONFIG))
     {
+      g_autofree char *shown = airlock_image_printable (config.media_type);
+
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSUPPORTED,
                    "%s: config media type '%s' is not an image config (an artifact?)", what,
-                   config.media_type);
+                   shown);
       return FALSE;
     }
   ret->config = read_json_blob (source, &config, NULL, config_context, "the manifest", error);
@@ -817,8 +886,12 @@ repo_tags_of (JsonObject *image)
     {
       JsonNode *e = json_array_get_element (tags, i);
       if (JSON_NODE_HOLDS_VALUE (e) && json_node_get_value_type (e) == G_TYPE_STRING)
-        g_string_append_printf (s, "%s%s", s->len ? " " : "", json_node_get_string (e));
+        {
+          g_autofree char *shown = airlock_image_printable (json_node_get_string (e));
+          g_string_append_printf (s, "%s%s", s->len ? " " : "", shown);
+        }
     }
+  airlock_image_printable_list_bound (s);
   return g_string_free (g_steal_pointer (&s), FALSE);
 }
 
@@ -842,6 +915,7 @@ docker_select_image (AirlockImageSource *source, JsonArray *images, GError **err
       tags = repo_tags_of (json_node_get_object (e));
       g_string_append_printf (all, "%s@%u%s%s", all->len ? ", " : "", i, *tags ? " " : "", tags);
     }
+  airlock_image_printable_list_bound (all);
   if (!source->tag)
     {
       if (n == 1)
@@ -885,6 +959,7 @@ open_docker (AirlockImageSource *source, GError **error)
   g_autoptr (JsonNode) root = NULL;
   g_autofree char *what = g_strdup_printf ("%s: manifest.json", source->reference);
   g_autofree char *config_name = NULL;
+  g_autofree char *shown_config_path = NULL;
   g_autofree char *config_what = NULL;
   g_autofree char *platform = NULL;
   g_autofree char *actual = NULL;
@@ -927,15 +1002,16 @@ open_docker (AirlockImageSource *source, GError **error)
   config_name = g_path_get_basename (config_path);
   if (g_str_has_suffix (config_name, ".json"))
     config_name[strlen (config_name) - 5] = '\0';
+  shown_config_path = airlock_image_printable (config_path);
   if (!is_sha256_hex (config_name))
     {
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "%s: config file name '%s' does not carry its sha256", what, config_path);
+                   "%s: config file name '%s' does not carry its sha256", what, shown_config_path);
       return FALSE;
     }
   source->docker_config_digest = g_strconcat ("sha256:", config_name, NULL);
   config_what = g_strdup_printf ("%s: blob %s (config '%s')", source->reference,
-                                 source->docker_config_digest, config_path);
+                                 source->docker_config_digest, shown_config_path);
   config_bytes = read_bounded (source, config_path, config_what, error);
   if (!config_bytes)
     return FALSE;
@@ -1003,9 +1079,12 @@ open_docker (AirlockImageSource *source, GError **error)
                                 json_node_get_value_type (id_node) == G_TYPE_STRING
                               ? json_node_get_string (id_node) : NULL;
       g_autofree char *context = g_strdup_printf ("layer %u of %s", i + 1, platform);
+      /* Both as manifest.json and the config wrote them: the diff_id is
+       * checked only below. */
+      g_autofree char *shown_diff_id = airlock_image_printable (diff_id);
+      g_autofree char *shown_path = airlock_image_printable (path);
       g_autofree char *layer_what = g_strdup_printf ("%s: blob %s (%s, '%s')", source->reference,
-                                                     diff_id ? diff_id : "(none)", context,
-                                                     path ? path : "(none)");
+                                                     shown_diff_id, context, shown_path);
       g_autofree char *hex = parse_digest (diff_id, layer_what, error);
       g_autoptr (GError) local = NULL;
       AirlockImageLayer *layer;
@@ -1033,7 +1112,7 @@ open_docker (AirlockImageSource *source, GError **error)
       g_ptr_array_add (source->docker_layers, layer);
       g_hash_table_insert (source->layer_paths, g_strdup (diff_id), g_strdup (path));
       g_hash_table_insert (source->layer_context, g_strdup (diff_id),
-                           g_strdup_printf ("%s, '%s'", context, path));
+                           g_strdup_printf ("%s, '%s'", context, shown_path));
     }
   source->docker_manifest_digest = docker_synthetic_manifest_digest (source);
   return TRUE;
@@ -1252,6 +1331,7 @@ airlock_image_resolve (AirlockImageSource *source, AirlockArch arch, GError **er
       p = platform_string (c->os, c->architecture, c->variant);
       g_string_append_printf (has, "%s%s", has->len ? ", " : "", p);
     }
+  airlock_image_printable_list_bound (has);
   if (!choice)
     {
       ManifestChoice *first = source->choices->len ? source->choices->pdata[0] : NULL;
@@ -1333,10 +1413,11 @@ airlock_image_resolve (AirlockImageSource *source, AirlockArch arch, GError **er
         return NULL;
       if (!layer_compression (d.media_type, &compression))
         {
+          g_autofree char *shown = airlock_image_printable (d.media_type);
+
           g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSUPPORTED,
                        "%s: blob %s (layer %u of %s): media type '%s' is not a layer type "
-                       "this version takes", source->reference, d.digest, i + 1, label,
-                       d.media_type);
+                       "this version takes", source->reference, d.digest, i + 1, label, shown);
           return NULL;
         }
       layer = g_new0 (AirlockImageLayer, 1);

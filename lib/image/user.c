@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "image.h"
+#include "image/printable-private.h"
 
 #include <string.h>
 
@@ -109,6 +110,10 @@ airlock_image_resolve_user (const char *user, GBytes *etc_passwd, GBytes *etc_gr
   g_autoptr (GPtrArray) group = parse_etc (etc_group, TRUE);
   g_autoptr (GArray) groups = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autofree char *user_part = NULL;
+  /* The image's User and its parts, for messages only. */
+  g_autofree char *shown = NULL;
+  g_autofree char *shown_user = NULL;
+  g_autofree char *shown_group = NULL;
   const char *group_part = NULL;
   const char *colon;
   const char *name = NULL;
@@ -120,10 +125,13 @@ airlock_image_resolve_user (const char *user, GBytes *etc_passwd, GBytes *etc_gr
   user_part = colon ? g_strndup (user, colon - user) : g_strdup (user);
   if (colon)
     group_part = colon + 1;
+  shown = airlock_image_printable (user);
+  shown_user = airlock_image_printable (user_part);
+  shown_group = airlock_image_printable (group_part);
   if (colon && (!*group_part || strchr (group_part, ':')))
     {
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_USER,
-                   "user '%s' is not NAME, UID, NAME:GROUP or UID:GID", user);
+                   "user '%s' is not NAME, UID, NAME:GROUP or UID:GID", shown);
       return FALSE;
     }
 
@@ -141,7 +149,7 @@ airlock_image_resolve_user (const char *user, GBytes *etc_passwd, GBytes *etc_gr
   else if (g_ascii_isdigit (*user_part) || *user_part == '-')
     {
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_USER,
-                   "user '%s': uid '%s' is not a number from 0 to %d", user, user_part, MAX_ID);
+                   "user '%s': uid '%s' is not a number from 0 to %d", shown, shown_user, MAX_ID);
       return FALSE;
     }
   else if ((entry = find_by_name (passwd, user_part)))
@@ -155,7 +163,7 @@ airlock_image_resolve_user (const char *user, GBytes *etc_passwd, GBytes *etc_gr
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_USER,
                    etc_passwd ? "user '%s': the image's /etc/passwd has no user '%s'"
                               : "user '%s': the image has no /etc/passwd to look up '%s' in",
-                   user, user_part);
+                   shown, shown_user);
       return FALSE;
     }
 
@@ -169,13 +177,13 @@ airlock_image_resolve_user (const char *user, GBytes *etc_passwd, GBytes *etc_gr
         {
           if (g_ascii_isdigit (*group_part) || *group_part == '-')
             g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_USER,
-                         "user '%s': gid '%s' is not a number from 0 to %d", user, group_part,
+                         "user '%s': gid '%s' is not a number from 0 to %d", shown, shown_group,
                          MAX_ID);
           else
             g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_USER,
                          etc_group ? "user '%s': the image's /etc/group has no group '%s'"
                                    : "user '%s': the image has no /etc/group to look up '%s' in",
-                         user, group_part);
+                         shown, shown_group);
           return FALSE;
         }
     }

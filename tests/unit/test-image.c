@@ -7,6 +7,8 @@
 #include <airlock.h>
 
 #include "image/image.h"
+#include "image/disk-private.h"
+#include "image/printable-private.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -273,6 +275,7 @@ typedef struct {
   const char *layer_media_type;   /* NULL: the one for the compression */
   const char *config_arch;        /* NULL: arch */
   const char *manifest_text;      /* instead of the manifest built here */
+  const char *user;               /* the config's User, as JSON text; NULL: nobody:nogroup */
 } ImageSpec;
 
 static void
@@ -301,9 +304,10 @@ add_image (Layout *l, const ImageSpec *spec, Built *ret)
   config = g_strdup_printf (
     "{\"architecture\":\"%s\",\"os\":\"linux\"%s,"
     "\"config\":{\"Entrypoint\":[\"/bin/sh\",\"-c\"],\"Cmd\":[\"cat /hello\"],"
-    "\"Env\":[\"PATH=/usr/bin:/bin\",\"ARCH=%s\"],\"WorkingDir\":\"/srv\",\"User\":\"nobody:nogroup\"},"
+    "\"Env\":[\"PATH=/usr/bin:/bin\",\"ARCH=%s\"],\"WorkingDir\":\"/srv\",\"User\":\"%s\"},"
     "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:%s\"]}}",
-    spec->config_arch ? spec->config_arch : spec->arch, variant, spec->arch, diff_id);
+    spec->config_arch ? spec->config_arch : spec->arch, variant, spec->arch,
+    spec->user ? spec->user : "nobody:nogroup", diff_id);
   ret->config_digest = layout_blob_text (l, config);
   manifest = spec->manifest_text
                ? g_strdup (spec->manifest_text)
@@ -1264,6 +1268,421 @@ test_command (void)
   g_assert_nonnull (strstr (error->message, "oci:x"));
 }
 
+/* ---- image strings in messages ------------------------------------------ */
+
+/* A value the image chooses, as JSON text: erase the line, go back to its
+ * start, print "pass", start a forged line.  And as a message must show
+ * it: g_strescape()'s rendering, one printable line. */
+#define HOSTILE_JSON "\\u001b[2K\\rpass\\n"
+#define HOSTILE_RAW "\x1b[2K\rpass\n"
+#define HOSTILE_SHOWN "\\033[2K\\rpass\\n"
+/* Far more than any message needs, far less than the values below. */
+#define MESSAGE_MAX 2048
+
+/* @text is what the command prints: valid UTF-8, no control character
+ * (so no ESC sequence and no newline), at most @max bytes.  A failure logs
+ * it escaped, never as it is. */
+static void
+assert_printable_text (const char *text, gsize max)
+{
+  gssize bad = -1;
+
+  g_assert_nonnull (text);
+  g_assert_true (g_utf8_validate (text, -1, NULL));
+  for (const char *p = text; *p && bad < 0; p++)
+    if ((guchar) *p < 0x20 || (guchar) *p == 0x7f)
+      bad = p - text;
+  if (bad >= 0)
+    {
+      g_autofree char *escaped = g_strescape (text, NULL);
+      g_test_message ("control byte 0x%02x at %" G_GSSIZE_FORMAT " of: %s",
+                      (guchar) text[bad], bad, escaped);
+    }
+  g_assert_cmpint (bad, ==, -1);
+  g_assert_cmpuint (strlen (text), <=, max);
+}
+
+static void
+assert_printable (const GError *error)
+{
+  g_assert_nonnull (error);
+  assert_printable_text (error->message, MESSAGE_MAX);
+}
+
+/* Opens @ref and resolves it for amd64, which must fail; the error. */
+static GError *
+resolve_error (const char *ref)
+{
+  GError *error = NULL;
+  g_autoptr (AirlockImageSource) source = airlock_image_source_open (ref, &error);
+  g_autoptr (AirlockImage) image = NULL;
+
+  if (source)
+    image = airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error);
+  g_assert_null (image);
+  g_assert_nonnull (error);
+  return error;
+}
+
+static void
+test_hostile_index (Fixture *f, gconstpointer data)
+{
+  g_auto (Built) b = { NULL };
+  g_autoptr (Layout) l = layout_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GString) big = g_string_new ("application/x\\u001b");
+  g_autoptr (GPtrArray) tagged = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *e1 = NULL, *e2 = NULL, *ref = NULL, *ref_c = NULL;
+  g_autoptr (AirlockImageSource) source = NULL;
+  g_autoptr (GArray) arches = NULL;
+  g_autoptr (GPtrArray) others = NULL;
+
+  /* One image, listed by index.json in each way below. */
+  add_image (l, &plain_amd64, &b);
+
+  /* A manifest's media type. */
+  e1 = descriptor ("application/x" HOSTILE_JSON, b.manifest_digest, b.manifest_size, "amd64",
+                   NULL, NULL);
+  layout_set_index (l, (const char *[]) { e1, NULL });
+  ref = write_oci (f, l, "media-type");
+  error = resolve_error (ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_UNSUPPORTED, ref, b.manifest_digest);
+  g_assert_nonnull (strstr (error->message, "media type 'application/x" HOSTILE_SHOWN "'"));
+  g_clear_error (&error);
+  g_clear_pointer (&e1, g_free);
+  g_clear_pointer (&ref, g_free);
+
+  /* A digest as written, before it is checked. */
+  e1 = descriptor (MT_MANIFEST, "sha256:" HOSTILE_JSON, b.manifest_size, "amd64", NULL, NULL);
+  layout_set_index (l, (const char *[]) { e1, NULL });
+  ref = write_oci (f, l, "digest");
+  error = resolve_error (ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_MALFORMED, ref, "index.json");
+  g_assert_nonnull (strstr (error->message, "digest 'sha256:" HOSTILE_SHOWN "'"));
+  g_clear_error (&error);
+  g_clear_pointer (&e1, g_free);
+  g_clear_pointer (&ref, g_free);
+
+  /* Tags, listed when the reference names none or another. */
+  e1 = descriptor (MT_MANIFEST, b.manifest_digest, b.manifest_size, "amd64", NULL,
+                   "a" HOSTILE_JSON);
+  e2 = descriptor (MT_MANIFEST, b.manifest_digest, b.manifest_size, "amd64", NULL, "b");
+  layout_set_index (l, (const char *[]) { e1, e2, NULL });
+  ref = write_oci (f, l, "tags");
+  error = resolve_error (ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_REFERENCE, ref, "index.json");
+  g_assert_nonnull (strstr (error->message, "(tags: 'a" HOSTILE_SHOWN "', 'b')"));
+  g_clear_error (&error);
+  ref_c = g_strconcat (ref, ":c", NULL);
+  error = resolve_error (ref_c);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_NOT_FOUND, ref_c, "index.json");
+  g_assert_nonnull (strstr (error->message, "(tags: 'a" HOSTILE_SHOWN "', 'b')"));
+  g_clear_error (&error);
+  g_clear_pointer (&e1, g_free);
+  g_clear_pointer (&e2, g_free);
+  g_clear_pointer (&ref, g_free);
+
+  /* Platform fields: in the list of other platforms, and in the message
+   * that says which platforms there are. */
+  e1 = descriptor (MT_MANIFEST, b.manifest_digest, b.manifest_size, "amd64" HOSTILE_JSON,
+                   "v1" HOSTILE_JSON, NULL);
+  layout_set_index (l, (const char *[]) { e1, NULL });
+  ref = write_oci (f, l, "platform");
+  source = airlock_image_source_open (ref, &error);
+  g_assert_no_error (error);
+  arches = airlock_image_source_list_arches (source, &others, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (arches->len, ==, 0);
+  g_assert_cmpuint (others->len, ==, 1);
+  assert_printable_text (others->pdata[0], MESSAGE_MAX);
+  g_assert_cmpstr (others->pdata[0], ==, "linux/amd64" HOSTILE_SHOWN "/v1" HOSTILE_SHOWN);
+  g_clear_pointer (&source, airlock_image_source_free);
+  error = resolve_error (ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_NO_ARCH, ref, "index.json");
+  g_assert_nonnull (strstr (error->message,
+                            "(it has linux/amd64" HOSTILE_SHOWN "/v1" HOSTILE_SHOWN ")"));
+  g_clear_error (&error);
+  g_clear_pointer (&e1, g_free);
+  g_clear_pointer (&ref, g_free);
+
+  /* A 1 MiB media type: cut, and the cut said. */
+  for (guint i = 0; i < 1024 * 1024; i++)
+    g_string_append_c (big, 'A');
+  e1 = descriptor (big->str, b.manifest_digest, b.manifest_size, "amd64", NULL, NULL);
+  layout_set_index (l, (const char *[]) { e1, NULL });
+  ref = write_oci (f, l, "oversize");
+  error = resolve_error (ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_UNSUPPORTED, ref, b.manifest_digest);
+  g_assert_nonnull (strstr (error->message, "media type 'application/x\\033AAAA"));
+  /* 13 + ESC + 1 MiB bytes once decoded. */
+  g_assert_nonnull (strstr (error->message, "AAAA… (1048590 bytes)' is not"));
+  g_clear_error (&error);
+  g_clear_pointer (&e1, g_free);
+  g_clear_pointer (&ref, g_free);
+
+  /* Many long tags: the list is cut too. */
+  for (guint i = 0; i < 200; i++)
+    {
+      g_autofree char *tag = g_strdup_printf ("tag-" HOSTILE_JSON "-%03u-%0100u", i, 0);
+      g_ptr_array_add (tagged, descriptor (MT_MANIFEST, b.manifest_digest, b.manifest_size,
+                                           "amd64", NULL, tag));
+    }
+  g_ptr_array_add (tagged, NULL);
+  layout_set_index (l, (const char *const *) tagged->pdata);
+  ref = write_oci (f, l, "many-tags");
+  error = resolve_error (ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_REFERENCE, ref, "index.json");
+  g_assert_nonnull (strstr (error->message, "(tags: 'tag-" HOSTILE_SHOWN "-000-000"));
+  g_assert_nonnull (strstr (error->message, "…): name one as"));
+  g_clear_error (&error);
+  g_clear_pointer (&ref, g_free);
+
+  /* index.json that does not parse: json-glib quotes the string it did
+   * not expect (here, where a ':' should be), raw. */
+  layout_put_text (l, "index.json", "{\"schemaVersion\":2,\"" HOSTILE_RAW "\" 1}");
+  ref = write_oci (f, l, "json-token");
+  error = resolve_error (ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_MALFORMED, ref, "index.json");
+  g_assert_nonnull (strstr (error->message, "not valid JSON"));
+  g_assert_nonnull (strstr (error->message, HOSTILE_SHOWN));
+}
+
+static void
+test_hostile_config (Fixture *f, gconstpointer data)
+{
+  g_autoptr (Layout) l = layout_new ();
+  g_autoptr (Layout) lies = layout_new ();
+  g_auto (Built) b = { NULL };
+  g_auto (Built) b_lies = { NULL };
+  ImageSpec spec = { .arch = "amd64", .compression = AIRLOCK_LAYER_GZIP,
+                     .user = "ghost" HOSTILE_JSON ":x" };
+  ImageSpec lying = { .arch = "amd64", .compression = AIRLOCK_LAYER_GZIP,
+                      .config_arch = "amd64" HOSTILE_JSON };
+  g_autoptr (GBytes) passwd = g_bytes_new_static (passwd_text, strlen (passwd_text));
+  g_autoptr (GBytes) group = g_bytes_new_static (group_text, strlen (group_text));
+  g_autofree char *ref = NULL, *ref_lies = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockImageSource) source = NULL;
+  g_autoptr (AirlockImage) image = NULL;
+  g_autoptr (GString) big = g_string_new ("\x1b");
+  guint32 uid = 99, gid = 99;
+
+  /* The User reaches the guest as the image wrote it, and a message
+   * escaped. */
+  single_layout (l, &spec, &b, 0, NULL);
+  ref = write_oci (f, l, "user");
+  source = airlock_image_source_open (ref, &error);
+  g_assert_no_error (error);
+  image = airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (image->user, ==, "ghost" HOSTILE_RAW ":x");
+  g_assert_false (airlock_image_resolve_user (image->user, passwd, group, &uid, &gid, NULL,
+                                              &error));
+  assert_printable (error);
+  g_assert_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_USER);
+  g_assert_nonnull (strstr (error->message, "user 'ghost" HOSTILE_SHOWN ":x': the image's "
+                                            "/etc/passwd has no user 'ghost" HOSTILE_SHOWN "'"));
+  g_clear_error (&error);
+
+  /* A number that is not one, and a group that is not there (and not
+   * UTF-8: the function takes any bytes). */
+  g_assert_false (airlock_image_resolve_user ("1" HOSTILE_RAW, passwd, group, &uid, &gid, NULL,
+                                              &error));
+  assert_printable (error);
+  g_assert_nonnull (strstr (error->message, "uid '1" HOSTILE_SHOWN "' is not a number"));
+  g_clear_error (&error);
+  g_assert_false (airlock_image_resolve_user ("app:\xfe" HOSTILE_RAW, passwd, group, &uid, &gid,
+                                              NULL, &error));
+  assert_printable (error);
+  g_assert_nonnull (strstr (error->message, "/etc/group has no group '\\376" HOSTILE_SHOWN "'"));
+  g_clear_error (&error);
+
+  /* A 1 MiB User. */
+  for (guint i = 0; i < 1024 * 1024; i++)
+    g_string_append_c (big, 'u');
+  g_assert_false (airlock_image_resolve_user (big->str, passwd, group, &uid, &gid, NULL, &error));
+  assert_printable (error);
+  g_assert_nonnull (strstr (error->message, "user '\\033uuu"));
+  g_assert_nonnull (strstr (error->message, "uuu… (1048577 bytes)'"));
+  g_assert_cmpuint (uid, ==, 99);
+  g_clear_error (&error);
+
+  /* The config's platform, when it contradicts the index. */
+  single_layout (lies, &lying, &b_lies, 0, NULL);
+  ref_lies = write_oci (f, lies, "lies");
+  error = resolve_error (ref_lies);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_MALFORMED, ref_lies, b_lies.config_digest);
+  g_assert_nonnull (strstr (error->message, "the config is for linux/amd64" HOSTILE_SHOWN ","));
+}
+
+/* A docker-save archive with one image, whose manifest.json says
+ * @config_path (NULL: the config's real name), @layer_path (NULL: where
+ * the layer is) and @repo_tag, and whose config lists @diff_id (NULL: the
+ * layer's real one); all as JSON text. */
+static char *
+write_docker (Fixture *f, const char *name, const char *config_path, const char *diff_id,
+              const char *layer_path, const char *repo_tag)
+{
+  const char *pairs[] = { "hello", "hello from docker\n", NULL };
+  g_autoptr (Layout) l = layout_new ();
+  g_autoptr (GBytes) layer = make_tar (pairs);
+  g_autofree char *layer_hex = sha256_of (layer);
+  g_autofree char *real_diff_id = g_strconcat ("sha256:", layer_hex, NULL);
+  g_autofree char *config = g_strdup_printf (
+    "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{\"Cmd\":[\"/bin/sh\"]},"
+    "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"%s\"]}}",
+    diff_id ? diff_id : real_diff_id);
+  g_autofree char *config_hex = g_compute_checksum_for_string (G_CHECKSUM_SHA256, config, -1);
+  g_autofree char *config_name = g_strconcat (config_hex, ".json", NULL);
+  g_autofree char *manifest = g_strdup_printf (
+    "[{\"Config\":\"%s\",\"RepoTags\":[\"%s\"],\"Layers\":[\"%s\"]}]",
+    config_path ? config_path : config_name, repo_tag,
+    layer_path ? layer_path : "0123abcd/layer.tar");
+  g_autofree char *file = g_build_filename (f->dir, name, NULL);
+
+  layout_put_text (l, "manifest.json", manifest);
+  layout_put_text (l, config_name, config);
+  layout_put (l, "0123abcd/layer.tar", layer);
+  layout_write_tar (l, file);
+  return g_strconcat ("docker-archive:", file, NULL);
+}
+
+static void
+test_hostile_docker_archive (Fixture *f, gconstpointer data)
+{
+  g_autofree char *tags = write_docker (f, "tags.tar", NULL, NULL, NULL, "evil" HOSTILE_JSON ":1");
+  g_autofree char *tags_ref = g_strconcat (tags, ":nope", NULL);
+  g_autofree char *config = write_docker (f, "config.tar", HOSTILE_JSON ".json", NULL, NULL, "a:1");
+  g_autofree char *diff_id = write_docker (f, "diff-id.tar", NULL, "sha256:" HOSTILE_JSON, NULL,
+                                           "a:1");
+  g_autofree char *layer = write_docker (f, "layer.tar", NULL, NULL,
+                                         "gone" HOSTILE_JSON "/layer.tar", "a:1");
+  g_autoptr (GError) error = NULL;
+
+  /* RepoTags, listed when no image has the tag asked for. */
+  error = resolve_error (tags_ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_NOT_FOUND, tags_ref, "manifest.json");
+  g_assert_nonnull (strstr (error->message, "(it holds @0 evil" HOSTILE_SHOWN ":1)"));
+  g_clear_error (&error);
+
+  /* The config's file name. */
+  error = resolve_error (config);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_MALFORMED, config, "manifest.json");
+  g_assert_nonnull (strstr (error->message, "config file name '" HOSTILE_SHOWN ".json'"));
+  g_clear_error (&error);
+
+  /* A diff_id as written, before it is checked. */
+  error = resolve_error (diff_id);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_MALFORMED, diff_id, "0123abcd/layer.tar");
+  g_assert_nonnull (strstr (error->message, "digest 'sha256:" HOSTILE_SHOWN "'"));
+  g_clear_error (&error);
+
+  /* A layer's path, in our message and the blob store's. */
+  error = resolve_error (layer);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_NOT_FOUND, layer, NULL);
+  g_assert_nonnull (strstr (error->message, "'gone" HOSTILE_SHOWN "/layer.tar'): missing"));
+  g_assert_nonnull (strstr (error->message, "there is no file 'gone" HOSTILE_SHOWN "/layer.tar'"));
+}
+
+static void
+test_hostile_archive_member (Fixture *f, gconstpointer data)
+{
+  /* Not UTF-8 either: a tar name is any bytes (ustar, where pax would
+   * want a charset). */
+  const char *names[] = { "index.json", "x\xff" HOSTILE_RAW, "x\xff" HOSTILE_RAW };
+  g_autoptr (GByteArray) out = g_byte_array_new ();
+  struct archive *a = archive_write_new ();
+  g_autofree char *file = g_build_filename (f->dir, "twice.tar", NULL);
+  g_autofree char *ref = g_strconcat ("oci-archive:", file, NULL);
+  g_autoptr (GError) error = NULL;
+
+  archive_write_set_format_ustar (a);
+  g_assert_cmpint (archive_write_open (a, out, NULL, append_to_array, NULL), ==, ARCHIVE_OK);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      struct archive_entry *e = archive_entry_new ();
+
+      archive_entry_set_pathname (e, names[i]);
+      archive_entry_set_filetype (e, AE_IFREG);
+      archive_entry_set_perm (e, 0644);
+      archive_entry_set_size (e, 2);
+      g_assert_cmpint (archive_write_header (a, e), ==, ARCHIVE_OK);
+      g_assert_cmpint (archive_write_data (a, "{}", 2), ==, 2);
+      archive_entry_free (e);
+    }
+  g_assert_cmpint (archive_write_close (a), ==, ARCHIVE_OK);
+  archive_write_free (a);
+  g_assert_true (g_file_set_contents (file, (const char *) out->data, out->len, NULL));
+  error = resolve_error (ref);
+  assert_printable (error);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_MALFORMED, ref, NULL);
+  g_assert_nonnull (strstr (error->message, "holds 'x\\377" HOSTILE_SHOWN "' twice"));
+}
+
+/* layer.c escaped its entry paths before; now they are bounded too. */
+static void
+test_hostile_layer_entry (void)
+{
+  g_autoptr (GString) path = g_string_new ("/" HOSTILE_RAW);
+  const char *pairs[] = { NULL, "x", NULL };
+  g_autoptr (GBytes) tar = NULL;
+  g_autoptr (GInputStream) stream = NULL;
+  g_autoptr (AirlockRootfsModel) model = airlock_rootfs_model_new ();
+  g_autoptr (AirlockLayerPlan) plan = NULL;
+  g_autoptr (GError) error = NULL;
+
+  for (guint i = 0; i < 3000; i++)
+    g_string_append_c (path, 'p');
+  pairs[0] = path->str;
+  tar = make_tar (pairs);
+  stream = g_memory_input_stream_new_from_bytes (tar);
+  plan = airlock_layer_scan (stream, 0, model, "image 'oci:x' layer 1", &error);
+  g_assert_null (plan);
+  assert_printable (error);
+  g_assert_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSAFE);
+  g_assert_nonnull (strstr (error->message,
+                            "image 'oci:x' layer 1: entry path '/" HOSTILE_SHOWN "ppp"));
+  g_assert_nonnull (strstr (error->message, "ppp… (3011 bytes)' is an absolute path"));
+}
+
+/* The helper at its edges: a value of exactly the bound is whole; a list
+ * is never cut inside a character (the ellipsis of a cut value is one). */
+static void
+test_printable_bounds (void)
+{
+  g_autofree char *exact = g_strnfill (AIRLOCK_IMAGE_PRINTABLE_MAX, 'e');
+  g_autofree char *over = g_strnfill (AIRLOCK_IMAGE_PRINTABLE_MAX + 1, 'o');
+  g_autofree char *shown_exact = airlock_image_printable (exact);
+  g_autofree char *shown_over = airlock_image_printable (over);
+  g_autofree char *expected = g_strdup_printf ("%.*s… (%d bytes)", AIRLOCK_IMAGE_PRINTABLE_MAX,
+                                               over, AIRLOCK_IMAGE_PRINTABLE_MAX + 1);
+  g_autofree char *shown_null = airlock_image_printable (NULL);
+  g_autoptr (GString) list = g_string_new ("x");
+
+  g_assert_cmpstr (shown_exact, ==, exact);
+  g_assert_cmpstr (shown_over, ==, expected);
+  g_assert_cmpstr (shown_null, ==, "(none)");
+  /* "x" then ellipses: byte AIRLOCK_IMAGE_PRINTABLE_LIST_MAX falls inside one. */
+  for (guint i = 0; i < AIRLOCK_IMAGE_PRINTABLE_LIST_MAX; i++)
+    g_string_append (list, "…");
+  airlock_image_printable_list_bound (list);
+  assert_printable_text (list->str, AIRLOCK_IMAGE_PRINTABLE_LIST_MAX + strlen ("…"));
+  g_assert_true (g_str_has_suffix (list->str, "……"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1290,12 +1709,18 @@ main (int argc, char **argv)
   ADD ("/image/bad/config-arch-contradicts-index", test_bad_config_arch_lies);
   ADD ("/image/bad/claims-compression-it-lacks", test_bad_not_gzip);
   ADD ("/image/bad/too-many-layers", test_bad_too_many_layers);
+  ADD ("/image/shown/index-strings-escaped", test_hostile_index);
+  ADD ("/image/shown/config-strings-escaped", test_hostile_config);
+  ADD ("/image/shown/docker-archive-strings-escaped", test_hostile_docker_archive);
+  ADD ("/image/shown/archive-member-escaped", test_hostile_archive_member);
 #undef ADD
   g_test_add_func ("/image/bad/reference", test_bad_reference);
   g_test_add_func ("/image/user/resolve", test_resolve_user);
   g_test_add_func ("/image/user/numeric-without-files", test_resolve_user_numeric_without_files);
   g_test_add_func ("/image/user/errors", test_resolve_user_errors);
   g_test_add_func ("/image/command/docker-run-semantics", test_command);
+  g_test_add_func ("/image/shown/layer-entry-bounded", test_hostile_layer_entry);
+  g_test_add_func ("/image/shown/printable-bounds", test_printable_bounds);
 
   return g_test_run ();
 }
