@@ -312,13 +312,25 @@ strv_line (GStrv strv)
   return json_generator_to_data (generator, NULL);
 }
 
+/* The image chose these strings: escaped, so an ESC sequence or a newline
+ * in its Env, WorkingDir or User cannot rewrite or forge a line of ours
+ * (Entrypoint and Cmd are shown as JSON, which escapes them). */
+static void
+print_field (const char *name, const char *value, const char *none)
+{
+  g_autofree char *shown = value ? g_strescape (value, NULL) : NULL;
+
+  printf ("  %-12s %s\n", name, shown ? shown : none);
+}
+
 static void
 print_inspected (const AirlockImage *image)
 {
   g_autofree char *entrypoint = strv_line (image->entrypoint);
   g_autofree char *cmd = strv_line (image->cmd);
+  g_autofree char *platform = g_strescape (image->platform, NULL);
 
-  printf ("%s: %s\n", airlock_arch_to_string (image->arch), image->platform);
+  printf ("%s: %s\n", airlock_arch_to_string (image->arch), platform);
   printf ("  %-12s %s\n", "index", image->index_digest ? image->index_digest : "(none)");
   printf ("  %-12s %s\n", "manifest", image->manifest_digest);
   printf ("  %-12s %s\n", "config", image->config_digest);
@@ -332,11 +344,11 @@ print_inspected (const AirlockImage *image)
     }
   printf ("  %-12s %s\n", "entrypoint", entrypoint);
   printf ("  %-12s %s\n", "cmd", cmd);
-  printf ("  %-12s %s\n", "env", image->env && image->env[0] ? image->env[0] : "(none)");
+  print_field ("env", image->env ? image->env[0] : NULL, "(none)");
   for (guint i = 1; image->env && image->env[i]; i++)
-    printf ("  %-12s %s\n", "", image->env[i]);
-  printf ("  %-12s %s\n", "workdir", image->working_dir ? image->working_dir : "(none: /)");
-  printf ("  %-12s %s\n", "user", image->user ? image->user : "(none: root)");
+    print_field ("", image->env[i], "");
+  print_field ("workdir", image->working_dir, "(none: /)");
+  print_field ("user", image->user, "(none: root)");
 }
 
 /* Resolves every arch of @reference (or those of @wanted) with every JSON
