@@ -89,6 +89,7 @@ struct _AirlockImageSource {
   char *tag;
   AirlockBlobStore *store;
   GPtrArray *choices;         /* ManifestChoice * */
+  guint entries_seen;         /* index entries visited, over the whole tree */
   GHashTable *layer_context;  /* digest → "layer 2 of linux/arm64", for messages */
   /* docker-archive: the one image of manifest.json */
   JsonNode *docker_config;
@@ -543,6 +544,16 @@ collect_choices (AirlockImageSource *source, GPtrArray *entries, const char *ind
       g_autofree char *what = g_strdup_printf ("%s: %s, entry %u", source->reference, where, i + 1);
       JsonObject *platform = member_object (entry, "platform");
 
+      /* The bound is on the whole tree, not on each index: 1000 entries
+       * that all name one nested index of 1000 entries, four deep, are
+       * 10^12 visits of a few KB of JSON — a hang, never an answer. */
+      if (++source->entries_seen > MAX_INDEX_ENTRIES)
+        {
+          g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_LIMIT,
+                       "%s: the index and the indexes it nests hold more than %d entries in all",
+                       what, MAX_INDEX_ENTRIES);
+          return FALSE;
+        }
       if (!parse_descriptor (node, what, &d, error))
         return FALSE;
       /* Build attestations (buildx) describe an image, they are not one. */

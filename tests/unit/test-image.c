@@ -1097,6 +1097,33 @@ test_bad_too_many_layers (Fixture *f, gconstpointer data)
   expect_resolve_error (ref, AIRLOCK_IMAGE_ERROR_LIMIT, manifest_digest);
 }
 
+/* An index tree whose indexes are each within the bound but whose total
+ * is not: 2 entries naming one nested index of 600 (the hostile form is
+ * 1000 x 1000 x … four deep, 10^12 visits).  Refused for the total. */
+static void
+test_bad_index_tree_too_big (Fixture *f, gconstpointer data)
+{
+  g_autoptr (Layout) l = layout_new ();
+  g_auto (Built) b = { NULL };
+  g_autoptr (GPtrArray) entries = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *nested = NULL;
+  g_autofree char *nested_digest = NULL;
+  g_autofree char *entry = NULL;
+  g_autofree char *ref = NULL;
+
+  add_image (l, &plain_amd64, &b);
+  for (guint i = 0; i < 600; i++)
+    g_ptr_array_add (entries, descriptor (MT_MANIFEST, b.manifest_digest, b.manifest_size,
+                                          "amd64", NULL, NULL));
+  g_ptr_array_add (entries, NULL);
+  nested = index_of ((const char *const *) entries->pdata);
+  nested_digest = layout_blob_text (l, nested);
+  entry = descriptor (MT_INDEX, nested_digest, strlen (nested), NULL, NULL, NULL);
+  layout_set_index (l, (const char *[]) { entry, entry, NULL });
+  ref = write_oci (f, l, "img");
+  expect_resolve_error (ref, AIRLOCK_IMAGE_ERROR_LIMIT, nested_digest);
+}
+
 static void
 test_bad_reference (void)
 {
@@ -1709,6 +1736,7 @@ main (int argc, char **argv)
   ADD ("/image/bad/config-arch-contradicts-index", test_bad_config_arch_lies);
   ADD ("/image/bad/claims-compression-it-lacks", test_bad_not_gzip);
   ADD ("/image/bad/too-many-layers", test_bad_too_many_layers);
+  ADD ("/image/bad/index-tree-too-big", test_bad_index_tree_too_big);
   ADD ("/image/shown/index-strings-escaped", test_hostile_index);
   ADD ("/image/shown/config-strings-escaped", test_hostile_config);
   ADD ("/image/shown/docker-archive-strings-escaped", test_hostile_docker_archive);
