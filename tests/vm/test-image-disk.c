@@ -185,13 +185,19 @@ test_image_new (const char *name, GPtrArray *blobs)
   t->image = g_new0 (AirlockImage, 1);
   t->image->reference = g_strdup_printf ("oci:test/%s", name);
   t->image->arch = AIRLOCK_ARCH_AMD64;
-  t->image->manifest_digest = g_strconcat ("sha256:", g_compute_checksum_for_string (G_CHECKSUM_SHA256, name, -1), NULL);
+  {
+    g_autofree char *hex = g_compute_checksum_for_string (G_CHECKSUM_SHA256, name, -1);
+
+    t->image->manifest_digest = g_strconcat ("sha256:", hex, NULL);
+  }
   t->image->config_digest = g_strdup (t->image->manifest_digest);
   t->image->layers = g_ptr_array_new_with_free_func ((GDestroyNotify) layer_free);
   for (i = 0; i < blobs->len; i++)
     {
       AirlockImageLayer *l = g_new0 (AirlockImageLayer, 1);
-      l->digest = g_strconcat ("sha256:", g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, blobs->pdata[i]), NULL);
+      g_autofree char *hex = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, blobs->pdata[i]);
+
+      l->digest = g_strconcat ("sha256:", hex, NULL);
       l->size = g_bytes_get_size (blobs->pdata[i]);
       l->media_type = g_strdup ("application/vnd.oci.image.layer.v1.tar");
       g_ptr_array_add (t->image->layers, l);
