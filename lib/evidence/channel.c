@@ -61,13 +61,32 @@ struct _AirlockChannel {
   gboolean in_feed;
 };
 
+/* An accepted frame and the exactly-sized copy of its payload share one
+ * allocation (instead of one each), the payload last, so it still ends
+ * where the allocation does (see channel_accept_frame).  The payload's
+ * GBytes owns the block: a reference to frame->payload stays valid after
+ * the frame is freed. */
+static AirlockFrame *
+frame_new (const guint8 *payload, gsize len)
+{
+  guint8 *block = g_malloc (sizeof (AirlockFrame) + len);
+  AirlockFrame *frame = (AirlockFrame *) block;
+
+  /* Zeroed like a g_new0()'d frame; the payload is overwritten anyway. */
+  memset (frame, 0, sizeof *frame);
+  if (len > 0)
+    memcpy (block + sizeof (AirlockFrame), payload, len);
+  frame->payload = g_bytes_new_with_free_func (block + sizeof (AirlockFrame), len, g_free, block);
+  return frame;
+}
+
 static void
 frame_free (gpointer data)
 {
   AirlockFrame *frame = data;
 
+  /* Frees the frame too, with the last reference to its payload. */
   g_bytes_unref (frame->payload);
-  g_free (frame);
 }
 
 AirlockChannel *
@@ -484,13 +503,12 @@ channel_accept_frame (AirlockChannel *channel, const AirlockFrameHeader *header,
                       const guint8 *bytes, gsize size, gint64 mono_us, gint64 real_us)
 {
   gsize payload_len = size - AIRLOCK_FRAME_HEADER_SIZE;
-  g_autoptr (GBytes) payload_bytes = NULL;
+  AirlockFrame *frame;
   const guint8 *payload;
   gsize at = channel->frame_start;
   AirlockFrameTlvs tlvs;
   AirlockTrailer trailer = { 0 };
   g_autofree char *problem = NULL;
-  AirlockFrame *frame;
 
   g_assert (payload_len == header->length);
 
@@ -498,12 +516,13 @@ channel_accept_frame (AirlockChannel *channel, const AirlockFrameHeader *header,
    * not from the raw buffer: the parser cannot see past the payload, and an
    * overread, were there one, would hit the allocator's bounds (and the
    * fuzzer's sanitizers) instead of the next frame's bytes. */
-  payload_bytes = g_bytes_new (bytes + AIRLOCK_FRAME_HEADER_SIZE, payload_len);
-  payload = g_bytes_get_data (payload_bytes, NULL);
+  frame = frame_new (bytes + AIRLOCK_FRAME_HEADER_SIZE, payload_len);
+  payload = g_bytes_get_data (frame->payload, NULL);
 
-  if (!airlock_frame_check_tlvs (header->type, payload, payload_len,
+  if (!airlock_frame_parse_tlvs (header->type, payload, payload_len,
                                  at + AIRLOCK_FRAME_HEADER_SIZE, &tlvs, &problem))
     {
+      frame_free (frame);
       channel_set_anomaly (channel, AIRLOCK_ANOMALY_MALFORMED,
                            "malformed %s frame %" G_GUINT64_FORMAT " at byte %" G_GSIZE_FORMAT
                            ": %s",
@@ -518,7 +537,10 @@ channel_accept_frame (AirlockChannel *channel, const AirlockFrameHeader *header,
     {
     case AIRLOCK_FRAME_HELLO:
       if (!channel_check_hello (channel, &tlvs))
-        return FALSE;
+        {
+          frame_free (frame);
+          return FALSE;
+        }
       channel_store_hello (channel, &tlvs);
       channel->state = AIRLOCK_CHANNEL_OPEN;
       channel->last_beat_mono_us = mono_us;
@@ -542,7 +564,10 @@ channel_accept_frame (AirlockChannel *channel, const AirlockFrameHeader *header,
       break;
     case AIRLOCK_FRAME_TRAILER:
       if (!channel_check_trailer (channel, header, &tlvs, &trailer))
-        return FALSE;
+        {
+          frame_free (frame);
+          return FALSE;
+        }
       channel->trailer = trailer;
       channel->have_trailer = TRUE;
       channel->state = AIRLOCK_CHANNEL_COMPLETE;
@@ -554,21 +579,27 @@ channel_accept_frame (AirlockChannel *channel, const AirlockFrameHeader *header,
   channel->next_seq = header->seq + 1;
   airlock_chain_append (&channel->chain, bytes, size);
 
-  frame = g_new0 (AirlockFrame, 1);
   frame->seq = header->seq;
   frame->type = header->type;
   frame->offset = at;
   frame->size = size;
   frame->received_mono_us = mono_us;
   frame->received_real_us = real_us;
-  frame->payload = g_steal_pointer (&payload_bytes);
   memcpy (frame->chain, channel->chain.value, sizeof frame->chain);
   g_ptr_array_add (channel->frames, frame);
 
   channel->frame_start += size;
 
   if (channel->frame_func)
-    channel->frame_func (channel, frame, channel->frame_func_data);
+    {
+      /* The frame func usually hands EVENT frames to the event log, which
+       * would check these same bytes again: it may use this check. */
+      AirlockCheckedPayload checked = { frame->payload, frame->type, &tlvs };
+      const AirlockCheckedPayload *outer = airlock_frame_publish_checked (&checked);
+
+      channel->frame_func (channel, frame, channel->frame_func_data);
+      airlock_frame_publish_checked (outer);
+    }
   return TRUE;
 }
 

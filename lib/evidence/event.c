@@ -130,38 +130,45 @@ lookup_name (const SyscallName *table, gsize n, guint32 nr)
   return NULL;
 }
 
-char *
-airlock_syscall_name (guint32 audit_arch, guint32 nr)
+/* The call's name from the tables (static), or NULL when it is not in
+ * them. */
+static const char *
+syscall_known_name (guint32 audit_arch, guint32 nr)
 {
-  const char *name = NULL;
-
   switch (audit_arch)
     {
     case AUDIT_ARCH_X86_64_:
       if (nr & X32_SYSCALL_BIT)
-        name = lookup_name (names_x32, G_N_ELEMENTS (names_x32), nr & ~X32_SYSCALL_BIT);
-      else
-        name = lookup_name (names_x86_64, G_N_ELEMENTS (names_x86_64), nr);
-      break;
+        return lookup_name (names_x32, G_N_ELEMENTS (names_x32), nr & ~X32_SYSCALL_BIT);
+      return lookup_name (names_x86_64, G_N_ELEMENTS (names_x86_64), nr);
     case AUDIT_ARCH_I386_:
-      name = lookup_name (names_i386, G_N_ELEMENTS (names_i386), nr);
-      break;
+      return lookup_name (names_i386, G_N_ELEMENTS (names_i386), nr);
     case AUDIT_ARCH_AARCH64_:
-      name = lookup_name (names_aarch64, G_N_ELEMENTS (names_aarch64), nr);
-      break;
+      return lookup_name (names_aarch64, G_N_ELEMENTS (names_aarch64), nr);
     case AUDIT_ARCH_ARM_:
-      name = lookup_name (names_arm, G_N_ELEMENTS (names_arm), nr);
-      break;
+      return lookup_name (names_arm, G_N_ELEMENTS (names_arm), nr);
     default:
-      break;
+      return NULL;
     }
-  if (name)
-    return g_strdup (name);
+}
+
+/* "syscall-N" for a call the tables do not name.  Transfer full. */
+static char *
+syscall_unknown_name (guint32 audit_arch, guint32 nr)
+{
   /* x32: the number within the x32 table, so "x32:syscall-N" reads as
    * that table's N. */
   if (audit_arch == AUDIT_ARCH_X86_64_ && (nr & X32_SYSCALL_BIT))
     nr &= ~X32_SYSCALL_BIT;
   return g_strdup_printf ("syscall-%u", nr);
+}
+
+char *
+airlock_syscall_name (guint32 audit_arch, guint32 nr)
+{
+  const char *name = syscall_known_name (audit_arch, nr);
+
+  return name ? g_strdup (name) : syscall_unknown_name (audit_arch, nr);
 }
 
 /* ---- results and wait statuses ---- */
@@ -248,36 +255,165 @@ airlock_wait_status_to_string (guint32 status)
 
 /* ---- the log ---- */
 
+/* Every record of a process repeats its exe and argv, and most of a
+ * workload's records name one of a few addresses: decoding (escaping,
+ * splitting, copying) each distinct value once rather than once per
+ * record is most of what an event costs.  The values are remembered in
+ * direct-mapped caches: one slot per hash of the guest's bytes, compared
+ * byte for byte, a miss replacing the slot.  Not a hash table: the bytes
+ * are the guest's, and a table keyed on them could be flooded with
+ * colliding values, where this does one hash and one comparison of a
+ * bounded TLV per field, whatever the bytes. */
+#define GUEST_CACHE_SLOTS 64     /* exe, path, note; argv, exec-argv */
+#define ADDR_CACHE_SLOTS 256     /* the addresses a workload talks to */
+
+/* Events are made EVENT_SLAB at a time: one allocation for many records
+ * instead of one each.  An event lives as long as its log, so no slab is
+ * freed before the log is. */
+#define EVENT_SLAB 64
+
+typedef struct {
+  guint8 *raw;         /* a copy of the guest's bytes; NULL for an empty slot */
+  gsize raw_len;
+  gpointer value;      /* what they decode to (owned by the log) */
+} GuestCacheSlot;
+
+typedef struct {
+  GuestCacheSlot slot[GUEST_CACHE_SLOTS];
+} GuestCache;
+
 struct _AirlockEventLog {
-  GPtrArray *events;        /* AirlockEvent *, seq order */
-  GHashTable *syscalls;     /* &ev->seq → ev, syscall events */
+  GPtrArray *events;        /* AirlockEvent *, seq order (strictly increasing) */
   GHashTable *mmsg_groups;  /* &first->seq → GPtrArray of its entries (borrowed) */
   GHashTable *mmsg_open;    /* tid → last entry of the sendmmsg under way in that thread */
   GHashTable *tcp_dns;      /* guint64 * sock id → AirlockDnsTcpStream * */
   gboolean have_last_seq;
   guint64 last_seq;
   guint32 phase;            /* of the last WORKLOAD_START (0 before any) */
+
+  /* What the events point to and share: escaped strings (exe, path, note,
+   * unknown syscall names) and argument vectors, each made once. */
+  GPtrArray *strings;       /* char * */
+  GPtrArray *strvs;         /* GStrv */
+  GuestCache string_cache;  /* values in strings */
+  GuestCache strv_cache;    /* values in strvs */
+  /* Exactly-sized copies of ADDR, PEER and LOCAL values (one reference
+   * each; the events hold their own). */
+  GBytes *addr_cache[ADDR_CACHE_SLOTS];
+
+  GPtrArray *slabs;         /* AirlockEvent[EVENT_SLAB] each, the last one being filled */
+  guint slab_used;          /* events taken from the last slab */
 };
 
+/* The dns array of every event that completed no DNS message: one empty
+ * array for the process, never changed (decode_dns gives an event its own
+ * before adding to it) and never freed. */
+static GPtrArray *
+no_dns (void)
+{
+  static gsize empty = 0;
+
+  if (g_once_init_enter (&empty))
+    g_once_init_leave (&empty, (gsize) g_ptr_array_new ());
+  return (GPtrArray *) empty;
+}
+
+/* Spreads values over the cache slots, a word at a time (a byte at a time
+ * for the tail).  It needs no key: a collision only costs a miss, and a
+ * miss costs what decoding without a cache would. */
+static guint32
+guest_bytes_hash (const guint8 *data, gsize len)
+{
+  guint64 hash = 0x9e3779b97f4a7c15ull ^ len;
+  gsize i = 0;
+
+  for (; i + 8 <= len; i += 8)
+    {
+      guint64 word;
+
+      memcpy (&word, data + i, sizeof word);
+      hash = (hash ^ word) * 0x100000001b3ull;
+      hash ^= hash >> 29;
+    }
+  for (; i < len; i++)
+    hash = (hash ^ data[i]) * 0x100000001b3ull;
+  hash ^= hash >> 32;
+  return (guint32) hash;
+}
+
 static void
-event_free (gpointer data)
+guest_cache_clear (GuestCache *cache)
+{
+  for (guint i = 0; i < GUEST_CACHE_SLOTS; i++)
+    g_clear_pointer (&cache->slot[i].raw, g_free);
+}
+
+/* The slot for @data (@len bytes), and in @ret_value what it holds for
+ * them, or NULL. */
+static GuestCacheSlot *
+guest_cache_lookup (GuestCache *cache, const guint8 *data, gsize len, gpointer *ret_value)
+{
+  GuestCacheSlot *slot = &cache->slot[guest_bytes_hash (data, len) % GUEST_CACHE_SLOTS];
+
+  *ret_value = slot->raw != NULL && slot->raw_len == len
+                   && (len == 0 || memcmp (slot->raw, data, len) == 0)
+                 ? slot->value
+                 : NULL;
+  return slot;
+}
+
+static void
+guest_cache_slot_set (GuestCacheSlot *slot, const guint8 *data, gsize len, gpointer value)
+{
+  g_free (slot->raw);
+  /* One byte more, so a copy of 0 bytes is not NULL (an empty slot). */
+  slot->raw = g_malloc (len + 1);
+  if (len > 0)
+    memcpy (slot->raw, data, len);
+  slot->raw_len = len;
+  slot->value = value;
+}
+
+static void
+event_clear (gpointer data)
 {
   AirlockEvent *ev = data;
 
-  g_free (ev->syscall_name);
-  g_free (ev->exe);
-  g_strfreev (ev->argv);
-  g_strfreev (ev->exec_argv);
+  /* syscall_name, exe, argv, exec_argv, path and note belong to the log. */
   g_clear_pointer (&ev->addr, g_bytes_unref);
   g_free (ev->addr_error);
   g_clear_pointer (&ev->peer, g_bytes_unref);
   g_free (ev->peer_error);
   g_clear_pointer (&ev->local, g_bytes_unref);
   g_clear_pointer (&ev->payload, g_bytes_unref);
-  g_ptr_array_unref (ev->dns);
-  g_free (ev->path);
-  g_free (ev->note);
-  g_free (ev);
+  if (ev->dns != no_dns ())
+    g_ptr_array_unref (ev->dns);
+  /* The event itself belongs to a slab of the log (log_event_new). */
+}
+
+/* A zeroed event, from the log's last slab (or a new one).  An event is
+ * 1288 bytes the decoder writes while the slab is cold in the cache: each
+ * is zeroed when it is handed out, and the next one is prefetched for
+ * writing, so its cache misses overlap with decoding this one instead of
+ * stalling the next. */
+static AirlockEvent *
+log_event_new (AirlockEventLog *log)
+{
+  AirlockEvent *slab;
+  AirlockEvent *ev;
+
+  if (log->slabs->len == 0 || log->slab_used == EVENT_SLAB)
+    {
+      g_ptr_array_add (log->slabs, g_new (AirlockEvent, EVENT_SLAB));
+      log->slab_used = 0;
+    }
+  slab = log->slabs->pdata[log->slabs->len - 1];
+  ev = &slab[log->slab_used++];
+  memset (ev, 0, sizeof *ev);
+  if (log->slab_used < EVENT_SLAB)
+    for (gsize off = 0; off < sizeof *ev; off += 64)
+      __builtin_prefetch ((const guint8 *) (ev + 1) + off, 1, 3);
+  return ev;
 }
 
 AirlockEventLog *
@@ -285,13 +421,15 @@ airlock_event_log_new (void)
 {
   AirlockEventLog *log = g_new0 (AirlockEventLog, 1);
 
-  log->events = g_ptr_array_new_with_free_func (event_free);
-  log->syscalls = g_hash_table_new (g_int64_hash, g_int64_equal);
+  log->events = g_ptr_array_new_with_free_func (event_clear);
+  log->slabs = g_ptr_array_new_with_free_func (g_free);
   log->mmsg_groups = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
                                             (GDestroyNotify) g_ptr_array_unref);
   log->mmsg_open = g_hash_table_new (g_direct_hash, g_direct_equal);
   log->tcp_dns = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                         (GDestroyNotify) airlock_dns_tcp_stream_free);
+  log->strings = g_ptr_array_new_with_free_func (g_free);
+  log->strvs = g_ptr_array_new_with_free_func ((GDestroyNotify) g_strfreev);
   return log;
 }
 
@@ -300,11 +438,17 @@ airlock_event_log_free (AirlockEventLog *log)
 {
   if (log == NULL)
     return;
-  g_hash_table_unref (log->syscalls);
   g_hash_table_unref (log->mmsg_groups);
   g_hash_table_unref (log->mmsg_open);
   g_hash_table_unref (log->tcp_dns);
   g_ptr_array_unref (log->events);
+  g_ptr_array_unref (log->slabs);
+  guest_cache_clear (&log->string_cache);
+  guest_cache_clear (&log->strv_cache);
+  for (guint i = 0; i < ADDR_CACHE_SLOTS; i++)
+    g_clear_pointer (&log->addr_cache[i], g_bytes_unref);
+  g_ptr_array_unref (log->strings);
+  g_ptr_array_unref (log->strvs);
   g_free (log);
 }
 
@@ -315,11 +459,47 @@ airlock_event_log_get_events (AirlockEventLog *log)
   return log->events;
 }
 
+/* The syscall event with frame sequence number @seq, or NULL.  The events
+ * are in increasing seq order, so this is a search rather than a table
+ * kept up to date for every event; a RESULT follows its call closely, so
+ * the last few events are looked at first. */
+static AirlockEvent *
+log_find_syscall (AirlockEventLog *log, guint64 seq)
+{
+  AirlockEvent **events = (AirlockEvent **) log->events->pdata;
+  guint lo = 0, hi = log->events->len;
+  AirlockEvent *found = NULL;
+
+  for (guint i = hi, tail = 0; i > 0 && tail < 8; i--, tail++)
+    {
+      if (events[i - 1]->seq == seq)
+        {
+          found = events[i - 1];
+          break;
+        }
+      if (events[i - 1]->seq < seq)
+        return NULL;
+      hi = i - 1;
+    }
+  while (found == NULL && lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (events[mid]->seq == seq)
+        found = events[mid];
+      else if (events[mid]->seq < seq)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return found != NULL && found->kind == AIRLOCK_EVENT_SYSCALL ? found : NULL;
+}
+
 const AirlockEvent *
 airlock_event_log_lookup (AirlockEventLog *log, guint64 seq)
 {
   g_return_val_if_fail (log != NULL, NULL);
-  return g_hash_table_lookup (log->syscalls, &seq);
+  return log_find_syscall (log, seq);
 }
 
 static GBytes *
@@ -330,29 +510,59 @@ tlv_bytes (const AirlockFrameTlvs *tlvs, guint tag)
   return tlvs->present[tag] ? g_bytes_new (tlv->value, tlv->len) : NULL;
 }
 
-static char *
-tlv_escaped (const AirlockFrameTlvs *tlvs, guint tag)
+/* Like tlv_bytes(), for the sockaddrs: an exactly-sized copy shared with
+ * the earlier events that carried the same bytes (GBytes never change). */
+static GBytes *
+log_addr_bytes (AirlockEventLog *log, const AirlockFrameTlvs *tlvs, guint tag)
 {
   const AirlockTlv *tlv = &tlvs->tlv[tag];
+  GBytes **slot;
 
-  return tlvs->present[tag] ? airlock_evidence_escape_bytes (tlv->value, tlv->len) : NULL;
+  if (!tlvs->present[tag])
+    return NULL;
+  slot = &log->addr_cache[guest_bytes_hash (tlv->value, tlv->len) % ADDR_CACHE_SLOTS];
+  if (*slot != NULL)
+    {
+      gsize cached_len;
+      const guint8 *cached = g_bytes_get_data (*slot, &cached_len);
+
+      if (cached_len == tlv->len
+          && (cached_len == 0 || memcmp (cached, tlv->value, cached_len) == 0))
+        return g_bytes_ref (*slot);
+      g_bytes_unref (*slot);
+    }
+  *slot = g_bytes_new (tlv->value, tlv->len);
+  return g_bytes_ref (*slot);
 }
 
-static gboolean
+/* wire_get_le64() in one load: the byte loop does not compile to one, and
+ * an event reads seven of these. */
+static inline guint64
+le64_at (const guint8 *p)
+{
+  guint64 v;
+
+  memcpy (&v, p, sizeof v);
+  return GUINT64_FROM_LE (v);
+}
+
+/* Integer TLVs: parse_tlvs() enforced their exact size (tlv_sizes), so
+ * they are read in place; airlock_tlv_get_u32() would check it again. */
+static inline gboolean
 tlv_u32 (const AirlockFrameTlvs *tlvs, guint tag, guint32 *ret)
 {
   if (!tlvs->present[tag])
     return FALSE;
-  *ret = airlock_tlv_get_u32 (&tlvs->tlv[tag]);
+  *ret = wire_get_le32 (tlvs->tlv[tag].value);
   return TRUE;
 }
 
-static gboolean
+static inline gboolean
 tlv_u64 (const AirlockFrameTlvs *tlvs, guint tag, guint64 *ret)
 {
   if (!tlvs->present[tag])
     return FALSE;
-  *ret = airlock_tlv_get_u64 (&tlvs->tlv[tag]);
+  *ret = le64_at (tlvs->tlv[tag].value);
   return TRUE;
 }
 
@@ -375,6 +585,63 @@ split_argv (const guint8 *data, gsize len)
       }
   g_ptr_array_add (out, NULL);
   return (GStrv) g_ptr_array_free (out, FALSE);
+}
+
+/* @tag's value escaped (airlock_evidence_escape_bytes()), or NULL when
+ * absent.  Owned by the log. */
+static char *
+log_escaped (AirlockEventLog *log, const AirlockFrameTlvs *tlvs, guint tag)
+{
+  const AirlockTlv *tlv = &tlvs->tlv[tag];
+  GuestCacheSlot *slot;
+  char *value;
+
+  if (!tlvs->present[tag])
+    return NULL;
+  slot = guest_cache_lookup (&log->string_cache, tlv->value, tlv->len, (gpointer *) &value);
+  if (value == NULL)
+    {
+      value = airlock_evidence_escape_bytes (tlv->value, tlv->len);
+      g_ptr_array_add (log->strings, value);
+      guest_cache_slot_set (slot, tlv->value, tlv->len, value);
+    }
+  return value;
+}
+
+/* @tag's value split as an argv (split_argv()), or NULL when absent.
+ * Owned by the log. */
+static GStrv
+log_argv (AirlockEventLog *log, const AirlockFrameTlvs *tlvs, guint tag)
+{
+  const AirlockTlv *tlv = &tlvs->tlv[tag];
+  GuestCacheSlot *slot;
+  GStrv value;
+
+  if (!tlvs->present[tag])
+    return NULL;
+  slot = guest_cache_lookup (&log->strv_cache, tlv->value, tlv->len, (gpointer *) &value);
+  if (value == NULL)
+    {
+      value = split_argv (tlv->value, tlv->len);
+      g_ptr_array_add (log->strvs, value);
+      guest_cache_slot_set (slot, tlv->value, tlv->len, value);
+    }
+  return value;
+}
+
+/* The name of a call under its ABI: static, or for a call the tables do
+ * not name, owned by the log. */
+static const char *
+log_syscall_name (AirlockEventLog *log, guint32 audit_arch, guint32 nr)
+{
+  const char *name = syscall_known_name (audit_arch, nr);
+  char *unknown;
+
+  if (name)
+    return name;
+  unknown = syscall_unknown_name (audit_arch, nr);
+  g_ptr_array_add (log->strings, unknown);
+  return unknown;
 }
 
 static gboolean
@@ -478,6 +745,10 @@ decode_dns (AirlockEventLog *log, AirlockEvent *ev)
   const guint8 *bytes = g_bytes_get_data (ev->payload, &len);
   guint64 wire_len = ev->has_payload_len ? MAX (ev->payload_len, (guint64) len) : len;
 
+  /* Its own array from now on, instead of the shared empty one. */
+  if (ev->dns == no_dns ())
+    ev->dns = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_dns_query_free);
+
   if (!is_stream (ev))
     {
       g_ptr_array_add (ev->dns, airlock_dns_parse_query (bytes, len,
@@ -565,12 +836,14 @@ set_result (AirlockEvent *target, const AirlockEvent *result)
 gboolean
 airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame, GError **error)
 {
-  AirlockFrameTlvs tlvs;
+  AirlockFrameTlvs parsed;
+  const AirlockFrameTlvs *tlvs;
   g_autofree char *problem = NULL;
   gsize len;
   const guint8 *payload;
   AirlockEvent *ev;
   AirlockEvent *target = NULL;
+  guint32 kind;
   guint64 value64;
 
   g_return_val_if_fail (log != NULL, FALSE);
@@ -591,58 +864,79 @@ airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame, GE
                    frame->seq, log->last_seq);
       return FALSE;
     }
+  /* Checked here, so this is usable on frames from anywhere (a bundle
+   * being verified, a test); unless the channel handing this frame over
+   * has just checked these very bytes, as an EVENT frame. */
+  tlvs = airlock_frame_find_checked (frame->payload, AIRLOCK_FRAME_EVENT);
   payload = g_bytes_get_data (frame->payload, &len);
-  /* The channel checked it already; checking again keeps this usable on
-   * frames from anywhere (a bundle being verified, a test). */
-  if (!airlock_frame_check_tlvs (AIRLOCK_FRAME_EVENT, payload, len,
-                                 frame->offset + AIRLOCK_FRAME_HEADER_SIZE, &tlvs, &problem))
+  if (tlvs == NULL
+      && !airlock_frame_parse_tlvs (AIRLOCK_FRAME_EVENT, payload, len,
+                                    frame->offset + AIRLOCK_FRAME_HEADER_SIZE, &parsed, &problem))
     {
       g_set_error (error, AIRLOCK_EVENT_ERROR, AIRLOCK_EVENT_ERROR_MALFORMED,
                    "malformed event frame %" G_GUINT64_FORMAT " at byte %" G_GSIZE_FORMAT ": %s",
                    frame->seq, frame->offset, problem);
       return FALSE;
     }
+  if (tlvs == NULL)
+    tlvs = &parsed;
 
-  ev = g_new0 (AirlockEvent, 1);
+  /* Checks that span frames, before anything is made or changed. */
+  kind = airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_EV_KIND]);
+  if (kind == AIRLOCK_EVENT_RESULT)
+    {
+      /* Mandatory in a RESULT (check_tlvs). */
+      guint64 ref = airlock_tlv_get_u64 (&tlvs->tlv[AIRLOCK_TLV_EV_REF]);
+
+      target = log_find_syscall (log, ref);
+      if (target == NULL || target->has_result)
+        {
+          g_set_error (error, AIRLOCK_EVENT_ERROR, AIRLOCK_EVENT_ERROR_BAD_REF,
+                       "result event %" G_GUINT64_FORMAT " refers to frame %" G_GUINT64_FORMAT
+                       ", %s", frame->seq, ref,
+                       target == NULL ? "which is not an earlier syscall event"
+                                      : "whose result was already reported");
+          return FALSE;
+        }
+    }
+
+  ev = log_event_new (log);
   ev->seq = frame->seq;
-  ev->dns = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_dns_query_free);
-  ev->kind = airlock_tlv_get_u32 (&tlvs.tlv[AIRLOCK_TLV_EV_KIND]);
-  ev->time_ns = airlock_tlv_get_u64 (&tlvs.tlv[AIRLOCK_TLV_EV_TIME_NS]);
-  (void) tlv_u32 (&tlvs, AIRLOCK_TLV_EV_ACTION, &ev->action);
-  (void) tlv_u32 (&tlvs, AIRLOCK_TLV_EV_REASON, &ev->reason);
+  ev->dns = no_dns ();
+  ev->kind = kind;
+  (void) tlv_u64 (tlvs, AIRLOCK_TLV_EV_TIME_NS, &ev->time_ns);   /* mandatory */
+  (void) tlv_u32 (tlvs, AIRLOCK_TLV_EV_ACTION, &ev->action);
+  (void) tlv_u32 (tlvs, AIRLOCK_TLV_EV_REASON, &ev->reason);
 
-  if (tlv_u32 (&tlvs, AIRLOCK_TLV_EV_SYSCALL, &ev->syscall_nr))
+  if (tlv_u32 (tlvs, AIRLOCK_TLV_EV_SYSCALL, &ev->syscall_nr))
     {
       ev->has_syscall = TRUE;
-      (void) tlv_u32 (&tlvs, AIRLOCK_TLV_EV_AUDIT_ARCH, &ev->audit_arch);
+      (void) tlv_u32 (tlvs, AIRLOCK_TLV_EV_AUDIT_ARCH, &ev->audit_arch);
       ev->abi = airlock_syscall_abi (ev->audit_arch, ev->syscall_nr);
       ev->foreign_abi = !g_str_equal (ev->abi, "x86_64") && !g_str_equal (ev->abi, "aarch64");
-      ev->syscall_name = airlock_syscall_name (ev->audit_arch, ev->syscall_nr);
+      ev->syscall_name = log_syscall_name (log, ev->audit_arch, ev->syscall_nr);
     }
-  if (tlvs.present[AIRLOCK_TLV_EV_ARGS])
+  if (tlvs->present[AIRLOCK_TLV_EV_ARGS])
     {
       ev->has_args = TRUE;
       for (guint i = 0; i < 6; i++)
-        ev->args[i] = wire_get_le64 (tlvs.tlv[AIRLOCK_TLV_EV_ARGS].value + 8 * i);
+        ev->args[i] = le64_at (tlvs->tlv[AIRLOCK_TLV_EV_ARGS].value + 8 * i);
     }
 
-  ev->has_pid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_PID, &ev->pid);
-  ev->has_tid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_TID, &ev->tid);
-  ev->has_ppid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_PPID, &ev->ppid);
-  ev->has_nspid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_NSPID, &ev->nspid);
-  ev->has_uid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_UID, &ev->uid);
-  ev->has_gid = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_GID, &ev->gid);
-  ev->exe = tlv_escaped (&tlvs, AIRLOCK_TLV_EV_EXE);
-  if (tlvs.present[AIRLOCK_TLV_EV_ARGV])
-    ev->argv = split_argv (tlvs.tlv[AIRLOCK_TLV_EV_ARGV].value, tlvs.tlv[AIRLOCK_TLV_EV_ARGV].len);
-  if (tlvs.present[AIRLOCK_TLV_EV_EXEC_ARGV])
-    ev->exec_argv = split_argv (tlvs.tlv[AIRLOCK_TLV_EV_EXEC_ARGV].value,
-                                tlvs.tlv[AIRLOCK_TLV_EV_EXEC_ARGV].len);
+  ev->has_pid = tlv_u32 (tlvs, AIRLOCK_TLV_EV_PID, &ev->pid);
+  ev->has_tid = tlv_u32 (tlvs, AIRLOCK_TLV_EV_TID, &ev->tid);
+  ev->has_ppid = tlv_u32 (tlvs, AIRLOCK_TLV_EV_PPID, &ev->ppid);
+  ev->has_nspid = tlv_u32 (tlvs, AIRLOCK_TLV_EV_NSPID, &ev->nspid);
+  ev->has_uid = tlv_u32 (tlvs, AIRLOCK_TLV_EV_UID, &ev->uid);
+  ev->has_gid = tlv_u32 (tlvs, AIRLOCK_TLV_EV_GID, &ev->gid);
+  ev->exe = log_escaped (log, tlvs, AIRLOCK_TLV_EV_EXE);
+  ev->argv = log_argv (log, tlvs, AIRLOCK_TLV_EV_ARGV);
+  ev->exec_argv = log_argv (log, tlvs, AIRLOCK_TLV_EV_EXEC_ARGV);
 
-  ev->has_fd = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_FD, &ev->fd);
-  if (tlvs.present[AIRLOCK_TLV_EV_SOCKET])
+  ev->has_fd = tlv_u32 (tlvs, AIRLOCK_TLV_EV_FD, &ev->fd);
+  if (tlvs->present[AIRLOCK_TLV_EV_SOCKET])
     {
-      const guint8 *v = tlvs.tlv[AIRLOCK_TLV_EV_SOCKET].value;
+      const guint8 *v = tlvs->tlv[AIRLOCK_TLV_EV_SOCKET].value;
 
       ev->has_socket = TRUE;
       ev->sock_family = wire_get_le32 (v);
@@ -658,72 +952,55 @@ airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame, GE
       ev->sock_type = (guint32) ev->args[1];
       ev->sock_protocol = (guint32) ev->args[2];
     }
-  ev->has_sock_id = tlv_u64 (&tlvs, AIRLOCK_TLV_EV_SOCK_ID, &ev->sock_id);
-  ev->has_msg_flags = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_MSG_FLAGS, &ev->msg_flags);
-  if (tlvs.present[AIRLOCK_TLV_EV_MSG_INDEX])
+  ev->has_sock_id = tlv_u64 (tlvs, AIRLOCK_TLV_EV_SOCK_ID, &ev->sock_id);
+  ev->has_msg_flags = tlv_u32 (tlvs, AIRLOCK_TLV_EV_MSG_FLAGS, &ev->msg_flags);
+  if (tlvs->present[AIRLOCK_TLV_EV_MSG_INDEX])
     {
       ev->has_msg_index = TRUE;
-      ev->msg_index = wire_get_le32 (tlvs.tlv[AIRLOCK_TLV_EV_MSG_INDEX].value);
-      ev->msg_count = wire_get_le32 (tlvs.tlv[AIRLOCK_TLV_EV_MSG_INDEX].value + 4);
+      ev->msg_index = wire_get_le32 (tlvs->tlv[AIRLOCK_TLV_EV_MSG_INDEX].value);
+      ev->msg_count = wire_get_le32 (tlvs->tlv[AIRLOCK_TLV_EV_MSG_INDEX].value + 4);
     }
 
-  ev->addr = tlv_bytes (&tlvs, AIRLOCK_TLV_EV_ADDR);
-  ev->has_addrlen = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_ADDRLEN, &ev->addrlen);
+  ev->addr = log_addr_bytes (log, tlvs, AIRLOCK_TLV_EV_ADDR);
+  ev->has_addrlen = tlv_u32 (tlvs, AIRLOCK_TLV_EV_ADDRLEN, &ev->addrlen);
   if (ev->addr)
     decode_addr (ev);
-  ev->peer = tlv_bytes (&tlvs, AIRLOCK_TLV_EV_PEER);
+  ev->peer = log_addr_bytes (log, tlvs, AIRLOCK_TLV_EV_PEER);
   if (ev->peer)
     ev->peer_decoded = decode_other (ev, ev->peer, AIRLOCK_SOCKADDR_CALL_CONNECT, &ev->peer_sa,
                                      &ev->peer_error);
-  ev->local = tlv_bytes (&tlvs, AIRLOCK_TLV_EV_LOCAL);
+  ev->local = log_addr_bytes (log, tlvs, AIRLOCK_TLV_EV_LOCAL);
   if (ev->local)
     ev->local_decoded = decode_other (ev, ev->local, AIRLOCK_SOCKADDR_CALL_BIND, &ev->local_sa,
                                       NULL);
 
-  ev->payload = tlv_bytes (&tlvs, AIRLOCK_TLV_EV_PAYLOAD);
-  ev->has_payload_len = tlv_u64 (&tlvs, AIRLOCK_TLV_EV_PAYLOAD_LEN, &ev->payload_len);
-  ev->path = tlv_escaped (&tlvs, AIRLOCK_TLV_EV_PATH);
-  ev->note = tlv_escaped (&tlvs, AIRLOCK_TLV_EV_NOTE);
-  ev->has_ref = tlv_u64 (&tlvs, AIRLOCK_TLV_EV_REF, &ev->ref);
-  if (tlv_u64 (&tlvs, AIRLOCK_TLV_EV_RESULT, &value64))
+  ev->payload = tlv_bytes (tlvs, AIRLOCK_TLV_EV_PAYLOAD);
+  ev->has_payload_len = tlv_u64 (tlvs, AIRLOCK_TLV_EV_PAYLOAD_LEN, &ev->payload_len);
+  ev->path = log_escaped (log, tlvs, AIRLOCK_TLV_EV_PATH);
+  ev->note = log_escaped (log, tlvs, AIRLOCK_TLV_EV_NOTE);
+  ev->has_ref = tlv_u64 (tlvs, AIRLOCK_TLV_EV_REF, &ev->ref);
+  if (tlv_u64 (tlvs, AIRLOCK_TLV_EV_RESULT, &value64))
     {
       ev->has_result = TRUE;
       ev->result = (gint64) value64;   /* two's complement on the wire */
       ev->result_seq = ev->seq;
     }
-  ev->has_exit_status = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_EXIT_STATUS, &ev->exit_status);
+  ev->has_exit_status = tlv_u32 (tlvs, AIRLOCK_TLV_EV_EXIT_STATUS, &ev->exit_status);
   /* Every event belongs to the phase the last WORKLOAD_START opened (the
    * controls' records never mix with the image's). */
   {
     guint32 phase = 0;
 
-    if (tlv_u32 (&tlvs, AIRLOCK_TLV_EV_PHASE, &phase) && ev->kind == AIRLOCK_EVENT_WORKLOAD_START)
+    if (tlv_u32 (tlvs, AIRLOCK_TLV_EV_PHASE, &phase) && ev->kind == AIRLOCK_EVENT_WORKLOAD_START)
       log->phase = phase;
-    ev->phase = tlv_u32 (&tlvs, AIRLOCK_TLV_EV_PHASE, &phase) ? phase : log->phase;
+    ev->phase = tlv_u32 (tlvs, AIRLOCK_TLV_EV_PHASE, &phase) ? phase : log->phase;
   }
-
-  /* Checks that span frames, before anything is changed. */
-  if (ev->kind == AIRLOCK_EVENT_RESULT)
-    {
-      target = g_hash_table_lookup (log->syscalls, &ev->ref);
-      if (target == NULL || target->has_result)
-        {
-          g_set_error (error, AIRLOCK_EVENT_ERROR, AIRLOCK_EVENT_ERROR_BAD_REF,
-                       "result event %" G_GUINT64_FORMAT " refers to frame %" G_GUINT64_FORMAT
-                       ", %s", ev->seq, ev->ref,
-                       target == NULL ? "which is not an earlier syscall event"
-                                      : "whose result was already reported");
-          event_free (ev);
-          return FALSE;
-        }
-    }
 
   log->have_last_seq = TRUE;
   log->last_seq = ev->seq;
   g_ptr_array_add (log->events, ev);
   if (ev->kind == AIRLOCK_EVENT_SYSCALL)
     {
-      g_hash_table_insert (log->syscalls, &ev->seq, ev);
       if (ev->has_msg_index)
         group_mmsg (log, ev);
       if (ev->payload && is_send (ev))

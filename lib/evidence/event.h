@@ -34,7 +34,10 @@ typedef enum {
 /* One EVENT frame.  Fields whose TLV was absent are 0 / NULL / FALSE (the
  * has_ flags tell a 0 that was sent from one that was not).  Strings from
  * the guest are escaped with airlock_evidence_escape_bytes() (valid UTF-8,
- * no control characters); raw bytes are kept as GBytes. */
+ * no control characters); raw bytes are kept as GBytes.  Everything an
+ * event points to belongs to its log, like the event itself: read-only,
+ * and the strings and vectors (syscall_name, exe, argv, exec_argv, path,
+ * note) may be shared with other events of the same log. */
 typedef struct _AirlockEvent {
   guint64 seq;               /* of its frame */
   guint32 kind;              /* enum airlock_event_kind */
@@ -49,7 +52,7 @@ typedef struct _AirlockEvent {
   const char *abi;           /* "x86_64", "x32", "i386", "aarch64", "arm", or "unknown"
                               * (static); NULL without a syscall */
   gboolean foreign_abi;      /* any ABI but x86_64 and aarch64 */
-  char *syscall_name;        /* "connect", …, "syscall-N" when unknown; no ABI prefix */
+  const char *syscall_name;  /* "connect", …, "syscall-N" when unknown; no ABI prefix */
   gboolean has_args;
   guint64 args[6];
 

@@ -100,6 +100,35 @@ gboolean airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len,
                                    gsize payload_offset, AirlockFrameTlvs *ret_tlvs,
                                    char **ret_problem);
 
+/* The same checks, with the same result and problem, parsed straight into
+ * @tlvs (the decoders' own, reused frame after frame, never cleared): on
+ * success present[] and n_tlvs are set and an entry of tlv[] is valid only
+ * where present[] is; on failure @tlvs holds whatever was parsed before the
+ * problem, and callers must not use it. */
+gboolean airlock_frame_parse_tlvs (guint type, const guint8 *payload, gsize len,
+                                   gsize payload_offset, AirlockFrameTlvs *tlvs,
+                                   char **ret_problem);
+
+/* A frame's payload whose TLVs a decoder has just checked, handed on to code
+ * that would check them again: the channel's frame func feeds the event
+ * log, which checks every EVENT frame itself because it also takes frames
+ * from elsewhere (a bundle being verified, a test).  While published, the
+ * payload (immutable, as every GBytes) is alive and @tlvs is what
+ * airlock_frame_parse_tlvs() made of it as a frame of @type. */
+typedef struct {
+  GBytes *payload;
+  guint type;
+  const AirlockFrameTlvs *tlvs;
+} AirlockCheckedPayload;
+
+/* Publishes @checked (or, with NULL, nothing) for the calling thread only,
+ * until the next call; returns what was published before, for the caller
+ * to restore when @checked goes out of scope. */
+const AirlockCheckedPayload *airlock_frame_publish_checked (const AirlockCheckedPayload *checked);
+/* The published TLVs of @payload as a frame of @type, or NULL: the same
+ * GBytes (not merely equal bytes), on this thread. */
+const AirlockFrameTlvs *airlock_frame_find_checked (GBytes *payload, guint type);
+
 /* Bounds of the byte-string TLVs of an EVENT frame. */
 #define AIRLOCK_EVENT_SOCKADDR_MAX 128   /* ADDR, PEER, LOCAL: a sockaddr_storage */
 #define AIRLOCK_EVENT_STRING_MAX 4096    /* EXE, ARGV, PATH, PAYLOAD */

@@ -10,6 +10,8 @@
 
 #include "wire.h"
 
+#include <string.h>
+
 G_STATIC_ASSERT (AIRLOCK_TLV_TAG_MAX < 64);  /* tag masks below are guint64 */
 /* The spec's tags lie above every tag a guest frame may carry, so no table
  * below can admit one. */
@@ -445,24 +447,43 @@ static const TlvRules frame_tlv_rules[] = {
   },
 };
 
-static char *
-check_mandatory (const TlvRules *rules, const AirlockFrameTlvs *tlvs, const char *where)
+/* The lowest tag in @tags (not 0): the one a loop over tags in increasing
+ * order would have reported first. */
+static guint
+lowest_tag (guint64 tags)
 {
-  for (guint tag = 0; tag <= AIRLOCK_TLV_TAG_MAX; tag++)
-    if ((rules->mandatory & TAG_BIT (tag)) && !tlvs->present[tag])
-      return g_strdup_printf ("mandatory TLV %s (tag %u) is missing%s",
-                              airlock_tlv_tag_to_string (tag), tag, where);
-  return NULL;
+  g_assert (tags != 0);
+  return (guint) __builtin_ctzll (tags);
+}
+
+/* The first mandatory tag of @rules missing from @present, as a problem
+ * (transfer full) naming @kind (an event kind, or NULL for a frame's own
+ * rules); NULL when none is missing.  The message is only built when it
+ * is needed: this runs for every frame. */
+static char *
+check_mandatory (const TlvRules *rules, guint64 present, const char *kind)
+{
+  guint64 missing = rules->mandatory & ~present;
+  guint tag;
+
+  if (missing == 0)
+    return NULL;
+  tag = lowest_tag (missing);
+  if (kind != NULL)
+    return g_strdup_printf ("mandatory TLV %s (tag %u) is missing in a %s event",
+                            airlock_tlv_tag_to_string (tag), tag, kind);
+  return g_strdup_printf ("mandatory TLV %s (tag %u) is missing",
+                          airlock_tlv_tag_to_string (tag), tag);
 }
 
 /* The rules that depend on an event's values: its kind's tags, and the
  * enums protocol.h defines.  Returns a problem (transfer full) or NULL. */
 static char *
-check_event (const AirlockFrameTlvs *tlvs, gsize payload_offset)
+check_event (const AirlockFrameTlvs *tlvs, guint64 present, gsize payload_offset)
 {
   guint32 kind = airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_EV_KIND]);
   const TlvRules *rules;
-  g_autofree char *where = NULL;
+  guint64 disallowed;
 
   if (kind == 0 || kind >= G_N_ELEMENTS (event_kind_rules))
     return g_strdup_printf ("kind at byte %" G_GSIZE_FORMAT " is %u, not an event kind "
@@ -470,15 +491,20 @@ check_event (const AirlockFrameTlvs *tlvs, gsize payload_offset)
                             payload_offset + tlvs->tlv[AIRLOCK_TLV_EV_KIND].offset, kind,
                             (guint) G_N_ELEMENTS (event_kind_rules) - 1);
   rules = &event_kind_rules[kind];
-  where = g_strdup_printf (" in a %s event", airlock_event_kind_to_string (kind));
 
-  for (guint tag = 0; tag <= AIRLOCK_TLV_TAG_MAX; tag++)
-    if (tlvs->present[tag] && !(rules->allowed & TAG_BIT (tag)))
-      return g_strdup_printf ("tag %u (%s) at byte %" G_GSIZE_FORMAT " is not allowed%s",
+  disallowed = present & ~rules->allowed;
+  if (disallowed != 0)
+    {
+      guint tag = lowest_tag (disallowed);
+
+      return g_strdup_printf ("tag %u (%s) at byte %" G_GSIZE_FORMAT " is not allowed in a %s "
+                              "event",
                               tag, airlock_tlv_tag_to_string (tag),
-                              payload_offset + tlvs->tlv[tag].offset, where);
+                              payload_offset + tlvs->tlv[tag].offset,
+                              airlock_event_kind_to_string (kind));
+    }
   {
-    char *missing = check_mandatory (rules, tlvs, where);
+    char *missing = check_mandatory (rules, present, airlock_event_kind_to_string (kind));
 
     if (missing)
       return missing;
@@ -515,92 +541,167 @@ check_event (const AirlockFrameTlvs *tlvs, gsize payload_offset)
   return NULL;
 }
 
+/* present[] from its mask, four entries (one nibble) at a time: a store
+ * per entry, or a memset first, costs more than the rest of a parse. */
+static void
+tlvs_set_present (AirlockFrameTlvs *tlvs, guint64 present)
+{
+  static const gboolean nibbles[16][4] = {
+    { 0, 0, 0, 0 }, { 1, 0, 0, 0 }, { 0, 1, 0, 0 }, { 1, 1, 0, 0 },
+    { 0, 0, 1, 0 }, { 1, 0, 1, 0 }, { 0, 1, 1, 0 }, { 1, 1, 1, 0 },
+    { 0, 0, 0, 1 }, { 1, 0, 0, 1 }, { 0, 1, 0, 1 }, { 1, 1, 0, 1 },
+    { 0, 0, 1, 1 }, { 1, 0, 1, 1 }, { 0, 1, 1, 1 }, { 1, 1, 1, 1 },
+  };
+
+  G_STATIC_ASSERT (G_N_ELEMENTS (tlvs->present) % 4 == 0);
+  for (guint t = 0; t < G_N_ELEMENTS (tlvs->present); t += 4)
+    memcpy (&tlvs->present[t], nibbles[(present >> t) & 0xf], sizeof nibbles[0]);
+}
+
+gboolean
+airlock_frame_parse_tlvs (guint type, const guint8 *payload, gsize len, gsize payload_offset,
+                          AirlockFrameTlvs *tlvs, char **ret_problem)
+{
+  guint64 present = 0;   /* tlvs->present as a mask, for the rule checks */
+  guint64 allowed;
+  guint n_tlvs = 0;
+  const TlvRules *rules;
+  gsize pos = 0;
+
+  g_return_val_if_fail (airlock_frame_type_is_known (type), FALSE);
+  g_return_val_if_fail (payload != NULL || len == 0, FALSE);
+  g_return_val_if_fail (tlvs != NULL, FALSE);
+  g_return_val_if_fail (ret_problem != NULL && *ret_problem == NULL, FALSE);
+
+  g_assert (type < G_N_ELEMENTS (frame_tlv_rules));
+  rules = &frame_tlv_rules[type];
+  allowed = rules->allowed;
+
+  /* This runs for every frame: an entry of tlv[] is written when its tag
+   * is found, and read only where present[] says so; present[] and n_tlvs
+   * are written at the end, from the mask.
+   *
+   * The same walk as airlock_tlv_iter_next(), inline: every test compares
+   * a wire length against what is left of the payload, never adds one to
+   * a position, so nothing here can overflow or read past @len. */
+  while (pos < len)
+    {
+      gsize left = len - pos;
+      gsize at = payload_offset + pos;
+      guint16 tag, value_len;
+      AirlockTlv *tlv;
+
+      if (left < AIRLOCK_TLV_HEADER_SIZE)
+        {
+          *ret_problem = g_strdup_printf ("the TLV at byte %" G_GSIZE_FORMAT " runs past the end "
+                                          "of the payload: %" G_GSIZE_FORMAT " bytes left, "
+                                          "a TLV header needs %d",
+                                          at, left, AIRLOCK_TLV_HEADER_SIZE);
+          return FALSE;
+        }
+      value_len = wire_get_le16 (payload + pos + 2);
+      if (value_len > left - AIRLOCK_TLV_HEADER_SIZE)
+        {
+          *ret_problem = g_strdup_printf ("the TLV at byte %" G_GSIZE_FORMAT " runs past the end "
+                                          "of the payload: it declares %u bytes of value, only %"
+                                          G_GSIZE_FORMAT " are left",
+                                          at, value_len, left - AIRLOCK_TLV_HEADER_SIZE);
+          return FALSE;
+        }
+      tag = wire_get_le16 (payload + pos);
+
+      n_tlvs++;
+      if (tag > AIRLOCK_TLV_TAG_MAX || !(allowed & TAG_BIT (tag)))
+        {
+          *ret_problem = g_strdup_printf ("tag %u (%s) at byte %" G_GSIZE_FORMAT
+                                          " is not allowed in a %s frame",
+                                          tag, airlock_tlv_tag_to_string (tag), at,
+                                          airlock_frame_type_to_string (type));
+          return FALSE;
+        }
+      if (present & TAG_BIT (tag))
+        {
+          *ret_problem = g_strdup_printf ("TLV %s (tag %u) appears twice, again at byte %"
+                                          G_GSIZE_FORMAT,
+                                          airlock_tlv_tag_to_string (tag), tag, at);
+          return FALSE;
+        }
+      if (tlv_sizes[tag] != 0 && value_len != tlv_sizes[tag])
+        {
+          *ret_problem = g_strdup_printf ("TLV %s (tag %u) at byte %" G_GSIZE_FORMAT
+                                          " is %u bytes long, must be exactly %u",
+                                          airlock_tlv_tag_to_string (tag), tag, at,
+                                          value_len, tlv_sizes[tag]);
+          return FALSE;
+        }
+      if (tlv_max_lens[tag] != 0 && value_len > tlv_max_lens[tag])
+        {
+          *ret_problem = g_strdup_printf ("TLV %s (tag %u) at byte %" G_GSIZE_FORMAT
+                                          " is %u bytes long, at most %u are allowed",
+                                          airlock_tlv_tag_to_string (tag), tag, at,
+                                          value_len, tlv_max_lens[tag]);
+          return FALSE;
+        }
+      present |= TAG_BIT (tag);
+      tlv = &tlvs->tlv[tag];
+      tlv->tag = tag;
+      tlv->len = value_len;
+      tlv->value = payload + pos + AIRLOCK_TLV_HEADER_SIZE;
+      tlv->offset = pos;
+      pos += AIRLOCK_TLV_HEADER_SIZE + value_len;
+    }
+
+  tlvs_set_present (tlvs, present);
+  tlvs->n_tlvs = n_tlvs;
+
+  *ret_problem = check_mandatory (rules, present, NULL);
+  if (*ret_problem == NULL && type == AIRLOCK_FRAME_EVENT)
+    *ret_problem = check_event (tlvs, present, payload_offset);
+  return *ret_problem == NULL;
+}
+
 gboolean
 airlock_frame_check_tlvs (guint type, const guint8 *payload, gsize len, gsize payload_offset,
                           AirlockFrameTlvs *ret_tlvs, char **ret_problem)
 {
+  /* Zeroed whole, so the entries of absent tags read as 0 as they always
+   * have; and copied out only on success. */
   AirlockFrameTlvs tlvs = { { FALSE } };
-  AirlockTlvIter iter;
-  AirlockTlv tlv;
-  AirlockTlvIterResult res;
-  const TlvRules *rules;
 
   g_return_val_if_fail (airlock_frame_type_is_known (type), FALSE);
   g_return_val_if_fail (payload != NULL || len == 0, FALSE);
   g_return_val_if_fail (ret_problem != NULL && *ret_problem == NULL, FALSE);
 
-  g_assert (type < G_N_ELEMENTS (frame_tlv_rules));
-  rules = &frame_tlv_rules[type];
-
-  airlock_tlv_iter_init (&iter, payload, len);
-  while ((res = airlock_tlv_iter_next (&iter, &tlv)) == AIRLOCK_TLV_ITER_ITEM)
-    {
-      gsize at = payload_offset + tlv.offset;
-
-      tlvs.n_tlvs++;
-      if (tlv.tag > AIRLOCK_TLV_TAG_MAX || !(rules->allowed & TAG_BIT (tlv.tag)))
-        {
-          *ret_problem = g_strdup_printf ("tag %u (%s) at byte %" G_GSIZE_FORMAT
-                                          " is not allowed in a %s frame",
-                                          tlv.tag, airlock_tlv_tag_to_string (tlv.tag), at,
-                                          airlock_frame_type_to_string (type));
-          return FALSE;
-        }
-      if (tlvs.present[tlv.tag])
-        {
-          *ret_problem = g_strdup_printf ("TLV %s (tag %u) appears twice, again at byte %"
-                                          G_GSIZE_FORMAT,
-                                          airlock_tlv_tag_to_string (tlv.tag), tlv.tag, at);
-          return FALSE;
-        }
-      if (tlv_sizes[tlv.tag] != 0 && tlv.len != tlv_sizes[tlv.tag])
-        {
-          *ret_problem = g_strdup_printf ("TLV %s (tag %u) at byte %" G_GSIZE_FORMAT
-                                          " is %u bytes long, must be exactly %u",
-                                          airlock_tlv_tag_to_string (tlv.tag), tlv.tag, at,
-                                          tlv.len, tlv_sizes[tlv.tag]);
-          return FALSE;
-        }
-      if (tlv_max_lens[tlv.tag] != 0 && tlv.len > tlv_max_lens[tlv.tag])
-        {
-          *ret_problem = g_strdup_printf ("TLV %s (tag %u) at byte %" G_GSIZE_FORMAT
-                                          " is %u bytes long, at most %u are allowed",
-                                          airlock_tlv_tag_to_string (tlv.tag), tlv.tag, at,
-                                          tlv.len, tlv_max_lens[tlv.tag]);
-          return FALSE;
-        }
-      tlvs.present[tlv.tag] = TRUE;
-      tlvs.tlv[tlv.tag] = tlv;
-    }
-
-  if (res == AIRLOCK_TLV_ITER_TRUNCATED)
-    {
-      gsize left = len - iter.pos;
-
-      if (left < AIRLOCK_TLV_HEADER_SIZE)
-        *ret_problem = g_strdup_printf ("the TLV at byte %" G_GSIZE_FORMAT " runs past the end "
-                                        "of the payload: %" G_GSIZE_FORMAT " bytes left, "
-                                        "a TLV header needs %d",
-                                        payload_offset + iter.pos, left, AIRLOCK_TLV_HEADER_SIZE);
-      else
-        *ret_problem = g_strdup_printf ("the TLV at byte %" G_GSIZE_FORMAT " runs past the end "
-                                        "of the payload: it declares %u bytes of value, only %"
-                                        G_GSIZE_FORMAT " are left",
-                                        payload_offset + iter.pos,
-                                        wire_get_le16 (payload + iter.pos + 2),
-                                        left - AIRLOCK_TLV_HEADER_SIZE);
-      return FALSE;
-    }
-
-  *ret_problem = check_mandatory (rules, &tlvs, "");
-  if (*ret_problem == NULL && type == AIRLOCK_FRAME_EVENT)
-    *ret_problem = check_event (&tlvs, payload_offset);
-  if (*ret_problem != NULL)
+  if (!airlock_frame_parse_tlvs (type, payload, len, payload_offset, &tlvs, ret_problem))
     return FALSE;
-
   if (ret_tlvs)
     *ret_tlvs = tlvs;
   return TRUE;
+}
+
+/* Per thread: the payload is published and looked up on the same call
+ * stack (the channel's feed(), its frame func, the event log), and no
+ * other thread may take another's word for a check. */
+static _Thread_local const AirlockCheckedPayload *published_checked;
+
+const AirlockCheckedPayload *
+airlock_frame_publish_checked (const AirlockCheckedPayload *checked)
+{
+  const AirlockCheckedPayload *previous = published_checked;
+
+  published_checked = checked;
+  return previous;
+}
+
+const AirlockFrameTlvs *
+airlock_frame_find_checked (GBytes *payload, guint type)
+{
+  const AirlockCheckedPayload *checked = published_checked;
+
+  if (payload != NULL && checked != NULL && checked->payload == payload
+      && checked->type == type)
+    return checked->tlvs;
+  return NULL;
 }
 
 guint32
@@ -642,7 +743,24 @@ airlock_evidence_escape_bytes (const guint8 *data, gsize len)
 
   g_return_val_if_fail (data != NULL || len == 0, NULL);
 
+  /* Most guest strings (paths, arguments) are printable ASCII, which comes
+   * out unchanged: one exact allocation instead of a GString's.  Anything
+   * else, however rare, takes the full path below. */
+  while (i < len && data[i] >= 0x20 && data[i] < 0x7f && data[i] != '\\')
+    i++;
+  if (i == len)
+    {
+      char *plain = g_malloc (len + 1);
+
+      if (len > 0)
+        memcpy (plain, data, len);
+      plain[len] = '\0';
+      return plain;
+    }
+
+  /* The prefix already scanned is plain ASCII: copied as it is. */
   out = g_string_sized_new (len + 1);
+  g_string_append_len (out, (const char *) data, (gssize) i);
   while (i < len)
     {
       guint8 b = data[i];
