@@ -487,7 +487,7 @@ gate_report (GateCtx *gate, const gboolean *arches)
       cells[5] = g_strdup_printf ("%u", v->n_unattributed);
       /* A verdict whose bundle could not be written (the disk filled up)
        * cannot be shown to anyone: the gate must not print it as a pass
-       * or a fail it cannot back.  run_case() already made the exit
+       * or a fail it cannot back.  finish_case() already made the exit
        * status 4; the reason is printed below. */
       if (airlock_result_get_bundle_error (gate->results[a]))
         cells[6] = g_strdup ("inconclusive");
