@@ -229,20 +229,6 @@ run_batch (const char *cli, const char *arch, const char *image, const char *wor
   return ok;
 }
 
-static double
-median_of (GArray *doubles)
-{
-  g_autoptr (GArray) wrapped = g_array_new (FALSE, FALSE, sizeof (RunSample));
-
-  for (guint i = 0; i < doubles->len; i++)
-    {
-      RunSample r = { g_array_index (doubles, double, i) };
-
-      g_array_append_val (wrapped, r);
-    }
-  return stats_of (wrapped, G_STRUCT_OFFSET (RunSample, latency)).median;
-}
-
 int
 main (int argc, char **argv)
 {
@@ -358,7 +344,8 @@ main (int argc, char **argv)
       Stats lat = stats_of (l->runs, G_STRUCT_OFFSET (RunSample, latency));
       Stats batch = stats_of (l->batches, G_STRUCT_OFFSET (BatchSample, batch));
       Stats tput = stats_of (l->batches, G_STRUCT_OFFSET (BatchSample, throughput));
-      double rss_median = median_of (l->rss), rss_max = 0;
+      /* A GArray of doubles is its own sample: offset 0. */
+      double rss_median = stats_of (l->rss, 0).median, rss_max = 0;
 
       for (guint i = 0; i < l->rss->len; i++)
         rss_max = MAX (rss_max, g_array_index (l->rss, double, i));

@@ -29,8 +29,9 @@ typedef struct {
   guint arches;                       /* AMD64 | ARM64 */
   const char *needles[NEEDLES_MAX];   /* each in some attempt's line */
   const char *forbidden;              /* in no attempt's line */
-  /* Every port lo..hi must appear as "ADDRESS:PORT" in some attempt. */
-  const char *range_address;
+  /* For every N in lo..hi, range_prefix N range_suffix (N an address's
+   * last octet or a port) must appear in some attempt. */
+  const char *range_prefix, *range_suffix;
   guint range_lo, range_hi;
   /* Per-arch extra needles (foreign ABIs exist on one arch only). */
   const char *amd64_needle;
@@ -57,7 +58,7 @@ static const Technique techniques[] = {
 
   /* ---- egress however it is spelled ---- */
   { "sendmmsg-many", BOTH, { "sendmmsg emulate inet/dgram/udp 203.0.113.65:7001" },
-    .range_address = "203.0.113.", .range_lo = 1, .range_hi = 64 },
+    .range_prefix = "203.0.113.", .range_suffix = ":7001", .range_lo = 1, .range_hi = 64 },
   { "fastopen", BOTH, { "sendto emulate inet/stream/tcp 192.0.2.1:80" } },
   { "udp-connected-sendto", BOTH, { "connect emulate inet/dgram/udp 198.51.100.2:7002",
                                     "sendto emulate inet/dgram/udp 203.0.113.2:7002" } },
@@ -80,8 +81,8 @@ static const Technique techniques[] = {
                          "connect emulate inet/stream/tcp 198.51.100.7:7007" },
     .forbidden = "203.0.113.7" },
   { "seccomp-listener", BOTH, { "seccomp deny:seccomp-listener" } },
-  { "fork-storm", BOTH, { NULL }, .range_address = "198.51.100.8", .range_lo = 7100, .range_hi = 7163 },
-  { "stop-storm", BOTH, { NULL }, .range_address = "198.51.100.9", .range_lo = 7200, .range_hi = 7219 },
+  { "fork-storm", BOTH, { NULL }, .range_prefix = "198.51.100.8:", .range_lo = 7100, .range_hi = 7163 },
+  { "stop-storm", BOTH, { NULL }, .range_prefix = "198.51.100.9:", .range_lo = 7200, .range_hi = 7219 },
   { "kill-supervisor", BOTH, { CANARY (10, 7010) } },
   { "setuid-exec", BOTH, { "connect emulate inet/stream/tcp 198.51.100.11:7011" }, .forbidden = ":7111" },
 
@@ -94,7 +95,7 @@ static const Technique techniques[] = {
   /* ---- reaching the evidence ---- */
   { "evidence-port", BOTH, { CANARY (14, 7014) } },
   { "forge-frames", BOTH, { CANARY (15, 7015) } },
-  { "stdout-flood", BOTH, { CANARY (16, 7016) }, .range_address = "198.51.100.16", .range_lo = 7300,
+  { "stdout-flood", BOTH, { CANARY (16, 7016) }, .range_prefix = "198.51.100.16:", .range_lo = 7300,
     .range_hi = 7309 },
   { "disk-write", BOTH, { CANARY (21, 7021) } },
 
@@ -223,17 +224,15 @@ test_technique (AirlockTestFixture *f, gconstpointer data)
       fail_with_report (f, t, lines, why);
       return;
     }
-  for (guint port = t->range_lo; t->range_address && port <= t->range_hi; port++)
+  for (guint k = t->range_lo; t->range_prefix && k <= t->range_hi; k++)
     {
-      /* sendmmsg-many's range is of addresses, the others' of ports. */
-      g_autofree char *needle = t->range_hi < 256
-        ? g_strdup_printf ("%s%u:", t->range_address, port)
-        : g_strdup_printf ("%s:%u", t->range_address, port);
+      g_autofree char *needle = g_strdup_printf ("%s%u%s", t->range_prefix, k,
+                                                 t->range_suffix ? t->range_suffix : "");
 
       if (!some_line_has (lines, needle))
         {
-          g_autofree char *why = g_strdup_printf ("no attempt matches '%s' (of %s%u-%u)", needle,
-                                                  t->range_address, t->range_lo, t->range_hi);
+          g_autofree char *why = g_strdup_printf ("no attempt matches '%s' (of %u-%u)", needle,
+                                                  t->range_lo, t->range_hi);
           fail_with_report (f, t, lines, why);
           return;
         }
