@@ -706,6 +706,8 @@ main (int argc, char **argv)
   };
 
   g_set_prgname ("bench/boot");
+  /* As `airlock` does: each run reaps its own QEMU (README, "teardown"). */
+  (void) airlock_vm_adopt_qemu (NULL);
   g_thread_unref (g_thread_new ("bench-watchdog", watchdog_thread, NULL));
   ctx = g_option_context_new ("- airlock boot-to-ready next to a bare-QEMU floor");
   g_option_context_add_main_entries (ctx, entries, NULL);

@@ -603,6 +603,8 @@ main (int argc, char **argv)
   };
 
   g_set_prgname ("bench/gate");
+  /* As `airlock` does: each run reaps its own QEMU (README, "teardown"). */
+  (void) airlock_vm_adopt_qemu (NULL);
   ctx = g_option_context_new ("- the release gate on the clean sample, per phase, next to a bare-QEMU floor");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))

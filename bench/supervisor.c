@@ -614,6 +614,8 @@ main (int argc, char **argv)
   };
 
   g_set_prgname ("bench/supervisor");
+  /* As `airlock` does: each run reaps its own QEMU (README, "teardown"). */
+  (void) airlock_vm_adopt_qemu (NULL);
   ctx = g_option_context_new ("- what the in-guest supervisor costs, next to floors without it");
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))

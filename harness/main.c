@@ -123,6 +123,10 @@ main (int argc, char **argv)
       printf ("airlock %s\n", AIRLOCK_VERSION);
       return HARNESS_EXIT_OK;
     }
+  /* Our QEMUs become our children and each run reaps its own (a second
+   * off every teardown where PID 1 reaps slowly); refused only by kernels
+   * older than 3.4, where the orphans go to PID 1 as before. */
+  (void) airlock_vm_adopt_qemu (NULL);
   for (size_t i = 0; i < G_N_ELEMENTS (commands); i++)
     if (g_str_equal (argv[1], commands[i].name))
       return commands[i].run (argc - 1, argv + 1);

@@ -70,6 +70,7 @@ airlock_test_init (int *argc, char ***argv)
   g_free (T.image);
   g_free (T.out_dir);
   g_free (T.uri);
+  (void) airlock_vm_adopt_qemu (NULL);
   T.image = g_strdup (g_getenv ("AIRLOCK_TEST_IMAGE"));
   T.out_dir = g_strdup (g_getenv ("AIRLOCK_TEST_OUT"));
   T.uri = g_strdup (g_getenv ("AIRLOCK_CONNECT"));

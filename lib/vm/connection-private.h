@@ -35,6 +35,15 @@ AirlockConnection *airlock_connection_open (const char *uri, const char *cache_d
  * — identified by libvirt's pid file and checked against its command line.
  * Returns TRUE if a process was killed. */
 gboolean airlock_connection_kill_qemu (AirlockConnection *c, const char *name);
+/* Embedded driver only: the pid of domain @name's QEMU, found and checked
+ * as above, or 0; *@ret_is_child says whether it is our child — libvirt
+ * daemonizes QEMU, so it is when this process is a child subreaper
+ * (airlock_vm_adopt_qemu()). */
+pid_t airlock_connection_qemu_pid (AirlockConnection *c, const char *name,
+                                   gboolean *ret_is_child);
+/* Kills our child QEMU @pid unless it has exited already, and reaps it
+ * (waiting at most 5 s).  Returns TRUE if it was killed here. */
+gboolean airlock_connection_reap_qemu (pid_t pid);
 
 /* Drops a reference.  The embedded connection of a cache directory is opened
  * once per process and kept (libvirt registers its QEMU driver again on

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Embedded-driver slots: the embedded QEMU driver locks its root directory,
@@ -59,25 +60,31 @@ init_libvirt (const char *cache_dir)
   g_once (&once, init_libvirt_once, (gpointer) cache_dir);
 }
 
+/* Field @n (1-based, as in proc(5)) of /proc/@pid/stat, or NULL.  comm may
+ * contain spaces and parentheses: the fields start after the last ')'. */
+static char *
+proc_stat_field (pid_t pid, guint n)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *text = NULL;
+  g_auto (GStrv) fields = NULL;
+  const char *p;
+
+  if (n < 3 || !g_file_get_contents (path, &text, NULL, NULL) || !(p = strrchr (text, ')')))
+    return NULL;
+  fields = g_strsplit (p + 2, " ", -1);
+  if (g_strv_length (fields) < n - 2)
+    return NULL;
+  return g_strdup (fields[n - 3]);
+}
+
 static gint64
 proc_start_time (gint64 pid)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%" G_GINT64_FORMAT "/stat", pid);
-  g_autofree char *text = NULL;
-  const char *p;
-  g_auto (GStrv) fields = NULL;
+  /* starttime is field 22 */
+  g_autofree char *start = proc_stat_field ((pid_t) pid, 22);
 
-  if (!g_file_get_contents (path, &text, NULL, NULL))
-    return -1;
-  /* comm may contain spaces and parentheses: fields start after the last ')'. */
-  p = strrchr (text, ')');
-  if (!p)
-    return -1;
-  fields = g_strsplit (p + 2, " ", -1);
-  /* starttime is field 22 overall, the 20th after "pid (comm)". */
-  if (g_strv_length (fields) < 20)
-    return -1;
-  return g_ascii_strtoll (fields[19], NULL, 10);
+  return start ? g_ascii_strtoll (start, NULL, 10) : -1;
 }
 
 static gpointer
@@ -403,6 +410,16 @@ is_qemu_of (pid_t pid, const char *name)
   return strstr (cmd, needle) != NULL;
 }
 
+/* Our child (a QEMU the embedded driver daemonized while this process is a
+ * child subreaper): its pid stays ours, even as a zombie, until we reap it. */
+static gboolean
+is_our_child (pid_t pid)
+{
+  g_autofree char *ppid = proc_stat_field (pid, 4);
+
+  return ppid && g_ascii_strtoll (ppid, NULL, 10) == (gint64) getpid ();
+}
+
 /* Sweeps one domain's state in an idle slot's <root>/run/qemu without
  * libvirt: a process can hold only one embedded root, and ours is open. */
 static void
@@ -425,7 +442,9 @@ sweep_state_file (const char *cache_dir, const char *state_dir, const char *file
     }
   if (g_file_get_contents (pid_path, &pid_text, NULL, NULL))
     pid = (pid_t) g_ascii_strtoll (pid_text, NULL, 10);
-  if (pid > 1 && is_qemu_of (pid, name))
+  if (pid > 1 && is_qemu_of (pid, name) && is_our_child (pid))
+    (void) airlock_connection_reap_qemu (pid);
+  else if (pid > 1 && is_qemu_of (pid, name))
     {
       (void) kill (pid, SIGKILL);
       for (int i = 0; i < 50 && kill (pid, 0) == 0; i++)
@@ -583,20 +602,46 @@ airlock_connection_free (AirlockConnection *c)
   g_free (c);
 }
 
-gboolean
-airlock_connection_kill_qemu (AirlockConnection *c, const char *name)
+pid_t
+airlock_connection_qemu_pid (AirlockConnection *c, const char *name, gboolean *ret_is_child)
 {
   g_autofree char *pid_path = NULL;
   g_autofree char *text = NULL;
   pid_t pid;
 
+  *ret_is_child = FALSE;
   if (!c->embed_root)
-    return FALSE;
+    return 0;
   pid_path = g_strdup_printf ("%s/run/qemu/%s.pid", c->embed_root, name);
   if (!g_file_get_contents (pid_path, &text, NULL, NULL))
-    return FALSE;
+    return 0;
   pid = (pid_t) g_ascii_strtoll (text, NULL, 10);
   if (!is_qemu_of (pid, name))
-    return FALSE;
-  return kill (pid, SIGKILL) == 0;
+    return 0;
+  *ret_is_child = is_our_child (pid);
+  return pid;
+}
+
+gboolean
+airlock_connection_kill_qemu (AirlockConnection *c, const char *name)
+{
+  gboolean is_child;
+  pid_t pid = airlock_connection_qemu_pid (c, name, &is_child);
+
+  return pid > 0 && kill (pid, SIGKILL) == 0;
+}
+
+gboolean
+airlock_connection_reap_qemu (pid_t pid)
+{
+  g_autofree char *state = proc_stat_field (pid, 3);
+  gboolean alive = state && !g_str_equal (state, "Z");
+  gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+
+  /* Our child, so the pid cannot have been reused (a zombie holds it). */
+  if (alive)
+    (void) kill (pid, SIGKILL);
+  while (waitpid (pid, NULL, WNOHANG) == 0 && g_get_monotonic_time () < deadline)
+    g_usleep (2 * 1000);
+  return alive;
 }

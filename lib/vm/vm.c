@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -99,6 +100,7 @@ struct _AirlockVm {
   gboolean stdio_eof;
   int lifecycle_cb;
   gboolean destroyed_by_us;
+  pid_t qemu_pid;            /* embedded, when QEMU is our child (we reap it), else 0 */
   /* Serialises chunks on the stdio port: stdin from its sender thread,
    * window sizes from any thread (airlock_vm_send_winsize()). */
   GMutex stdio_send_lock;
@@ -241,6 +243,21 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
   return g_steal_pointer (&vm);
 }
 
+gboolean
+airlock_vm_adopt_qemu (GError **error)
+{
+  if (prctl (PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved),
+                   "cannot make this process a child subreaper for its QEMUs: %s",
+                   g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 void
 airlock_vm_free (AirlockVm *vm)
 {
@@ -249,6 +266,8 @@ airlock_vm_free (AirlockVm *vm)
   /* run() always tears down; this only covers a VM freed without a run. */
   if (vm->dom)
     {
+      if (vm->qemu_pid)
+        (void) airlock_connection_reap_qemu (vm->qemu_pid);
       (void) virDomainDestroy (vm->dom);
       virDomainFree (vm->dom);
     }
@@ -807,6 +826,14 @@ start_domain (AirlockVm *vm, GError **error)
       return FALSE;
     }
   vm->t.created = g_get_monotonic_time ();
+  if (vm->conn->embedded)
+    {
+      gboolean is_child;
+      pid_t pid = airlock_connection_qemu_pid (vm->conn, vm->name, &is_child);
+
+      if (is_child)
+        vm->qemu_pid = pid;
+    }
   return TRUE;
 }
 
@@ -1086,6 +1113,16 @@ destroy_after_connection_loss (AirlockVm *vm, const char *uuid)
   vm->conn->conn = c;
 }
 
+/* A reaped pid can be reused: take it out of the VM as it goes. */
+static pid_t
+steal_pid (pid_t *pid)
+{
+  pid_t p = *pid;
+
+  *pid = 0;
+  return p;
+}
+
 static void
 teardown (AirlockVm *vm)
 {
@@ -1095,7 +1132,12 @@ teardown (AirlockVm *vm)
    * obey libvirt's SIGTERM, holding the domain's lock meanwhile, whether we
    * destroy it or the guest powered off; the run is decided, so kill it
    * first, before any libvirt call on the domain. */
-  if (vm->dom && vm->conn->embedded && airlock_connection_kill_qemu (vm->conn, vm->name))
+  /* When QEMU is our child, reap it here too: libvirt waits until the
+   * killed process is gone, and an orphan lasts until PID 1 reaps it (about
+   * 2 s on some hosts, a second of every teardown). */
+  if (vm->dom && vm->conn->embedded
+      && (vm->qemu_pid ? airlock_connection_reap_qemu (steal_pid (&vm->qemu_pid))
+                       : airlock_connection_kill_qemu (vm->conn, vm->name)))
     {
       g_mutex_lock (&vm->lock);
       vm->destroyed_by_us = TRUE;

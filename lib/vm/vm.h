@@ -134,6 +134,17 @@ AIRLOCK_PUBLIC AirlockVm *airlock_vm_new (AirlockArch arch, const AirlockGuestIm
                                           const AirlockVmOptions *options, GError **error);
 AIRLOCK_PUBLIC void airlock_vm_free (AirlockVm *vm);
 
+/* Makes this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so
+ * that the QEMU processes the embedded driver daemonizes become its children
+ * and each run reaps its own QEMU the moment it kills it.  Without it they
+ * are PID 1's orphans and libvirt waits for PID 1 to reap them, up to ~2 s
+ * per run on hosts whose init reaps slowly.  Process-wide: any orphaned
+ * descendant then comes to this process (airlock reaps only its QEMUs, by
+ * pid).  `airlock` and airlock_test_init() call it; a program that forks
+ * daemons of its own may prefer not to.  Returns FALSE with a G_IO_ERROR
+ * when the kernel refuses. */
+AIRLOCK_PUBLIC gboolean airlock_vm_adopt_qemu (GError **error);
+
 /* Boots the guest, completes the handshake, follows the run to its trailer
  * and powers it off, or ends it on the first failure.  Returns FALSE with
  * @error set only when the domain could not be started at all; otherwise

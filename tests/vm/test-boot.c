@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <stdlib.h>
@@ -39,6 +40,8 @@ image_for (AirlockArch arch)
     }
   return images[arch];
 }
+
+static guint qemu_children (void);
 
 typedef struct {
   AirlockArch arch;
@@ -113,6 +116,9 @@ test_handshake (gconstpointer data)
   g_assert_cmpint (t->trailer, <=, t->stopped);
   g_test_message ("%s: ready %.2fs after start", airlock_arch_to_string (arch),
                   (t->hello - t->begin) / 1e6);
+  /* The run reaped the QEMU it killed: nothing of it is left, not even a
+   * zombie for PID 1 to collect (which libvirt would wait for). */
+  g_assert_cmpuint (qemu_children (), ==, 0);
 
   {
     /* The console carries the kernel log and the init's lines. */
@@ -224,6 +230,33 @@ find_qemu_for (const char *domain)
         return (pid_t) atoi (name);
     }
   return 0;
+}
+
+/* How many QEMU processes are children of this one, zombies included: the
+ * test program is a child subreaper (main), so the QEMUs libvirt daemonizes
+ * are its children until a run reaps them. */
+static guint
+qemu_children (void)
+{
+  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  while (proc && (name = g_dir_read_name (proc)))
+    {
+      g_autofree char *path = g_strdup_printf ("/proc/%s/stat", name);
+      g_autofree char *stat = NULL;
+      const char *end;
+      int ppid = 0;
+
+      if (!g_ascii_isdigit (name[0]) || !g_file_get_contents (path, &stat, NULL, NULL)
+          || !(end = strrchr (stat, ')')))
+        continue;
+      if (sscanf (end + 2, "%*c %d", &ppid) == 1 && ppid == getpid ()
+          && strstr (stat, "(qemu-system"))
+        n++;
+    }
+  return n;
 }
 
 /* The domain name of the run whose owner is @pid, from its run directory
@@ -364,8 +397,12 @@ test_qemu_killed (void)
       g_usleep (100 * 1000);
     }
   g_assert_cmpint (qemu, >, 0);
+  /* Daemonized by libvirt, it is still our child: we are a subreaper. */
+  g_assert_cmpuint (qemu_children (), ==, 1);
   g_assert_no_errno (kill (qemu, SIGKILL));
   g_thread_join (thread);
+  /* It died on its own; the run reaped the zombie all the same. */
+  g_assert_cmpuint (qemu_children (), ==, 0);
 
   g_assert_true (rt.ok);
   g_assert_false (airlock_vm_is_complete (vm));
@@ -404,6 +441,7 @@ main (int argc, char **argv)
   static BootCase cases[AIRLOCK_N_ARCHES][G_N_ELEMENTS (mode_names)];
 
   g_test_init (&argc, &argv, NULL);
+  g_assert_true (airlock_vm_adopt_qemu (NULL));
 
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     {

@@ -709,6 +709,7 @@ main (int argc, char **argv)
   int status;
 
   g_test_init (&argc, &argv, NULL);
+  g_assert_true (airlock_vm_adopt_qemu (NULL));
   cache_dir = airlock_default_cache_dir ();
 
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)

@@ -438,6 +438,7 @@ main (int argc, char **argv)
   int status;
 
   g_test_init (&argc, &argv, NULL);
+  g_assert_true (airlock_vm_adopt_qemu (NULL));
 
   g_test_add_func ("/supervisor/expectations/cover-every-behaviour", test_table_covers_behaviours);
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
