@@ -41,9 +41,15 @@ gboolean airlock_connection_kill_qemu (AirlockConnection *c, const char *name);
  * (airlock_vm_adopt_qemu()). */
 pid_t airlock_connection_qemu_pid (AirlockConnection *c, const char *name,
                                    gboolean *ret_is_child);
-/* Kills our child QEMU @pid unless it has exited already, and reaps it
- * (waiting at most 5 s).  Returns TRUE if it was killed here. */
+/* Takes our child QEMU @pid out of the reaper thread's hands: the caller
+ * reaps it with airlock_connection_reap_qemu(). */
+void airlock_connection_claim_qemu (pid_t pid);
+/* Kills claimed QEMU @pid unless it has exited already, reaps it (waiting
+ * at most 5 s) and drops the claim.  Returns TRUE if it was killed here. */
 gboolean airlock_connection_reap_qemu (pid_t pid);
+/* Once a process is a child subreaper: starts the thread that reaps the
+ * unclaimed daemonized QEMUs that come to it (every 50 ms). */
+void airlock_connection_start_reaper (void);
 
 /* Drops a reference.  The embedded connection of a cache directory is opened
  * once per process and kept (libvirt registers its QEMU driver again on

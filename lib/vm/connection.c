@@ -442,9 +442,7 @@ sweep_state_file (const char *cache_dir, const char *state_dir, const char *file
     }
   if (g_file_get_contents (pid_path, &pid_text, NULL, NULL))
     pid = (pid_t) g_ascii_strtoll (pid_text, NULL, 10);
-  if (pid > 1 && is_qemu_of (pid, name) && is_our_child (pid))
-    (void) airlock_connection_reap_qemu (pid);
-  else if (pid > 1 && is_qemu_of (pid, name))
+  if (pid > 1 && is_qemu_of (pid, name))
     {
       (void) kill (pid, SIGKILL);
       for (int i = 0; i < 50 && kill (pid, 0) == 0; i++)
@@ -631,6 +629,22 @@ airlock_connection_kill_qemu (AirlockConnection *c, const char *name)
   return pid > 0 && kill (pid, SIGKILL) == 0;
 }
 
+/* QEMUs that a run reaps itself (airlock_connection_claim_qemu()): the
+ * reaper thread leaves them alone, so no pid a run holds is reaped, and
+ * perhaps reused, behind its back. */
+G_LOCK_DEFINE_STATIC (adopted);
+static GHashTable *claimed;
+
+void
+airlock_connection_claim_qemu (pid_t pid)
+{
+  G_LOCK (adopted);
+  if (!claimed)
+    claimed = g_hash_table_new (NULL, NULL);
+  g_hash_table_add (claimed, GINT_TO_POINTER (pid));
+  G_UNLOCK (adopted);
+}
+
 gboolean
 airlock_connection_reap_qemu (pid_t pid)
 {
@@ -638,10 +652,85 @@ airlock_connection_reap_qemu (pid_t pid)
   gboolean alive = state && !g_str_equal (state, "Z");
   gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
 
-  /* Our child, so the pid cannot have been reused (a zombie holds it). */
+  /* Claimed, so still our child or our zombie: the pid cannot have been
+   * reused. */
   if (alive)
     (void) kill (pid, SIGKILL);
   while (waitpid (pid, NULL, WNOHANG) == 0 && g_get_monotonic_time () < deadline)
     g_usleep (2 * 1000);
+  G_LOCK (adopted);
+  g_hash_table_remove (claimed, GINT_TO_POINTER (pid));
+  G_UNLOCK (adopted);
   return alive;
+}
+
+/* A zombie child of ours that libvirt daemonized: a qemu-system process in
+ * another session (a daemon calls setsid(); a QEMU this program spawned
+ * itself stays in ours, and is left to whoever waits for it). */
+static gboolean
+is_adopted_qemu_zombie (pid_t pid)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
+  g_autofree char *text = NULL;
+  g_autofree char *state = NULL;
+  g_autofree char *session = NULL;
+
+  if (!g_file_get_contents (path, &text, NULL, NULL) || !strstr (text, " (qemu-system"))
+    return FALSE;
+  state = proc_stat_field (pid, 3);
+  session = proc_stat_field (pid, 6);
+  return state && g_str_equal (state, "Z") && session
+         && g_ascii_strtoll (session, NULL, 10) != (gint64) getsid (0);
+}
+
+/* Reaps the daemonized QEMUs no run claims: libvirt's capability probes
+ * (QEMU -daemonize, killed when done) and any run's QEMU that outlived its
+ * claim.  libvirt waits for each killed process to vanish, so an unreaped
+ * one would cost it its whole kill timeout. */
+static gpointer
+reaper_thread (gpointer data)
+{
+  for (;;)
+    {
+      g_autoptr (GDir) tasks = g_dir_open ("/proc/self/task", 0, NULL);
+      const char *tid;
+
+      while (tasks && (tid = g_dir_read_name (tasks)))
+        {
+          g_autofree char *path = g_strdup_printf ("/proc/self/task/%s/children", tid);
+          g_autofree char *text = NULL;
+          g_auto (GStrv) pids = NULL;
+
+          if (!g_file_get_contents (path, &text, NULL, NULL))
+            continue;
+          pids = g_strsplit (g_strstrip (text), " ", -1);
+          for (guint i = 0; pids[i]; i++)
+            {
+              pid_t pid = (pid_t) g_ascii_strtoll (pids[i], NULL, 10);
+              gboolean mine;
+
+              if (pid <= 1 || !is_adopted_qemu_zombie (pid))
+                continue;
+              G_LOCK (adopted);
+              mine = claimed && g_hash_table_contains (claimed, GINT_TO_POINTER (pid));
+              G_UNLOCK (adopted);
+              if (!mine)
+                (void) waitpid (pid, NULL, WNOHANG);
+            }
+        }
+      g_usleep (50 * 1000);
+    }
+  return NULL;
+}
+
+void
+airlock_connection_start_reaper (void)
+{
+  static gsize started;
+
+  if (g_once_init_enter (&started))
+    {
+      g_thread_unref (g_thread_new ("airlock-reaper", reaper_thread, NULL));
+      g_once_init_leave (&started, 1);
+    }
 }

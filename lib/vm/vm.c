@@ -255,6 +255,7 @@ airlock_vm_adopt_qemu (GError **error)
                    g_strerror (saved));
       return FALSE;
     }
+  airlock_connection_start_reaper ();
   return TRUE;
 }
 
@@ -832,7 +833,10 @@ start_domain (AirlockVm *vm, GError **error)
       pid_t pid = airlock_connection_qemu_pid (vm->conn, vm->name, &is_child);
 
       if (is_child)
-        vm->qemu_pid = pid;
+        {
+          airlock_connection_claim_qemu (pid);
+          vm->qemu_pid = pid;
+        }
     }
   return TRUE;
 }

@@ -139,10 +139,14 @@ AIRLOCK_PUBLIC void airlock_vm_free (AirlockVm *vm);
  * and each run reaps its own QEMU the moment it kills it.  Without it they
  * are PID 1's orphans and libvirt waits for PID 1 to reap them, up to ~2 s
  * per run on hosts whose init reaps slowly.  Process-wide: any orphaned
- * descendant then comes to this process (airlock reaps only its QEMUs, by
- * pid).  `airlock` and airlock_test_init() call it; a program that forks
- * daemons of its own may prefer not to.  Returns FALSE with a G_IO_ERROR
- * when the kernel refuses. */
+ * descendant then comes to this process.  airlock reaps only QEMUs: each
+ * run its own, by pid, and a thread (started here, polling every 50 ms)
+ * the daemonized ones no run holds, such as libvirt's capability probes —
+ * zombie children named qemu-system-* in another session than ours; a QEMU
+ * the program spawned itself is left to it.  Other orphans stay zombies
+ * until the program reaps them or exits.  `airlock` and
+ * airlock_test_init() call it; a program that forks daemons of its own may
+ * prefer not to.  Returns FALSE with a G_IO_ERROR when the kernel refuses. */
 AIRLOCK_PUBLIC gboolean airlock_vm_adopt_qemu (GError **error);
 
 /* Boots the guest, completes the handshake, follows the run to its trailer
