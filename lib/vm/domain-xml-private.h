@@ -23,6 +23,9 @@ typedef struct {
   gboolean arm64_cpu_max;    /* arm64: -cpu max,pauth-impdef=on instead of cortex-a57 */
   gboolean icount;           /* TCG: -icount shift=0,sleep=off (deterministic instruction
                               * counting); ignored under KVM */
+  gboolean short_cpu_check;  /* amd64 TCG: libvirt reads the started guest CPU in two
+                              * QMP calls instead of one per CPU property (~400);
+                              * for a libvirt known to take <qemu:capabilities> */
   /* Recorded in <metadata> so a later run can tell whether the owner died. */
   const char *owner_boot_id;
   const char *owner_host;

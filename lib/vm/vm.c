@@ -799,6 +799,9 @@ start_domain (AirlockVm *vm, GError **error)
     .cmdline = cmdline,
     .arm64_cpu_max = vm->opts.arm64_cpu_max,
     .icount = vm->opts.icount,
+    /* The embedded driver (libvirt >= 6.1) runs the libvirt we load, which
+     * takes <qemu:capabilities> (5.5+); a daemon may be any version. */
+    .short_cpu_check = vm->conn->embedded,
     .owner_boot_id = self->boot_id,
     .owner_host = self->host,
     .owner_pid = self->pid,
