@@ -10,7 +10,7 @@
  *
  *   syscalls  getpid + stat("/") + a 1-byte read of /dev/zero, which the
  *             filter sends nowhere: the cost of its constant-action path.
- *             The issue expects under 5% here.  Also under
+ *             Issue 8 expects under 3% here.  Also under
  *             `strace -f -e trace=network` (Debian's, in the testroot; it
  *             needs ptrace, which the supervisor denies, so it runs in the
  *             unsupervised guest), the tracer the supervisor replaced.
@@ -47,8 +47,8 @@
 /* The guest ends a workload after this long (AirlockRunSpec.timeout_ms);
  * the host's run timeout follows from it. */
 #define WORKLOAD_TIMEOUT_MS (20 * 60 * 1000)
-/* The issue's expectation for calls the filter does not trace. */
-#define UNTRACED_TARGET 1.05
+/* Issue 8: under 3% on calls the filter does not trace (issue 3 asked 5%). */
+#define UNTRACED_TARGET 1.03
 
 static const char *const workload_envp[] = {
   "PATH=/usr/bin:/bin", "HOME=/root", NULL,
@@ -487,7 +487,7 @@ expectation_of (Measurement m)
   switch (m)
     {
     case M_SYSCALLS_SUPERVISED:
-      return "< 1.05x (issue 3)";
+      return "< 1.03x (issue 8)";
     case M_SYSCALLS_STRACE:
       return "reference";
     case M_CONNECT_SUPERVISED:

@@ -54,7 +54,9 @@ typedef struct {
 typedef void (*AirlockTestFunc) (AirlockTestFixture *fixture, gconstpointer user_data);
 
 /* Takes airlock's options out of @argc/@argv (call after g_test_init());
- * an option it does not understand ends the program with a message. */
+ * an option it does not understand ends the program with a message.  Also
+ * makes the test program a child subreaper (airlock_vm_adopt_qemu()), so
+ * each run reaps its own QEMU at once. */
 AIRLOCK_PUBLIC void airlock_test_init (int *argc, char ***argv);
 
 /* Registers @func as "/ARCH" @path ("/amd64/server/no-egress") for every
