@@ -13,7 +13,9 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/file.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -664,60 +666,152 @@ airlock_connection_reap_qemu (pid_t pid)
   return alive;
 }
 
+/* The reaper thread runs while libvirt forks in other threads, and a child
+ * of fork() in a threaded process may only use what no other thread could
+ * have held at the fork.  libvirt's child allocates before it execs; glibc's
+ * malloc takes its own locks around fork(), but a replaced allocator need
+ * not (ASan's does not: a child forked while this thread was refilling its
+ * cache hung for good).  So the reaper allocates nothing: fixed buffers,
+ * raw directory reads, no GLib beyond the lock of the claimed set. */
+
+/* Reads /proc/self/<...> or /proc/<pid>/stat into @buf (NUL-terminated).
+ * Returns the length, or -1. */
+static ssize_t
+read_small_file (const char *path, char *buf, size_t size)
+{
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  ssize_t n;
+
+  if (fd < 0)
+    return -1;
+  do
+    n = read (fd, buf, size - 1);
+  while (n < 0 && errno == EINTR);
+  close (fd);
+  if (n < 0)
+    return -1;
+  buf[n] = '\0';
+  return n;
+}
+
 /* A zombie child of ours that libvirt daemonized: a qemu-system process in
  * another session (a daemon calls setsid(); a QEMU this program spawned
  * itself stays in ours, and is left to whoever waits for it). */
 static gboolean
-is_adopted_qemu_zombie (pid_t pid)
+is_adopted_qemu_zombie (pid_t pid, pid_t our_session)
 {
-  g_autofree char *path = g_strdup_printf ("/proc/%d/stat", (int) pid);
-  g_autofree char *text = NULL;
-  g_autofree char *state = NULL;
-  g_autofree char *session = NULL;
+  char path[64];
+  char stat[512];
+  const char *p;
+  gint64 session = 0;
+  char state;
 
-  if (!g_file_get_contents (path, &text, NULL, NULL) || !strstr (text, " (qemu-system"))
+  (void) snprintf (path, sizeof path, "/proc/%d/stat", (int) pid);
+  /* "pid (comm) state ppid pgrp session …": comm may hold spaces and ')'. */
+  if (read_small_file (path, stat, sizeof stat) < 0 || !strstr (stat, " (qemu-system")
+      || !(p = strrchr (stat, ')')) || p[1] != ' ' || !p[2])
     return FALSE;
-  state = proc_stat_field (pid, 3);
-  session = proc_stat_field (pid, 6);
-  return state && g_str_equal (state, "Z") && session
-         && g_ascii_strtoll (session, NULL, 10) != (gint64) getsid (0);
+  state = p[2];
+  p += 3;
+  /* Past ppid and pgrp to session. */
+  for (int field = 0; field < 3; field++)
+    {
+      if (*p != ' ')
+        return FALSE;
+      p++;
+      if (field < 2)
+        while (*p && *p != ' ')
+          p++;
+    }
+  while (g_ascii_isdigit (*p))
+    session = session * 10 + (*p++ - '0');
+  return state == 'Z' && (*p == ' ' || !*p) && session != (gint64) our_session;
 }
+
+/* Reaps @pid when it is an adopted QEMU zombie no run claims. */
+static void
+reap_if_unclaimed (pid_t pid, pid_t our_session)
+{
+  gboolean mine;
+
+  if (pid <= 1 || !is_adopted_qemu_zombie (pid, our_session))
+    return;
+  G_LOCK (adopted);
+  mine = claimed && g_hash_table_contains (claimed, GINT_TO_POINTER (pid));
+  G_UNLOCK (adopted);
+  if (!mine)
+    (void) waitpid (pid, NULL, WNOHANG);
+}
+
+/* Reaps the unclaimed adopted QEMU zombies among the pids a
+ * /proc/self/task/TID/children file lists ("PID PID … "). */
+static void
+reap_adopted_children (const char *path, pid_t our_session)
+{
+  char text[4096];
+  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  gint64 pid = -1;
+  ssize_t n;
+
+  if (fd < 0)
+    return;
+  /* In chunks: the list may be longer than the buffer, and a number may
+   * span two reads. */
+  while ((n = read (fd, text, sizeof text)) > 0 || (n < 0 && errno == EINTR))
+    for (ssize_t i = 0; i < n; i++)
+      {
+        if (g_ascii_isdigit (text[i]))
+          pid = pid < 0 ? text[i] - '0' : MIN (pid * 10 + (text[i] - '0'), (gint64) G_MAXINT);
+        else if (pid >= 0)
+          {
+            reap_if_unclaimed ((pid_t) pid, our_session);
+            pid = -1;
+          }
+      }
+  if (pid >= 0)
+    reap_if_unclaimed ((pid_t) pid, our_session);
+  close (fd);
+}
+
+/* struct linux_dirent64, as getdents64() returns it (opendir() allocates). */
+struct dirent64_record {
+  guint64 ino;
+  gint64 off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[];
+};
 
 /* Reaps the daemonized QEMUs no run claims: libvirt's capability probes
  * (QEMU -daemonize, killed when done) and any run's QEMU that outlived its
  * claim.  libvirt waits for each killed process to vanish, so an unreaped
- * one would cost it its whole kill timeout. */
+ * one would cost it its whole kill timeout.  Children hang off the thread
+ * that forked them, so every thread's list is read. */
 static gpointer
 reaper_thread (gpointer data)
 {
+  pid_t our_session = getsid (0);
+
   for (;;)
     {
-      g_autoptr (GDir) tasks = g_dir_open ("/proc/self/task", 0, NULL);
-      const char *tid;
+      int dir = open ("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      char entries[4096] __attribute__ ((aligned (8)));
+      long n;
 
-      while (tasks && (tid = g_dir_read_name (tasks)))
-        {
-          g_autofree char *path = g_strdup_printf ("/proc/self/task/%s/children", tid);
-          g_autofree char *text = NULL;
-          g_auto (GStrv) pids = NULL;
+      while (dir >= 0 && (n = syscall (SYS_getdents64, dir, entries, sizeof entries)) > 0)
+        for (long off = 0; off < n;)
+          {
+            const struct dirent64_record *e = (const void *) (entries + off);
+            char path[96];
 
-          if (!g_file_get_contents (path, &text, NULL, NULL))
-            continue;
-          pids = g_strsplit (g_strstrip (text), " ", -1);
-          for (guint i = 0; pids[i]; i++)
-            {
-              pid_t pid = (pid_t) g_ascii_strtoll (pids[i], NULL, 10);
-              gboolean mine;
-
-              if (pid <= 1 || !is_adopted_qemu_zombie (pid))
-                continue;
-              G_LOCK (adopted);
-              mine = claimed && g_hash_table_contains (claimed, GINT_TO_POINTER (pid));
-              G_UNLOCK (adopted);
-              if (!mine)
-                (void) waitpid (pid, NULL, WNOHANG);
-            }
-        }
+            off += e->reclen;
+            if (!g_ascii_isdigit (e->name[0]))
+              continue;
+            (void) snprintf (path, sizeof path, "/proc/self/task/%s/children", e->name);
+            reap_adopted_children (path, our_session);
+          }
+      if (dir >= 0)
+        close (dir);
       g_usleep (50 * 1000);
     }
   return NULL;
