@@ -31,7 +31,6 @@
 
 /* The floor (floor.c) boots with what airlock's domain gives the guest. */
 #define GUEST_MEMORY_MIB BENCH_FLOOR_MEMORY_MIB
-#define DEFAULT_CMDLINE_TOKENS BENCH_FLOOR_CMDLINE_TOKENS
 /* Issue 8: boot-to-ready within 1.2x of the floor on each arch. */
 #define TARGET_RATIO 1.2
 /* airlock's own timeouts end a boot and a run within about two minutes, but
@@ -700,7 +699,7 @@ main (int argc, char **argv)
       "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
     { "floor-only", 0, 0, G_OPTION_ARG_NONE, &o.floor_only, "boot only the floor (for experiments)", NULL },
     { "floor-cmdline", 0, 0, G_OPTION_ARG_STRING, &cmdline_tokens,
-      "the floor's kernel arguments after console= (default: '" DEFAULT_CMDLINE_TOKENS "', as airlock's)", "ARGS" },
+      "the floor's kernel arguments after console= (default: those of airlock's domain)", "ARGS" },
     { "floor-qemu-arg", 0, 0, G_OPTION_ARG_STRING_ARRAY, &floor_args,
       "append one argument to the floor's QEMU command line (repeatable, for experiments)", "ARG" },
     { NULL },
@@ -724,7 +723,7 @@ main (int argc, char **argv)
                         : "--rounds must be at least 1, --warmup and --wait-idle not negative");
       return EXIT_USAGE;
     }
-  o.cmdline_tokens = cmdline_tokens ? cmdline_tokens : (char *) DEFAULT_CMDLINE_TOKENS;
+  o.cmdline_tokens = cmdline_tokens;
   o.floor_args = floor_args;
   if (!arch_spec || g_str_equal (arch_spec, "all"))
     {

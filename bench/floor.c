@@ -100,6 +100,8 @@ floor_argv (const BenchFloor *f)
 {
   GPtrArray *argv = g_ptr_array_new_with_free_func (g_free);
   gboolean amd64 = f->arch == AIRLOCK_ARCH_AMD64;
+  const char *tokens = f->cmdline_tokens ? f->cmdline_tokens
+                                         : airlock_domain_kernel_tokens (f->arch, FALSE);
 
   g_ptr_array_add (argv, g_strdup (f->qemu));
   /* The machine and CPU model airlock's domain XML asks libvirt for under TCG. */
@@ -127,7 +129,7 @@ floor_argv (const BenchFloor *f)
   g_ptr_array_add (argv, g_strdup (f->initrd));
   g_ptr_array_add (argv, g_strdup ("-append"));
   g_ptr_array_add (argv, g_strdup_printf ("console=%s%s%s", airlock_domain_console_device (f->arch),
-                                          *f->cmdline_tokens ? " " : "", f->cmdline_tokens));
+                                          *tokens ? " " : "", tokens));
   for (char **a = f->extra_args; a && *a; a++)
     g_ptr_array_add (argv, g_strdup (*a));
   g_ptr_array_add (argv, NULL);

@@ -12,9 +12,6 @@ G_BEGIN_DECLS
 
 /* What airlock's domain gives the guest (lib/vm/vm.c defaults). */
 #define BENCH_FLOOR_MEMORY_MIB 512
-/* The kernel command line tokens lib/vm/domain-xml.c puts after console=;
- * airlock adds only airlock.* tokens for its own init. */
-#define BENCH_FLOOR_CMDLINE_TOKENS "panic=-1 quiet cryptomgr.notests"
 
 typedef struct {
   double ready;   /* spawn → marker on the console */
@@ -27,7 +24,9 @@ typedef struct {
   const char *qemu;              /* qemu-system-* */
   const char *kernel_path;       /* the guest image's kernel */
   const char *initrd;            /* bench_floor_write_initrd () */
-  const char *cmdline_tokens;    /* after console=; BENCH_FLOOR_CMDLINE_TOKENS */
+  const char *cmdline_tokens;    /* after console=; NULL: the tokens airlock's domain of this
+                                  * arch gets under TCG (airlock_domain_kernel_tokens ()),
+                                  * to which airlock adds only airlock.* tokens for its init */
   char **extra_args;             /* appended to QEMU's command line, or NULL */
 } BenchFloor;
 

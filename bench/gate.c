@@ -305,7 +305,6 @@ run_floor (ArchGate *ag, FloorSample *fs, GError **error)
     .qemu = ag->qemu,
     .kernel_path = ag->image->kernel_path,
     .initrd = ag->floor_initrd,
-    .cmdline_tokens = BENCH_FLOOR_CMDLINE_TOKENS,
   };
 
   (void) bench_floor_run (&f, fs, error);

@@ -48,6 +48,12 @@ typedef struct {
 /* Returns the domain XML (newly allocated).  Every value is escaped. */
 char *airlock_domain_xml_build (const AirlockDomainSpec *spec);
 
+/* The kernel command line tokens every domain of @arch gets after
+ * console= (static): the ones that make it stop on a panic and boot fast
+ * (cryptomgr.notests), and under TCG on arm64, kpti=0 (why: the
+ * definition).  bench/'s bare-QEMU floor boots with the same. */
+const char *airlock_domain_kernel_tokens (AirlockArch arch, gboolean kvm);
+
 /* The kernel console device name for @arch ("ttyS0", "ttyAMA0"). */
 const char *airlock_domain_console_device (AirlockArch arch);
 

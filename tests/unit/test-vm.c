@@ -145,7 +145,33 @@ test_xml_arm64_tcg (void)
   assert_contains (xml, "arch='aarch64' machine='virt'");
   assert_contains (xml, "<model fallback='forbid'>cortex-a57</model>");
   assert_contains (xml, "console=ttyAMA0");
+  /* Under TCG the kernel does not unmap itself at each system call. */
+  assert_contains (xml, " kpti=0 ");
   assert_lacks (xml, "qemu:commandline>");
+}
+
+/* kpti=0 is for the emulated CPU only: under KVM, and on amd64, the
+ * kernel decides for the CPU it runs on. */
+static void
+test_xml_kpti_only_arm64_tcg (void)
+{
+  AirlockDomainSpec s = base_spec (AIRLOCK_ARCH_ARM64, "kvm");
+  g_autofree char *arm_kvm = airlock_domain_xml_build (&s);
+  g_autofree char *amd_tcg = NULL;
+  g_autofree char *amd_kvm = NULL;
+
+  assert_common (arm_kvm);
+  assert_lacks (arm_kvm, "kpti");
+  s = base_spec (AIRLOCK_ARCH_AMD64, "qemu");
+  amd_tcg = airlock_domain_xml_build (&s);
+  assert_lacks (amd_tcg, "kpti");
+  s.virt_type = "kvm";
+  amd_kvm = airlock_domain_xml_build (&s);
+  assert_lacks (amd_kvm, "kpti");
+  g_assert_cmpstr (airlock_domain_kernel_tokens (AIRLOCK_ARCH_ARM64, FALSE), ==,
+                   "panic=-1 quiet cryptomgr.notests kpti=0");
+  g_assert_cmpstr (airlock_domain_kernel_tokens (AIRLOCK_ARCH_ARM64, TRUE), ==,
+                   "panic=-1 quiet cryptomgr.notests");
 }
 
 static void
@@ -253,6 +279,7 @@ main (int argc, char **argv)
   g_test_add_func ("/vm/domain-xml/amd64-kvm", test_xml_amd64_kvm);
   g_test_add_func ("/vm/domain-xml/arm64-tcg", test_xml_arm64_tcg);
   g_test_add_func ("/vm/domain-xml/arm64-cpu-max", test_xml_arm64_cpu_max);
+  g_test_add_func ("/vm/domain-xml/kpti-only-arm64-tcg", test_xml_kpti_only_arm64_tcg);
   g_test_add_func ("/vm/domain-xml/local-sockets", test_xml_local_sockets);
   g_test_add_func ("/vm/domain-xml/escapes-values", test_xml_escapes_values);
   g_test_add_func ("/vm/owner/self-is-alive", test_owner_self_alive);
