@@ -13,6 +13,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 #include <gio/gio.h>
+#include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -511,6 +512,77 @@ failing_open (const AirlockImageLayer *layer, guint index, gpointer data, GError
   return NULL;
 }
 
+/* disk.json's record of the file the hash vouches for. */
+static char *
+recorded_identity (const char *disk)
+{
+  g_autofree char *dir = g_path_get_dirname (disk);
+  g_autofree char *meta = g_build_filename (dir, "disk.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (json_parser_load_from_file (parser, meta, &error));
+  g_assert_no_error (error);
+  return g_strdup (json_object_get_string_member_with_default (
+      json_node_get_object (json_parser_get_root (parser)), "identity", NULL));
+}
+
+static char *
+identity_of (const char *path)
+{
+  struct stat st;
+
+  g_assert_cmpint (g_stat (path, &st), ==, 0);
+  return g_strdup_printf ("dev %" G_GUINT64_FORMAT " ino %" G_GUINT64_FORMAT " size %" G_GINT64_FORMAT
+                          " mtime %" G_GINT64_FORMAT ".%09ld",
+                          (guint64) st.st_dev, (guint64) st.st_ino, (gint64) st.st_size,
+                          (gint64) st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+/* A cached run skips the hash only for the very file it hashed: the record
+ * names it.  The same bytes under a new inode (a restored cache) are hashed
+ * once, found whole, reused, and the new file recorded. */
+static void
+test_moved_cache (void)
+{
+  g_autoptr (TestImage) t = main_image ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *again = NULL;
+  g_autofree char *copy = NULL;
+  g_autofree char *before = NULL;
+  g_autofree char *after = NULL;
+  g_autofree char *recorded = NULL;
+  g_autofree char *bytes = NULL;
+  gsize len;
+  gboolean built = TRUE;
+
+  if (!require_tools ())
+    return;
+  path = ensure (t, &built, &error);
+  g_assert_no_error (error);
+  g_assert_false (built);          /* built by /image/disk/build */
+  before = identity_of (path);
+  recorded = recorded_identity (path);
+  g_assert_cmpstr (recorded, ==, before);
+
+  copy = g_strconcat (path, ".copy", NULL);
+  g_assert_true (g_file_get_contents (path, &bytes, &len, NULL));
+  g_assert_true (g_file_set_contents (copy, bytes, len, NULL));
+  g_assert_cmpint (g_rename (copy, path), ==, 0);
+  after = identity_of (path);
+  g_assert_cmpstr (after, !=, before);
+
+  g_string_truncate (progress_log, 0);
+  again = ensure (t, &built, &error);
+  g_assert_no_error (error);
+  g_assert_false (built);
+  g_assert_null (strstr (progress_log->str, "damaged"));
+  g_clear_pointer (&recorded, g_free);
+  recorded = recorded_identity (path);
+  g_assert_cmpstr (recorded, ==, after);
+}
+
 /* A damaged cached disk is noticed and rebuilt; a truncated one too. */
 static void
 test_damaged_cache (void)
@@ -687,6 +759,7 @@ main (int argc, char **argv)
   cache_dir = g_dir_make_tmp ("airlock-image-disk-XXXXXX", NULL);
   g_test_add_func ("/image/disk/unsafe-entries-rejected", test_unsafe);
   g_test_add_func ("/image/disk/build-once-and-reuse", test_build_main);
+  g_test_add_func ("/image/disk/moved-cache-rehashed-once", test_moved_cache);
   g_test_add_func ("/image/disk/damaged-cache-rebuilt", test_damaged_cache);
   g_test_add_func ("/image/disk/bad-digest-caches-nothing", test_bad_digest);
   ret = g_test_run ();
