@@ -18,6 +18,7 @@
 #include "airlock.h"
 #include "floor.h"
 #include "stats.h"
+#include "summary.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -558,6 +559,28 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
 }
 
 static void
+add_summary_rows (ArchBench *benches, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+      g_autofree char *what = g_strdup_printf ("boot-to-ready, %s", airlock_arch_to_string (ab->arch));
+      BenchSummaryRow row = {
+        .bench = "boot",
+        .what = what,
+        .value = stats_of (ab->airlock, G_STRUCT_OFFSET (AirlockSample, ready)).median,
+        .unit = "s",
+        .floor = stats_of (ab->floor, G_STRUCT_OFFSET (FloorSample, ready)).median,
+        .floor_what = "bare QEMU, same kernel",
+        .target = TARGET_RATIO,
+      };
+
+      if (!ab->failure)
+        bench_summary_add (&row);
+    }
+}
+
+static void
 json_add_stats (JsonBuilder *b, const char *name, GArray *samples, gsize offset)
 {
   Stats s = stats_of (samples, offset);
@@ -797,6 +820,8 @@ main (int argc, char **argv)
         print_json (benches, n, &o);
       else
         print_table (benches, n, &o);
+      if (!o.floor_only)
+        add_summary_rows (benches, n);
       for (guint i = 0; i < n; i++)
         if (benches[i].failure)
           status = EXIT_RUN_FAILED;

@@ -45,6 +45,7 @@
 #include "floor.h"
 #include "fsutil-private.h"
 #include "stats.h"
+#include "summary.h"
 #include "gate/verdict.h"
 #include "net/flows.h"
 #include "protocol.h"
@@ -64,6 +65,8 @@
 #define WORKLOAD_STDIN "quit\n"
 /* The issue's target for both arches' gates one after the other. */
 #define TARGET_BOTH_S 15.0
+/* Issue 8: boot-to-ready within 1.2x of the floor (bench/boot's target). */
+#define BOOT_TARGET_RATIO 1.2
 
 typedef struct {
   double prepare;
@@ -569,6 +572,76 @@ print_table (ArchGate *ags, guint n, const BenchOptions *o, GArray *both, GArray
     printf ("(the command's own timing needs $AIRLOCK_CLI, which meson test --benchmark sets)\n");
 }
 
+static void
+add_summary_rows (ArchGate *ags, guint n, GArray *both, GArray *cli_seq, GArray *cli_par)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      const char *arch_name = airlock_arch_to_string (ags[i].arch);
+      g_autofree char *boot_what = g_strdup_printf ("boot-to-ready in the gate (disk, NIC), %s",
+                                                    arch_name);
+      g_autofree char *total_what = g_strdup_printf ("the gate, %s (library, no bundle)", arch_name);
+      double floor = stats_of (ags[i].floor, G_STRUCT_OFFSET (FloorSample, ready)).median;
+      BenchSummaryRow boot = {
+        .bench = "gate",
+        .what = boot_what,
+        .value = stats_of (ags[i].gate, G_STRUCT_OFFSET (GateSample, boot)).median,
+        .unit = "s",
+        .floor = floor,
+        .floor_what = "bare QEMU, same kernel",
+        .target = BOOT_TARGET_RATIO,
+      };
+      BenchSummaryRow total = {
+        .bench = "gate",
+        .what = total_what,
+        .value = stats_of (ags[i].gate, G_STRUCT_OFFSET (GateSample, total)).median,
+        .unit = "s",
+        .floor = floor,
+        .floor_what = "bare QEMU boot",
+      };
+
+      bench_summary_add (&boot);
+      bench_summary_add (&total);
+    }
+  if (n > 1)
+    {
+      BenchSummaryRow row = {
+        .bench = "gate",
+        .what = "both arches one after the other (library)",
+        .value = stats_of (both, 0).median,
+        .unit = "s",
+        .target = TARGET_BOTH_S,
+        .target_is_value = TRUE,
+      };
+
+      bench_summary_add (&row);
+    }
+  if (cli_seq->len && cli_par->len)
+    {
+      double seq = stats_of (cli_seq, 0).median;
+      BenchSummaryRow seq_row = {
+        .bench = "gate",
+        .what = "airlock gate --out, both arches, --sequential",
+        .value = seq,
+        .unit = "s",
+        .target = TARGET_BOTH_S,
+        .target_is_value = TRUE,
+      };
+      BenchSummaryRow par_row = {
+        .bench = "gate",
+        .what = "airlock gate --out, both arches at once",
+        .value = stats_of (cli_par, 0).median,
+        .unit = "s",
+        .floor = seq,
+        .floor_what = "--sequential",
+        .target = 1.0,
+      };
+
+      bench_summary_add (&seq_row);
+      bench_summary_add (&par_row);
+    }
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 int
@@ -695,7 +768,10 @@ main (int argc, char **argv)
     {
       o.load_before = load_average ();
       if (bench_rounds (ags, n, &o, both, cli_seq, cli_par))
-        print_table (ags, n, &o, both, cli_seq, cli_par);
+        {
+          print_table (ags, n, &o, both, cli_seq, cli_par);
+          add_summary_rows (ags, n, both, cli_seq, cli_par);
+        }
       else
         status = EXIT_RUN_FAILED;
       g_free (o.load_before);

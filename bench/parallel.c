@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "stats.h"
+#include "summary.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -364,6 +365,42 @@ main (int argc, char **argv)
         g_print ("  %-3u %8.2f (%5.2f-%5.2f)  %5.2fx   %7.2f   %9.2f   %5.2fx   %6.1f, %6.1f\n",
                  l->n, lat.median, lat.min, lat.max, lat.median / base_latency, batch.median,
                  tput.median, tput.median / base_throughput, rss_median, rss_max);
+      if (l->n > 1)
+        {
+          g_autofree char *tput_what = g_strdup_printf ("throughput, %u gates at once (%s)", l->n, arch);
+          g_autofree char *lat_what = g_strdup_printf ("latency per gate, %u at once (%s)", l->n, arch);
+          BenchSummaryRow tput_row = {
+            .bench = "parallel",
+            .what = tput_what,
+            .value = tput.median,
+            .unit = "gates/min",
+            .floor = base_throughput,
+            .floor_what = "one at a time",
+          };
+          BenchSummaryRow lat_row = {
+            .bench = "parallel",
+            .what = lat_what,
+            .value = lat.median,
+            .unit = "s",
+            .floor = base_latency,
+            .floor_what = "one at a time",
+          };
+
+          bench_summary_add (&tput_row);
+          bench_summary_add (&lat_row);
+        }
+      else
+        {
+          g_autofree char *rss_what = g_strdup_printf ("QEMU peak RSS per VM (%s)", arch);
+          BenchSummaryRow rss_row = {
+            .bench = "parallel",
+            .what = rss_what,
+            .value = rss_median,
+            .unit = "MiB",
+          };
+
+          bench_summary_add (&rss_row);
+        }
       g_array_unref (l->runs);
       g_array_unref (l->batches);
       g_array_unref (l->rss);
