@@ -19,6 +19,13 @@
  *             by the supervisor.  Reported as the added µs per call.
  *   write     1-byte write(2)s to a file in /tmp: every write on fd > 2
  *             goes to the supervisor (it could be a socket) and continues.
+ *   filter    the syscalls loop again, in ONE unsupervised boot per round:
+ *             children with no filter, with a one-instruction allow-all
+ *             filter and with the supervisor's own filter, alternating
+ *             (bench-filter).  Boots differ by several percent under TCG;
+ *             within a boot the three are paired, which splits the
+ *             supervised overhead into what the kernel charges for any
+ *             seccomp filter and what airlock's filter adds to that.
  *
  * Each measurement is repeated (--repeat) and its median taken; within a
  * round, floor and supervised runs alternate and swap order every round,
@@ -31,6 +38,7 @@
 #include "airlock.h"
 #include "evidence/event.h"
 #include "protocol.h"
+#include "summary.h"
 
 #include <errno.h>
 #include <gio/gio.h>
@@ -99,12 +107,26 @@ static const Measurement round_order[N_MEASUREMENTS] = {
   M_WRITE_FLOOR, M_WRITE_SUPERVISED,
 };
 
+/* bench-filter's variants, in the order its lines name them. */
+typedef enum {
+  F_NONE,
+  F_CONSTANT,
+  F_AIRLOCK,
+  N_FILTERS,
+} FilterVariant;
+
+static const char *const filter_whats[N_FILTERS] = {
+  "filter-none", "filter-constant", "filter-airlock",
+};
+
 typedef struct {
   int repeat;
   int syscalls;
   int strace_syscalls;
   int connects;
   int writes;
+  int filter_syscalls;
+  int filter_rounds;
   int wait_idle_s;     /* before a run, wait this long for other QEMUs to end */
   const char *cache_dir;
 } BenchOptions;
@@ -113,6 +135,8 @@ typedef struct {
   AirlockArch arch;
   AirlockGuestImage *image;
   GArray *samples[N_MEASUREMENTS];   /* double: ns per iteration */
+  GArray *filter[N_FILTERS];         /* double: ns per iteration, element i of each from
+                                      * the same round of the same boot */
   GArray *boot_s;                    /* double: domain begin → trailer, every run */
   guint noisy_runs;                  /* runs that started with another QEMU running */
   char *failure;
@@ -151,16 +175,17 @@ stats_of (GArray *values)
 }
 
 /* Default iterations per arch, chosen so each run's loop takes 5-20 s
- * under TCG on a 2-core x86 host: the arm64 guest's system calls are ~8x
- * slower than the amd64 guest's there (cortex-a57 under TCG).  strace
- * stops the workload twice per system call (no seccomp-bpf filter unless
- * asked): ~40x the floor.  Every number is per iteration, so a shorter
- * loop measures the same thing. */
+ * under TCG on a 2-core x86 host (one iteration of the syscalls loop:
+ * ~11 µs on either guest; before the arm64 guest booted with kpti=0 its
+ * system calls were ~10x slower, and its counts were a tenth of these).
+ * strace stops the workload twice per system call (no seccomp-bpf filter
+ * unless asked): ~40x the floor.  Every number is per iteration, so a
+ * shorter loop measures the same thing. */
 static const struct {
   int syscalls, strace_syscalls, connects, writes;
 } arch_defaults[AIRLOCK_N_ARCHES] = {
   [AIRLOCK_ARCH_AMD64] = { 1000000, 20000, 2000, 20000 },
-  [AIRLOCK_ARCH_ARM64] = { 100000, 2000, 500, 2000 },
+  [AIRLOCK_ARCH_ARM64] = { 1000000, 20000, 2000, 20000 },
 };
 
 static long
@@ -191,6 +216,8 @@ arch_bench_clear (ArchBench *ab)
   g_clear_pointer (&ab->image, airlock_guest_image_free);
   for (guint m = 0; m < N_MEASUREMENTS; m++)
     g_clear_pointer (&ab->samples[m], g_array_unref);
+  for (guint f = 0; f < N_FILTERS; f++)
+    g_clear_pointer (&ab->filter[f], g_array_unref);
   g_clear_pointer (&ab->boot_s, g_array_unref);
   g_clear_pointer (&ab->failure, g_free);
 }
@@ -322,6 +349,65 @@ count_records (AirlockVm *vm, const char *name)
   return n;
 }
 
+/* One boot of the testroot running @argv, supervised or not.  Returns the
+ * VM (its console holds the program's lines), or NULL with @error set when
+ * it cannot start or the run is not complete (the console's tail printed). */
+static AirlockVm *
+boot_program (ArchBench *ab, const char *const *argv, gboolean supervised, const BenchOptions *o,
+              GError **error)
+{
+  AirlockRunSpec spec = {
+    .argv = argv,
+    .envp = workload_envp,
+    .cwd = "/",
+    .root = TESTROOT,
+    .timeout_ms = WORKLOAD_TIMEOUT_MS,
+    .hostname = "airlock-bench",
+  };
+  /* TCG explicitly, like bench/boot: the same accelerator for every run. */
+  AirlockVmOptions vm_opts = {
+    .cache_dir = o->cache_dir,
+    .accel = AIRLOCK_ACCEL_TCG,
+    .memory_mib = GUEST_MEMORY_MIB,
+    .boot_timeout_ms = 60000,
+    .test_mode = supervised ? NULL : "unsupervised",
+    .spec = &spec,
+  };
+  g_autoptr (AirlockVm) vm = NULL;
+  const AirlockVmTimings *t;
+
+  vm = airlock_vm_new (ab->arch, ab->image, &vm_opts, error);
+  if (!vm || !airlock_vm_run (vm, error))
+    return NULL;
+  if (!airlock_vm_is_complete (vm))
+    {
+      g_autoptr (GBytes) console = airlock_vm_get_console (vm);
+      gsize len;
+      const char *data = g_bytes_get_data (console, &len);
+
+      print_tail ("console", data, len);
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED, "the run is not complete: %s",
+                   airlock_vm_get_reason (vm));
+      return NULL;
+    }
+  t = airlock_vm_get_timings (vm);
+  if (t->begin && t->trailer)
+    {
+      double secs = (t->trailer - t->begin) / 1e6;
+
+      g_array_append_val (ab->boot_s, secs);
+    }
+  return g_steal_pointer (&vm);
+}
+
+static char *
+console_text (AirlockVm *vm)
+{
+  g_autoptr (GBytes) console = airlock_vm_get_console (vm);
+
+  return g_strndup (g_bytes_get_data (console, NULL), g_bytes_get_size (console));
+}
+
 /* One boot, one measurement.  Returns FALSE with @error set when the VM
  * cannot start, the run is not complete, or the workload's result is
  * missing or implausible. */
@@ -337,44 +423,16 @@ run_one (ArchBench *ab, Measurement m, const BenchOptions *o, double *ret_ns, GE
    * console must carry only the workload's lines. */
   const char *strace_argv[] = { "/usr/bin/strace", "-f", "-e", "trace=network", "-o", "/dev/null",
                                 program, count, NULL };
-  AirlockRunSpec spec = {
-    .argv = info->strace ? strace_argv : plain_argv,
-    .envp = workload_envp,
-    .cwd = "/",
-    .root = TESTROOT,
-    .timeout_ms = WORKLOAD_TIMEOUT_MS,
-    .hostname = "airlock-bench",
-  };
-  /* TCG explicitly, like bench/boot: the same accelerator for every run. */
-  AirlockVmOptions vm_opts = {
-    .cache_dir = o->cache_dir,
-    .accel = AIRLOCK_ACCEL_TCG,
-    .memory_mib = GUEST_MEMORY_MIB,
-    .boot_timeout_ms = 60000,
-    .test_mode = info->supervised ? NULL : "unsupervised",
-    .spec = &spec,
-  };
   g_autoptr (AirlockVm) vm = NULL;
-  g_autoptr (GBytes) console_bytes = NULL;
   g_autofree char *console = NULL;
-  const AirlockVmTimings *t;
-  gsize len;
 
-  vm = airlock_vm_new (ab->arch, ab->image, &vm_opts, error);
-  if (!vm || !airlock_vm_run (vm, error))
+  vm = boot_program (ab, info->strace ? strace_argv : plain_argv, info->supervised, o, error);
+  if (!vm)
     return FALSE;
-  console_bytes = airlock_vm_get_console (vm);
-  console = g_strndup (g_bytes_get_data (console_bytes, &len), g_bytes_get_size (console_bytes));
-  if (!airlock_vm_is_complete (vm))
-    {
-      print_tail ("console", console, len);
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED, "the run is not complete: %s",
-                   airlock_vm_get_reason (vm));
-      return FALSE;
-    }
+  console = console_text (vm);
   if (!parse_result (console, info, n, ret_ns, error))
     {
-      print_tail ("console", console, len);
+      print_tail ("console", console, strlen (console));
       return FALSE;
     }
   /* The supervised connect run is only the number it claims when every
@@ -391,14 +449,80 @@ run_one (ArchBench *ab, Measurement m, const BenchOptions *o, double *ret_ns, GE
           return FALSE;
         }
     }
-  t = airlock_vm_get_timings (vm);
-  if (t->begin && t->trailer)
-    {
-      double s = (t->trailer - t->begin) / 1e6;
-
-      g_array_append_val (ab->boot_s, s);
-    }
   return TRUE;
+}
+
+/* The filter measurement's iterations per child. */
+static long
+filter_iterations (const BenchOptions *o, AirlockArch arch)
+{
+  if (o->filter_syscalls)
+    return o->filter_syscalls;
+  return (o->syscalls ? o->syscalls : arch_defaults[arch].syscalls) / 4;
+}
+
+/* One unsupervised boot of bench-filter: --filter-rounds rounds of the
+ * three variants, appended to ab->filter.  FALSE with @error set when the
+ * run fails or a round's line is missing. */
+static gboolean
+run_filter (ArchBench *ab, const BenchOptions *o, GError **error)
+{
+  long n = filter_iterations (o, ab->arch);
+  g_autofree char *count = g_strdup_printf ("%ld", n);
+  g_autofree char *rounds = g_strdup_printf ("%d", o->filter_rounds);
+  const char *argv[] = { "/bin/bench-filter", count, rounds, NULL };
+  g_autoptr (AirlockVm) vm = NULL;
+  g_autofree char *console = NULL;
+  g_auto (GStrv) lines = NULL;
+  GArray *got[N_FILTERS] = { NULL };
+  gboolean ok = TRUE;
+  gboolean exited = FALSE;
+
+  vm = boot_program (ab, argv, FALSE, o, error);
+  if (!vm)
+    return FALSE;
+  console = console_text (vm);
+  lines = g_strsplit (console, "\n", -1);
+  for (guint f = 0; f < N_FILTERS; f++)
+    got[f] = g_array_new (FALSE, FALSE, sizeof (double));
+  for (guint i = 0; lines[i]; i++)
+    {
+      const char *p = strstr (lines[i], "testprog: bench-filter: bench: filter-");
+
+      g_strchomp (lines[i]);
+      if (g_str_has_suffix (lines[i], "testprog: bench-filter: exit 0"))
+        exited = TRUE;
+      if (!p)
+        continue;
+      p += strlen ("testprog: bench-filter: bench: ");
+      for (guint f = 0; f < N_FILTERS; f++)
+        {
+          long got_n = -1;
+          double ns = -1;
+
+          if (g_str_has_prefix (p, filter_whats[f]) && p[strlen (filter_whats[f])] == ' '
+              && sscanf (p + strlen (filter_whats[f]), " %ld ns_per_iter %lf", &got_n, &ns) == 2
+              && got_n == n && ns > 0)
+            g_array_append_val (got[f], ns);
+        }
+    }
+  for (guint f = 0; f < N_FILTERS && ok; f++)
+    if (!exited || got[f]->len != (guint) o->filter_rounds)
+      {
+        print_tail ("console", console, strlen (console));
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                     "bench-filter printed %u '%s' result(s) of %ld iterations, %d were expected%s",
+                     got[f]->len, filter_whats[f], n, o->filter_rounds,
+                     exited ? "" : ", and no 'exit 0'");
+        ok = FALSE;
+      }
+  for (guint f = 0; f < N_FILTERS; f++)
+    {
+      if (ok)
+        g_array_append_vals (ab->filter[f], got[f]->data, got[f]->len);
+      g_array_unref (got[f]);
+    }
+  return ok;
 }
 
 static void
@@ -407,10 +531,10 @@ bench_arch (ArchBench *ab, const BenchOptions *o)
   const char *arch_name = airlock_arch_to_string (ab->arch);
 
   for (int round = 0; round < o->repeat && !ab->failure; round++)
-    for (guint i = 0; i < N_MEASUREMENTS && !ab->failure; i++)
+    for (guint i = 0; i <= N_MEASUREMENTS && !ab->failure; i++)
       {
         /* Odd rounds run each pair the other way round. */
-        Measurement m = round_order[i];
+        Measurement m = i < N_MEASUREMENTS ? round_order[i] : N_MEASUREMENTS;
         g_autoptr (GError) error = NULL;
         double ns = -1;
         guint others = wait_for_other_qemus (o->wait_idle_s);
@@ -420,6 +544,26 @@ bench_arch (ArchBench *ab, const BenchOptions *o)
             fprintf (stderr, "bench/supervisor: %s: %u other QEMU process(es) running: numbers "
                      "will be noisy\n", arch_name, others);
             ab->noisy_runs++;
+          }
+        /* Last in each round: the filter's cost, paired within one boot. */
+        if (m == N_MEASUREMENTS)
+          {
+            guint from = ab->filter[F_NONE]->len;
+
+            if (!run_filter (ab, o, &error))
+              {
+                ab->failure = g_strdup_printf ("filter, in one boot (round %d): %s", round + 1,
+                                               error->message);
+                fprintf (stderr, "bench/supervisor: %s: %s\n", arch_name, ab->failure);
+                break;
+              }
+            for (guint k = from; k < ab->filter[F_NONE]->len; k++)
+              fprintf (stderr, "bench/supervisor: %s round %d/%d: filters in one boot: none %.1f, "
+                       "constant %.1f, airlock %.1f ns/iter\n", arch_name, round + 1, o->repeat,
+                       g_array_index (ab->filter[F_NONE], double, k),
+                       g_array_index (ab->filter[F_CONSTANT], double, k),
+                       g_array_index (ab->filter[F_AIRLOCK], double, k));
+            continue;
           }
         if (round % 2 == 1)
           {
@@ -475,6 +619,22 @@ paired_ratio_of (const ArchBench *ab, Measurement m)
   for (guint i = 0; i < MIN (x->len, floor->len); i++)
     {
       double r = g_array_index (x, double, i) / g_array_index (floor, double, i);
+
+      g_array_append_val (ratios, r);
+    }
+  return stats_of (ratios).median;
+}
+
+/* Median over rounds of filter variant @x's time over variant @y's, each
+ * pair from the same round of the same boot. */
+static double
+filter_ratio (const ArchBench *ab, FilterVariant x, FilterVariant y)
+{
+  g_autoptr (GArray) ratios = g_array_new (FALSE, FALSE, sizeof (double));
+
+  for (guint i = 0; i < MIN (ab->filter[x]->len, ab->filter[y]->len); i++)
+    {
+      double r = g_array_index (ab->filter[x], double, i) / g_array_index (ab->filter[y], double, i);
 
       g_array_append_val (ratios, r);
     }
@@ -539,7 +699,27 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
                   paired_text, expectation_of (m));
         }
     }
-  printf ("\n");
+  printf ("\nthe same loop in one unsupervised boot per round, %d rounds each, the variants "
+          "alternating;\nratios are the median of each round's pair\n\n", o->filter_rounds);
+  printf ("%-6s %10s %11s %11s %11s %14s %16s\n", "arch", "iterations", "no filter",
+          "constant", "airlock's", "any filter", "airlock vs any");
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+      g_autofree char *none = format_ns (stats_of (ab->filter[F_NONE]).median);
+      g_autofree char *constant = format_ns (stats_of (ab->filter[F_CONSTANT]).median);
+      g_autofree char *airlock = format_ns (stats_of (ab->filter[F_AIRLOCK]).median);
+
+      if (!ab->filter[F_NONE]->len)
+        continue;
+      printf ("%-6s %10ld %11s %11s %11s %+13.1f%% %+15.1f%%\n", airlock_arch_to_string (ab->arch),
+              filter_iterations (o, ab->arch), none, constant, airlock,
+              (filter_ratio (ab, F_CONSTANT, F_NONE) - 1) * 100,
+              (filter_ratio (ab, F_AIRLOCK, F_CONSTANT) - 1) * 100);
+    }
+  printf ("constant: a one-instruction filter that allows everything (what the kernel charges\n"
+          "for any seccomp filter on the calls it does not select); airlock's: the supervisor's\n"
+          "filter (guest/filter.c), installed by the child without a listener.\n\n");
   for (guint i = 0; i < n; i++)
     {
       ArchBench *ab = &benches[i];
@@ -572,9 +752,82 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
       if (write_floor > 0 && write_sup > 0)
         printf ("%s: each write(2) on fd > 2 costs %.1f µs more (%.1f µs instead of %.1f µs)\n",
                 arch_name, (write_sup - write_floor) / 1000, write_sup / 1000, write_floor / 1000);
+      if (ab->filter[F_NONE]->len)
+        printf ("%s: in one boot, any seccomp filter costs these calls %+.1f%% (the kernel's own "
+                "path); airlock's filter %+.1f%% on top of that\n", arch_name,
+                (filter_ratio (ab, F_CONSTANT, F_NONE) - 1) * 100,
+                (filter_ratio (ab, F_AIRLOCK, F_CONSTANT) - 1) * 100);
       if (boot.median > 0)
         printf ("%s: %u boot(s), %.1f s each (median, begin to trailer)\n", arch_name,
                 ab->boot_s->len, boot.median);
+    }
+}
+
+static void
+add_summary_rows (ArchBench *benches, guint n)
+{
+  static const struct {
+    Measurement m;
+    const char *what;
+    const char *floor_what;
+    double target;
+  } rows[] = {
+    { M_SYSCALLS_SUPERVISED, "untraced system calls (getpid+stat+read)", "no seccomp filter",
+      UNTRACED_TARGET },
+    { M_SYSCALLS_STRACE, "the same under strace -f -e trace=network", "no seccomp filter", 0 },
+    { M_CONNECT_SUPERVISED, "each traced connect (recorded, emulated)", "no seccomp filter", 0 },
+    { M_WRITE_SUPERVISED, "each write(2) on fd > 2 (recorded, continued)", "no seccomp filter", 0 },
+  };
+
+  for (guint i = 0; i < n; i++)
+    {
+      ArchBench *ab = &benches[i];
+
+      if (ab->failure)
+        continue;
+      for (guint r = 0; r < G_N_ELEMENTS (rows); r++)
+        {
+          g_autofree char *what = g_strdup_printf ("%s, %s", rows[r].what,
+                                                   airlock_arch_to_string (ab->arch));
+          BenchSummaryRow row = {
+            .bench = "supervisor",
+            .what = what,
+            .value = median_of (ab, rows[r].m) / 1000,
+            .unit = "µs",
+            .floor = median_of (ab, measurements[rows[r].m].floor) / 1000,
+            .floor_what = rows[r].floor_what,
+            .target = rows[r].target,
+          };
+
+          bench_summary_add (&row);
+        }
+      if (ab->filter[F_NONE]->len)
+        {
+          g_autofree char *any_what = g_strdup_printf (
+              "untraced calls under any seccomp filter, %s (one boot)", airlock_arch_to_string (ab->arch));
+          g_autofree char *ours_what = g_strdup_printf (
+              "airlock's filter over a constant one, %s (one boot)", airlock_arch_to_string (ab->arch));
+          BenchSummaryRow any = {
+            .bench = "supervisor",
+            .what = any_what,
+            .value = stats_of (ab->filter[F_CONSTANT]).median / 1000,
+            .unit = "µs",
+            .floor = stats_of (ab->filter[F_NONE]).median / 1000,
+            .floor_what = "no filter, same boot",
+          };
+          BenchSummaryRow ours = {
+            .bench = "supervisor",
+            .what = ours_what,
+            .value = stats_of (ab->filter[F_AIRLOCK]).median / 1000,
+            .unit = "µs",
+            .floor = stats_of (ab->filter[F_CONSTANT]).median / 1000,
+            .floor_what = "constant filter, same boot",
+            .target = UNTRACED_TARGET,
+          };
+
+          bench_summary_add (&any);
+          bench_summary_add (&ours);
+        }
     }
 }
 
@@ -590,6 +843,7 @@ main (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   BenchOptions o = {
     .repeat = 3,
+    .filter_rounds = 5,
   };
   ArchBench benches[AIRLOCK_N_ARCHES] = { 0 };
   guint n = 0;
@@ -599,13 +853,18 @@ main (int argc, char **argv)
     { "repeat", 'n', 0, G_OPTION_ARG_INT, &o.repeat,
       "boots per measurement, the median is reported (default: 3)", "N" },
     { "syscalls", 0, 0, G_OPTION_ARG_INT, &o.syscalls,
-      "getpid+stat+read iterations (default: amd64 1000000, arm64 100000)", "N" },
+      "getpid+stat+read iterations (default: 1000000)", "N" },
     { "strace-syscalls", 0, 0, G_OPTION_ARG_INT, &o.strace_syscalls,
-      "the same under strace (default: amd64 20000, arm64 2000)", "N" },
+      "the same under strace (default: 20000)", "N" },
     { "connects", 0, 0, G_OPTION_ARG_INT, &o.connects,
-      "connect() calls (default: amd64 2000, arm64 500)", "N" },
+      "connect() calls (default: 2000)", "N" },
     { "writes", 0, 0, G_OPTION_ARG_INT, &o.writes,
-      "1-byte writes (default: amd64 20000, arm64 2000)", "N" },
+      "1-byte writes (default: 20000)", "N" },
+    { "filter-syscalls", 0, 0, G_OPTION_ARG_INT, &o.filter_syscalls,
+      "getpid+stat+read iterations per child of the in-boot filter measurement "
+      "(default: a quarter of --syscalls)", "N" },
+    { "filter-rounds", 0, 0, G_OPTION_ARG_INT, &o.filter_rounds,
+      "rounds of the three filter variants per boot (default: 5)", "N" },
     { "wait-idle", 0, 0, G_OPTION_ARG_INT, &o.wait_idle_s,
       "before each run, wait up to S seconds for other QEMUs to end (default: 0)", "S" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir,
@@ -623,14 +882,17 @@ main (int argc, char **argv)
       fprintf (stderr, "bench/supervisor: %s\n", error->message);
       return EXIT_USAGE;
     }
-  if (argc > 1 || o.repeat < 1 || o.wait_idle_s < 0 || o.syscalls < 0 || o.strace_syscalls < 0
-      || o.connects < 0 || o.writes < 0 || o.syscalls > 100000000 || o.strace_syscalls > 100000000
-      || o.connects > 100000000 || o.writes > 100000000)
+  if (argc > 1 || o.repeat < 1 || o.filter_rounds < 1 || o.filter_rounds > 1000
+      || o.wait_idle_s < 0 || o.syscalls < 0 || o.strace_syscalls < 0
+      || o.connects < 0 || o.writes < 0 || o.filter_syscalls < 0 || o.syscalls > 100000000
+      || o.strace_syscalls > 100000000 || o.connects > 100000000 || o.writes > 100000000
+      || o.filter_syscalls > 100000000)
     {
       fprintf (stderr, "bench/supervisor: %s\n",
                argc > 1 ? "unexpected arguments"
-                        : "--repeat must be positive, --wait-idle not negative, the iteration "
-                          "counts at most 100000000 (0: the arch's default)");
+                        : "--repeat and --filter-rounds (at most 1000) must be positive, "
+                          "--wait-idle not negative, the iteration counts at most 100000000 "
+                          "(0: the arch's default)");
       return EXIT_USAGE;
     }
   o.cache_dir = cache_dir;
@@ -660,6 +922,8 @@ main (int argc, char **argv)
 
         for (guint m = 0; m < N_MEASUREMENTS; m++)
           ab->samples[m] = g_array_new (FALSE, FALSE, sizeof (double));
+        for (guint f = 0; f < N_FILTERS; f++)
+          ab->filter[f] = g_array_new (FALSE, FALSE, sizeof (double));
         ab->boot_s = g_array_new (FALSE, FALSE, sizeof (double));
         ab->image = airlock_guest_image_ensure (ab->arch, &img_opts, &error);
         if (!ab->image)
@@ -675,6 +939,7 @@ main (int argc, char **argv)
   if (status == 0)
     {
       print_table (benches, n, &o);
+      add_summary_rows (benches, n);
       for (guint i = 0; i < n; i++)
         if (benches[i].failure)
           status = EXIT_RUN_FAILED;

@@ -48,6 +48,7 @@
   X ("noop", noop, TESTPROG_BOTH)                               \
   X ("bench-syscalls", bench_syscalls, TESTPROG_BOTH)           \
   X ("bench-connect", bench_connect, TESTPROG_BOTH)             \
-  X ("bench-write", bench_write, TESTPROG_BOTH)
+  X ("bench-write", bench_write, TESTPROG_BOTH)               \
+  X ("bench-filter", bench_filter, TESTPROG_BOTH)
 
 #endif /* TESTPROG_BEHAVIOURS_H */

@@ -11,12 +11,17 @@
 #define _GNU_SOURCE
 
 #include "testprog.h"
+#include "supervisor.h"   /* filter_build (): the supervisor's own filter */
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,19 +70,17 @@ print_result (const char *what, long n, long long elapsed_ns)
  * filter's constant-action path (or none at all without it), which is what
  * "untraced calls cost nothing measurable" is about.  getpid goes through
  * the system call (glibc does not cache it); the read is on fd > 2, which
- * the filter does not look at (only write/writev are). */
-int
-behaviour_bench_syscalls (int argc, char **argv)
+ * the filter does not look at (only write/writev are).  Prints the result
+ * as WHAT; returns TESTPROG_OK or TESTPROG_FAILED (the failing call
+ * reported). */
+static int
+syscall_loop (const char *what, long n)
 {
-  long n = iterations (argc, argv, DEFAULT_SYSCALL_ITERATIONS);
   struct stat st;
   char byte;
   long long start;
-  int fd;
+  int fd = open ("/dev/zero", O_RDONLY | O_CLOEXEC);
 
-  if (n < 0)
-    return TESTPROG_FAILED;
-  fd = open ("/dev/zero", O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     {
       report ("open /dev/zero", -1);
@@ -93,8 +96,102 @@ behaviour_bench_syscalls (int argc, char **argv)
           return TESTPROG_FAILED;
         }
     }
-  print_result ("syscalls", n, now_ns () - start);
+  print_result (what, n, now_ns () - start);
   close (fd);
+  return TESTPROG_OK;
+}
+
+int
+behaviour_bench_syscalls (int argc, char **argv)
+{
+  long n = iterations (argc, argv, DEFAULT_SYSCALL_ITERATIONS);
+
+  return n < 0 ? TESTPROG_FAILED : syscall_loop ("syscalls", n);
+}
+
+/* What a seccomp filter costs the calls it does not select, measured in
+ * one boot so that the noise between boots (several percent under TCG)
+ * does not drown it: children of this process run syscall_loop () with no
+ * filter, with a one-instruction filter that allows everything (the
+ * kernel's fixed cost of any filter), and with the supervisor's own filter
+ * (filter_build (), installed without a listener: the loop makes none of
+ * the calls it selects).  ROUNDS rounds, the variants' order rotating.
+ * Run it in a guest without the supervisor (airlock.test=unsupervised):
+ * under the supervisor every child also carries the supervisor's filter.
+ *
+ *   bench-filter [ITERATIONS [ROUNDS]]
+ *   → "bench: filter-none N ns_per_iter X …", "filter-constant", "filter-airlock" */
+enum filter_variant { FILTER_NONE, FILTER_CONSTANT, FILTER_AIRLOCK, N_FILTER_VARIANTS };
+
+static const char *const filter_variant_names[N_FILTER_VARIANTS] = {
+  "filter-none", "filter-constant", "filter-airlock",
+};
+
+static int
+install_variant (enum filter_variant v)
+{
+  struct sock_filter allow[] = { BPF_STMT (BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+  struct sock_filter insns[128];
+  struct sock_fprog prog = { .len = 1, .filter = allow };
+  size_t len;
+  int r;
+
+  if (v == FILTER_NONE)
+    return 0;
+  if (v == FILTER_AIRLOCK)
+    {
+      r = filter_build (insns, sizeof insns / sizeof insns[0], &len);
+      if (r < 0)
+        {
+          report_raw ("filter_build", r);
+          return -1;
+        }
+      prog.len = (unsigned short) len;
+      prog.filter = insns;
+    }
+  if (prctl (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    {
+      report ("prctl PR_SET_NO_NEW_PRIVS", -1);
+      return -1;
+    }
+  if (syscall (SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+    {
+      report ("seccomp SET_MODE_FILTER", -1);
+      return -1;
+    }
+  return 0;
+}
+
+int
+behaviour_bench_filter (int argc, char **argv)
+{
+  long n = iterations (argc, argv, DEFAULT_SYSCALL_ITERATIONS);
+  long rounds = argc > 2 ? iterations (argc - 1, argv + 1, 1) : 1;
+
+  if (n < 0 || rounds < 0)
+    return TESTPROG_FAILED;
+  for (long r = 0; r < rounds; r++)
+    for (int k = 0; k < N_FILTER_VARIANTS; k++)
+      {
+        enum filter_variant v = (enum filter_variant) ((k + r) % N_FILTER_VARIANTS);
+        int status;
+        pid_t pid = fork ();
+
+        if (pid < 0)
+          {
+            report ("fork", -1);
+            return TESTPROG_FAILED;
+          }
+        if (pid == 0)
+          _exit (install_variant (v) < 0 ? TESTPROG_FAILED
+                                         : syscall_loop (filter_variant_names[v], n));
+        if (waitpid (pid, &status, 0) < 0 || !WIFEXITED (status)
+            || WEXITSTATUS (status) != TESTPROG_OK)
+          {
+            say ("%s: the child failed (wait status 0x%x)", filter_variant_names[v], status);
+            return TESTPROG_FAILED;
+          }
+      }
   return TESTPROG_OK;
 }
 
