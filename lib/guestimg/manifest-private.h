@@ -14,7 +14,7 @@ G_BEGIN_DECLS
 /* Part of every cache key and manifest.  Bump it whenever the same inputs
  * would give different outputs (a new file in the initramfs, another
  * layout), so images built by an older airlock are not reused. */
-#define AIRLOCK_GUEST_IMAGE_BUILDER "airlock-guest-image/1"
+#define AIRLOCK_GUEST_IMAGE_BUILDER "airlock-guest-image/2"
 
 #define AIRLOCK_GUEST_MANIFEST_FILE "manifest.json"
 #define AIRLOCK_GUEST_STAGE_MANIFEST_FILE "kernel.json"
@@ -72,6 +72,8 @@ typedef struct {
   GPtrArray *files;             /* AirlockGuestFile: modules in load order, then the indexes */
   GPtrArray *builtin;           /* requested modules the kernel has built in */
   GPtrArray *absent_optional;   /* optional modules the kernel lacks */
+  char *module_signatures;      /* "stripped" (a pinned package's) or "kept" (a custom
+                                 * kernel's): stage_module () says why */
   char *depmod_version;
   char *initramfs_sha256;
   guint64 initramfs_size;

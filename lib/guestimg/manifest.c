@@ -55,6 +55,7 @@ airlock_guest_build_free (AirlockGuestBuild *build)
   g_clear_pointer (&build->files, g_ptr_array_unref);
   g_clear_pointer (&build->builtin, g_ptr_array_unref);
   g_clear_pointer (&build->absent_optional, g_ptr_array_unref);
+  g_free (build->module_signatures);
   g_free (build->depmod_version);
   g_free (build->initramfs_sha256);
   g_free (build);
@@ -372,6 +373,8 @@ airlock_guest_manifest_write (AirlockGuestInputs *in, AirlockGuestBuild *result,
   json_builder_end_array (b);
   add_string_array (b, "builtin_modules", result->builtin);
   add_string_array (b, "absent_optional_modules", result->absent_optional);
+  json_builder_set_member_name (b, "module_signatures");
+  json_builder_add_string_value (b, result->module_signatures ? result->module_signatures : "kept");
   json_builder_end_object (b);
   json_builder_end_object (b);
 
@@ -418,6 +421,8 @@ airlock_guest_stage_write (AirlockGuestInputs *in, AirlockGuestBuild *build, con
   json_builder_end_array (b);
   add_string_array (b, "builtin_modules", build->builtin);
   add_string_array (b, "absent_optional_modules", build->absent_optional);
+  json_builder_set_member_name (b, "module_signatures");
+  json_builder_add_string_value (b, build->module_signatures ? build->module_signatures : "kept");
   json_builder_set_member_name (b, "depmod");
   json_builder_add_string_value (b, build->depmod_version ? build->depmod_version : "unknown");
   json_builder_end_object (b);
@@ -521,7 +526,8 @@ airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_wh
   build->builtin = string_array (root, "builtin_modules");
   build->absent_optional = string_array (root, "absent_optional_modules");
   build->depmod_version = g_strdup (member_string (root, "depmod"));
-  if (!build->release || !build->kernel_format || !build->kernel_how || !build->builtin
+  build->module_signatures = g_strdup (member_string (root, "module_signatures"));
+  if (!build->release || !build->module_signatures || !build->kernel_format || !build->kernel_how || !build->builtin
       || !build->absent_optional || !files || !JSON_NODE_HOLDS_ARRAY (files)
       || !check_output (root, "kernel", dir, &manifest_st, &kernel_file, &kernel_sha256, ret_why)
       || !member_int (kernel, "size", &kernel_size))

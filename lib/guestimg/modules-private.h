@@ -24,6 +24,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockModuleRequest, airlock_module_request_free
  * line. */
 GPtrArray *airlock_modules_list_parse (const char *text, const char *origin, GError **error);
 
+/* @ko without the signature the kernel's build appended to it
+ * (scripts/sign-file: the PKCS#7 data, struct module_signature, then
+ * "~Module signature appended~\n"), or a new reference to @ko when it has
+ * none.  NULL with AIRLOCK_GUEST_IMAGE_ERROR_MODULES naming @what when the
+ * trailer claims more bytes than the file holds. */
+GBytes *airlock_module_strip_signature (GBytes *ko, const char *what, GError **error);
+
 /* "kernel/drivers/char/hw_random/virtio-rng.ko.xz" → "virtio_rng": the name
  * the kernel and modprobe use.  Returns NULL when @path is not a module. */
 char *airlock_module_name_from_path (const char *path);

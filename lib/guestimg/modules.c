@@ -100,6 +100,38 @@ airlock_modules_list_parse (const char *text, const char *origin, GError **error
   return g_steal_pointer (&requests);
 }
 
+/* include/linux/module_signature.h: the marker ends the file; before it,
+ * struct module_signature (12 bytes, sig_len big-endian at offset 8); before
+ * that, sig_len bytes of signature. */
+#define MODULE_SIG_MARKER "~Module signature appended~\n"
+#define MODULE_SIG_INFO_SIZE 12
+
+GBytes *
+airlock_module_strip_signature (GBytes *ko, const char *what, GError **error)
+{
+  gsize len;
+  const guint8 *data = g_bytes_get_data (ko, &len);
+  gsize marker_len = strlen (MODULE_SIG_MARKER);
+  const guint8 *info;
+  guint32 sig_len;
+
+  if (len < marker_len + MODULE_SIG_INFO_SIZE
+      || memcmp (data + len - marker_len, MODULE_SIG_MARKER, marker_len) != 0)
+    return g_bytes_ref (ko);
+  info = data + len - marker_len - MODULE_SIG_INFO_SIZE;
+  sig_len = ((guint32) info[8] << 24) | ((guint32) info[9] << 16) | ((guint32) info[10] << 8)
+            | (guint32) info[11];
+  if (sig_len > len - marker_len - MODULE_SIG_INFO_SIZE)
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_MODULES,
+                   "cannot use %s: its signature trailer claims %u bytes of signature, more "
+                   "than the %" G_GSIZE_FORMAT " bytes before it", what, sig_len,
+                   len - marker_len - MODULE_SIG_INFO_SIZE);
+      return NULL;
+    }
+  return g_bytes_new_from_bytes (ko, 0, len - marker_len - MODULE_SIG_INFO_SIZE - sig_len);
+}
+
 char *
 airlock_module_name_from_path (const char *path)
 {

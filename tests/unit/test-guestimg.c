@@ -834,6 +834,49 @@ test_modules_closure_order (void)
   g_assert_null (strstr (dep_text, "unrelated"));
 }
 
+/* A module as scripts/sign-file leaves it: the code, the PKCS#7 signature,
+ * struct module_signature (sig_len big-endian last), the marker. */
+static GBytes *
+signed_module (const char *code, const char *signature, guint32 claimed_len)
+{
+  GByteArray *b = g_byte_array_new ();
+  guint8 info[12] = { 0, 0, 2 /* PKEY_ID_PKCS7 */, 0, 0, 0, 0, 0,
+                      claimed_len >> 24, claimed_len >> 16, claimed_len >> 8, claimed_len };
+
+  g_byte_array_append (b, (const guint8 *) code, strlen (code));
+  g_byte_array_append (b, (const guint8 *) signature, strlen (signature));
+  g_byte_array_append (b, info, sizeof info);
+  g_byte_array_append (b, (const guint8 *) "~Module signature appended~\n", 28);
+  return g_byte_array_free_to_bytes (b);
+}
+
+/* Pinned kernels' modules lose their signature (the guest would verify it
+ * at every load), byte-exactly; an unsigned module is left as it is; a
+ * trailer that claims more than the file holds is an error naming it. */
+static void
+test_modules_strip_signature (void)
+{
+  g_autoptr (GBytes) ko = signed_module ("\177ELF module code", "PKCS7-SIGNATURE", 15);
+  g_autoptr (GBytes) plain = g_bytes_new_static ("\177ELF module code", strlen ("\177ELF module code"));
+  g_autoptr (GBytes) lying = signed_module ("\177ELF", "SIG", 4000);
+  g_autoptr (GBytes) stripped = NULL;
+  g_autoptr (GBytes) same = NULL;
+  g_autoptr (GBytes) none = NULL;
+  g_autoptr (GError) error = NULL;
+
+  stripped = airlock_module_strip_signature (ko, "module 'a.ko'", &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (stripped, plain));
+  same = airlock_module_strip_signature (plain, "module 'b.ko'", &error);
+  g_assert_no_error (error);
+  g_assert_true (g_bytes_equal (same, plain));
+  none = airlock_module_strip_signature (lying, "module 'c.ko'", &error);
+  g_assert_null (none);
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_MODULES);
+  g_assert_nonnull (strstr (error->message, "module 'c.ko'"));
+  g_assert_nonnull (strstr (error->message, "4000"));
+}
+
 static void
 test_modules_closure_cycle (void)
 {
@@ -1145,6 +1188,15 @@ test_pipeline_build_and_cache (Pipeline *p, gconstpointer user_data)
   }
   sha = airlock_sha256_file (image->initramfs_path, &error);
   g_assert_cmpstr (sha, ==, image->initramfs_sha256);
+  /* A custom kernel may enforce module signatures: its modules are kept
+   * as given, and the manifest says so. */
+  {
+    g_autofree char *manifest_path = g_build_filename (image->dir, "manifest.json", NULL);
+    g_autofree char *manifest = NULL;
+
+    g_assert_true (g_file_get_contents (manifest_path, &manifest, NULL, NULL));
+    g_assert_nonnull (strstr (manifest, "\"module_signatures\" : \"kept\""));
+  }
 
   initramfs = read_bytes (image->initramfs_path);
   entries = newc_parse (g_bytes_get_data (initramfs, NULL), g_bytes_get_size (initramfs));
@@ -1671,6 +1723,7 @@ main (int argc, char **argv)
   g_test_add_func ("/guestimg/kernel/arm64", test_kernel_arm64);
   g_test_add_func ("/guestimg/modules/closure-order", test_modules_closure_order);
   g_test_add_func ("/guestimg/modules/closure-cycle", test_modules_closure_cycle);
+  g_test_add_func ("/guestimg/modules/strip-signature", test_modules_strip_signature);
   g_test_add_func ("/guestimg/modules/closure-missing", test_modules_closure_missing);
   g_test_add_func ("/guestimg/modules/parse-errors", test_modules_parse_errors);
   g_test_add_func ("/guestimg/recipe/kernels-ini", test_recipe_kernels_ini);
