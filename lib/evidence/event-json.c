@@ -137,11 +137,11 @@ airlock_event_to_json (AirlockArch arch, const AirlockEvent *ev)
     }
   if (ev->has_sock_id)
     SET_INT (b, "sock_id", ev->sock_id);
-  add_sockaddr (b, "addr", ev->addr, ev->addr_decoded, &ev->addr_sa, ev->addr_error);
+  add_sockaddr (b, "addr", ev->addr, ev->addr_decoded, ev->addr_sa, ev->addr_error);
   if (ev->has_addrlen)
     SET_INT (b, "addrlen", ev->addrlen);
-  add_sockaddr (b, "peer", ev->peer, ev->peer_decoded, &ev->peer_sa, ev->peer_error);
-  add_sockaddr (b, "local", ev->local, ev->local_decoded, &ev->local_sa, NULL);
+  add_sockaddr (b, "peer", ev->peer, ev->peer_decoded, ev->peer_sa, ev->peer_error);
+  add_sockaddr (b, "local", ev->local, ev->local_decoded, ev->local_sa, NULL);
   if (ev->has_msg_flags)
     SET_INT (b, "msg_flags", ev->msg_flags);
   if (ev->has_msg_index)

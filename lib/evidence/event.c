@@ -266,11 +266,14 @@ airlock_wait_status_to_string (guint32 status)
  * bounded TLV per field, whatever the bytes. */
 #define GUEST_CACHE_SLOTS 64     /* exe, path, note; argv, exec-argv */
 #define ADDR_CACHE_SLOTS 256     /* the addresses a workload talks to */
+#define SOCKADDR_CACHE_SLOTS 256 /* the same, decoded */
 
 /* Events are made EVENT_SLAB at a time: one allocation for many records
  * instead of one each.  An event lives as long as its log, so no slab is
- * freed before the log is. */
+ * freed before the log is.  Decoded addresses likewise, SOCKADDR_SLAB at a
+ * time. */
 #define EVENT_SLAB 64
+#define SOCKADDR_SLAB 64
 
 typedef struct {
   guint8 *raw;         /* a copy of the guest's bytes; NULL for an empty slot */
@@ -303,6 +306,12 @@ struct _AirlockEventLog {
 
   GPtrArray *slabs;         /* AirlockEvent[EVENT_SLAB] each, the last one being filled */
   guint slab_used;          /* events taken from the last slab */
+
+  /* Decoded addresses (280 bytes each), one copy per value seen recently:
+   * events point at them (AirlockEvent.addr_sa, peer_sa, local_sa). */
+  const AirlockSockaddr *sockaddr_cache[SOCKADDR_CACHE_SLOTS];
+  GPtrArray *sockaddr_slabs;  /* AirlockSockaddr[SOCKADDR_SLAB] each */
+  guint sockaddr_slab_used;
 };
 
 /* The dns array of every event that completed no DNS message: one empty
@@ -391,8 +400,35 @@ event_clear (gpointer data)
   /* The event itself belongs to a slab of the log (log_event_new). */
 }
 
+/* The log's copy of @sa: the one it already holds when the last address
+ * decoded into the same cache slot was the same, a new one otherwise.  A
+ * workload talks to few destinations, and keeping three decoded addresses
+ * inside every event made an event 1288 bytes, most of the memory (and of
+ * the page faults) a long run's log cost. */
+static const AirlockSockaddr *
+log_sockaddr (AirlockEventLog *log, const AirlockSockaddr *sa)
+{
+  guint32 slot = guest_bytes_hash ((const guint8 *) sa, sizeof *sa) % SOCKADDR_CACHE_SLOTS;
+  const AirlockSockaddr *cached = log->sockaddr_cache[slot];
+  AirlockSockaddr *slab;
+  AirlockSockaddr *copy;
+
+  if (cached && memcmp (cached, sa, sizeof *sa) == 0)
+    return cached;
+  if (log->sockaddr_slabs->len == 0 || log->sockaddr_slab_used == SOCKADDR_SLAB)
+    {
+      g_ptr_array_add (log->sockaddr_slabs, g_new (AirlockSockaddr, SOCKADDR_SLAB));
+      log->sockaddr_slab_used = 0;
+    }
+  slab = log->sockaddr_slabs->pdata[log->sockaddr_slabs->len - 1];
+  copy = &slab[log->sockaddr_slab_used++];
+  memcpy (copy, sa, sizeof *sa);
+  log->sockaddr_cache[slot] = copy;
+  return copy;
+}
+
 /* A zeroed event, from the log's last slab (or a new one).  An event is
- * 1288 bytes the decoder writes while the slab is cold in the cache: each
+ * ~450 bytes the decoder writes while the slab is cold in the cache: each
  * is zeroed when it is handed out, and the next one is prefetched for
  * writing, so its cache misses overlap with decoding this one instead of
  * stalling the next. */
@@ -423,6 +459,7 @@ airlock_event_log_new (void)
 
   log->events = g_ptr_array_new_with_free_func (event_clear);
   log->slabs = g_ptr_array_new_with_free_func (g_free);
+  log->sockaddr_slabs = g_ptr_array_new_with_free_func (g_free);
   log->mmsg_groups = g_hash_table_new_full (g_int64_hash, g_int64_equal, NULL,
                                             (GDestroyNotify) g_ptr_array_unref);
   log->mmsg_open = g_hash_table_new (g_direct_hash, g_direct_equal);
@@ -443,6 +480,7 @@ airlock_event_log_free (AirlockEventLog *log)
   g_hash_table_unref (log->tcp_dns);
   g_ptr_array_unref (log->events);
   g_ptr_array_unref (log->slabs);
+  g_ptr_array_unref (log->sockaddr_slabs);
   guest_cache_clear (&log->string_cache);
   guest_cache_clear (&log->strv_cache);
   for (guint i = 0; i < ADDR_CACHE_SLOTS; i++)
@@ -667,7 +705,7 @@ is_send (const AirlockEvent *ev)
  * min(addrlen, 128) bytes; anything else means the bytes are not the
  * address the kernel saw, and the address is reported as not decoding. */
 static void
-decode_addr (AirlockEvent *ev)
+decode_addr (AirlockEventLog *log, AirlockEvent *ev)
 {
   gsize have = g_bytes_get_size (ev->addr);
   const guint8 *bytes = g_bytes_get_data (ev->addr, NULL);
@@ -675,6 +713,10 @@ decode_addr (AirlockEvent *ev)
   AirlockSockaddrCall call = AIRLOCK_SOCKADDR_CALL_CONNECT;
   gboolean fastopen = is_stream (ev) && ev->has_msg_flags && (ev->msg_flags & MSG_FASTOPEN_);
   g_autoptr (GError) error = NULL;
+  AirlockSockaddr sa;
+
+  /* Zeroed, padding too: log_sockaddr () compares whole structs. */
+  memset (&sa, 0, sizeof sa);
 
   if (have != MIN (len, (gsize) AIRLOCK_SOCKADDR_MAX))
     {
@@ -686,8 +728,11 @@ decode_addr (AirlockEvent *ev)
   if (!ev->has_socket)
     {
       /* No socket to read it for: by its own family, as connect() would. */
-      if (airlock_sockaddr_decode (bytes, len, &ev->addr_sa, &error))
-        ev->addr_decoded = TRUE;
+      if (airlock_sockaddr_decode (bytes, len, &sa, &error))
+        {
+          ev->addr_sa = log_sockaddr (log, &sa);
+          ev->addr_decoded = TRUE;
+        }
       else
         ev->addr_error = g_strdup (error->message);
       return;
@@ -711,20 +756,29 @@ decode_addr (AirlockEvent *ev)
     }
   if (airlock_sockaddr_decode_for_socket ((int) ev->sock_family, (int) ev->sock_type,
                                           (int) ev->sock_protocol, call, bytes, len,
-                                          &ev->addr_sa, &error))
-    ev->addr_decoded = TRUE;
+                                          &sa, &error))
+    {
+      ev->addr_sa = log_sockaddr (log, &sa);
+      ev->addr_decoded = TRUE;
+    }
   else
     ev->addr_error = g_strdup (error->message);
 }
 
-static gboolean
-decode_other (const AirlockEvent *ev, GBytes *raw, AirlockSockaddrCall call, AirlockSockaddr *ret,
+/* Decodes PEER or LOCAL as @call reads it.  Returns the log's copy, or
+ * NULL with the reason in @ret_error (when given). */
+static const AirlockSockaddr *
+decode_other (AirlockEventLog *log, const AirlockEvent *ev, GBytes *raw, AirlockSockaddrCall call,
               char **ret_error)
 {
   gsize len;
   const guint8 *bytes = g_bytes_get_data (raw, &len);
   g_autoptr (GError) error = NULL;
+  AirlockSockaddr sa;
+  AirlockSockaddr *ret = &sa;
   gboolean ok;
+
+  memset (&sa, 0, sizeof sa);
 
   if (ev->has_socket)
     ok = airlock_sockaddr_decode_for_socket ((int) ev->sock_family, (int) ev->sock_type,
@@ -734,7 +788,7 @@ decode_other (const AirlockEvent *ev, GBytes *raw, AirlockSockaddrCall call, Air
     ok = airlock_sockaddr_decode (bytes, len, ret, &error);
   if (!ok && ret_error)
     *ret_error = g_strdup (error->message);
-  return ok;
+  return ok ? log_sockaddr (log, &sa) : NULL;
 }
 
 /* The DNS messages this event's payload completes. */
@@ -964,15 +1018,19 @@ airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame, GE
   ev->addr = log_addr_bytes (log, tlvs, AIRLOCK_TLV_EV_ADDR);
   ev->has_addrlen = tlv_u32 (tlvs, AIRLOCK_TLV_EV_ADDRLEN, &ev->addrlen);
   if (ev->addr)
-    decode_addr (ev);
+    decode_addr (log, ev);
   ev->peer = log_addr_bytes (log, tlvs, AIRLOCK_TLV_EV_PEER);
   if (ev->peer)
-    ev->peer_decoded = decode_other (ev, ev->peer, AIRLOCK_SOCKADDR_CALL_CONNECT, &ev->peer_sa,
-                                     &ev->peer_error);
+    {
+      ev->peer_sa = decode_other (log, ev, ev->peer, AIRLOCK_SOCKADDR_CALL_CONNECT, &ev->peer_error);
+      ev->peer_decoded = ev->peer_sa != NULL;
+    }
   ev->local = log_addr_bytes (log, tlvs, AIRLOCK_TLV_EV_LOCAL);
   if (ev->local)
-    ev->local_decoded = decode_other (ev, ev->local, AIRLOCK_SOCKADDR_CALL_BIND, &ev->local_sa,
-                                      NULL);
+    {
+      ev->local_sa = decode_other (log, ev, ev->local, AIRLOCK_SOCKADDR_CALL_BIND, NULL);
+      ev->local_decoded = ev->local_sa != NULL;
+    }
 
   ev->payload = tlv_bytes (tlvs, AIRLOCK_TLV_EV_PAYLOAD);
   ev->has_payload_len = tlv_u64 (tlvs, AIRLOCK_TLV_EV_PAYLOAD_LEN, &ev->payload_len);
@@ -1035,11 +1093,11 @@ airlock_event_get_destination (const AirlockEvent *ev)
       if (!ev->addr_decoded)
         return NULL;
       /* A TCP send's address is ignored: the peer is where it goes. */
-      if (ev->addr_sa.effect != AIRLOCK_SOCKADDR_NO_ADDRESS)
-        return &ev->addr_sa;
+      if (ev->addr_sa->effect != AIRLOCK_SOCKADDR_NO_ADDRESS)
+        return ev->addr_sa;
     }
   if (ev->peer != NULL && ev->peer_decoded)
-    return &ev->peer_sa;
+    return ev->peer_sa;
   return NULL;
 }
 
@@ -1057,7 +1115,7 @@ event_key (const AirlockEvent *ev)
     return airlock_attempt_key ((int) ev->sock_family, (int) ev->sock_type,
                                 (int) ev->sock_protocol, dest);
   undecodable = (ev->addr != NULL && !ev->addr_decoded)
-                || ((ev->addr == NULL || ev->addr_sa.effect == AIRLOCK_SOCKADDR_NO_ADDRESS)
+                || ((ev->addr == NULL || ev->addr_sa->effect == AIRLOCK_SOCKADDR_NO_ADDRESS)
                     && ev->peer != NULL && !ev->peer_decoded);
   triple = airlock_socket_triple_to_string ((int) ev->sock_family, (int) ev->sock_type,
                                             (int) ev->sock_protocol);

@@ -78,18 +78,19 @@ typedef struct _AirlockEvent {
   GBytes *addr;
   gboolean has_addrlen;
   guint32 addrlen;
-  gboolean addr_decoded;     /* addr_sa is valid */
-  AirlockSockaddr addr_sa;
+  gboolean addr_decoded;     /* addr_sa is set */
+  const AirlockSockaddr *addr_sa;  /* decoded addresses belong to the log, shared by
+                                    * every event with the same one */
   char *addr_error;          /* why it does not decode (the kernel's refusal), or NULL */
   /* The connected peer (PEER), decoded as connect() would read it. */
   GBytes *peer;
   gboolean peer_decoded;
-  AirlockSockaddr peer_sa;
+  const AirlockSockaddr *peer_sa;
   char *peer_error;
   /* The local address (LOCAL), decoded as bind() would read it. */
   GBytes *local;
   gboolean local_decoded;
-  AirlockSockaddr local_sa;
+  const AirlockSockaddr *local_sa;
 
   gboolean has_msg_flags;
   guint32 msg_flags;

@@ -271,7 +271,7 @@ test_kind_syscall (Fixture *fx, gconstpointer data)
   g_assert_true (ev->has_socket && !ev->socket_from_args);
   g_assert_cmpuint (ev->sock_id, ==, 777);
   g_assert_true (ev->addr_decoded);
-  g_assert_cmpuint (ev->addr_sa.inet.port, ==, 80);
+  g_assert_cmpuint (ev->addr_sa->inet.port, ==, 80);
   g_assert_cmpstr (ev->note, ==, "line\\nbreak");
   g_assert_false (ev->has_result);
   assert_key (ev, "connect continue inet/stream/tcp 192.0.2.1:80");
