@@ -7,6 +7,8 @@
  * Strictness is the point: the guest is not trusted, and any doubt about the
  * stream makes the run INCONCLUSIVE (a failing verdict), never silently
  * accepted.  The first anomaly is final and is the one reported. */
+#define _GNU_SOURCE   /* mremap */
+
 #include "config.h"
 
 #include "channel.h"
@@ -17,11 +19,60 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 
 /* The guest reports a Linux errno number; asm-generic numbering, the same on
  * x86_64 and aarch64 guests as on a Linux host. */
 G_STATIC_ASSERT (EBUSY == 16);
+
+typedef struct {
+  guint8 *str;            /* NULL until the first byte; then mmap()ed, @cap bytes */
+  gsize len;
+  gsize cap;
+} RawBuffer;
+
+/* Appends @len bytes.  Aborts when memory runs out, as g_malloc() does:
+ * losing evidence silently is not an option. */
+static void
+raw_buffer_append (RawBuffer *raw, const guint8 *data, gsize len)
+{
+  if (len > raw->cap - raw->len)
+    {
+      gsize cap = MAX (raw->cap, (gsize) 1 << 16);
+      void *p;
+
+      while (cap - raw->len < len)
+        {
+          if (cap > G_MAXSIZE / 2)
+            g_error ("the evidence stream outgrew the address space");
+          cap *= 2;
+        }
+      if (raw->str == NULL)
+        p = mmap (NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      else
+        p = mremap (raw->str, raw->cap, cap, MREMAP_MAYMOVE);
+      if (p == MAP_FAILED)
+        g_error ("cannot hold %" G_GSIZE_FORMAT " bytes of evidence stream: %s", cap,
+                 g_strerror (errno));
+      raw->str = p;
+      raw->cap = cap;
+      /* Huge pages where the kernel offers them on request: a page fault
+       * per 2 MiB instead of per 4 KiB written.  Only a hint. */
+      (void) madvise (raw->str, raw->cap, MADV_HUGEPAGE);
+    }
+  memcpy (raw->str + raw->len, data, len);
+  raw->len += len;
+}
+
+static void
+raw_buffer_clear (RawBuffer *raw)
+{
+  if (raw->str)
+    (void) munmap (raw->str, raw->cap);
+  raw->str = NULL;
+  raw->len = raw->cap = 0;
+}
 
 struct _AirlockChannel {
   guint8 nonce[AIRLOCK_NONCE_LEN];
@@ -36,8 +87,10 @@ struct _AirlockChannel {
 
   /* Every byte as received, in every state: the bundle stores it and
    * `airlock verify` re-derives the verdict from it.  Not bounded here: the
-   * run's time limit bounds it. */
-  GString *raw;
+   * run's time limit bounds it.  Its own mapping, grown with mremap(), so
+   * a long stream is never copied to grow (a realloc() from the heap copies
+   * it each time it doubles, and faults in every page twice). */
+  RawBuffer raw;
   GBytes *raw_bytes;      /* cache for get_raw(), dropped when raw grows */
   gsize frame_start;      /* offset in raw of the frame being received */
 
@@ -105,7 +158,6 @@ airlock_channel_new (const guint8 *nonce, guint heartbeat_ms, guint tolerance_ms
 
   channel->state = AIRLOCK_CHANNEL_AWAITING_HELLO;
   channel->anomaly = AIRLOCK_ANOMALY_NONE;
-  channel->raw = g_string_new (NULL);
   channel->frames = g_ptr_array_new_with_free_func (frame_free);
   channel->log = g_ptr_array_new_with_free_func (g_free);
   airlock_chain_init (&channel->chain, channel->host_hello, sizeof channel->host_hello);
@@ -147,7 +199,7 @@ airlock_channel_free (AirlockChannel *channel)
 
   g_free (channel->reason);
   g_clear_pointer (&channel->spec, g_bytes_unref);
-  g_string_free (channel->raw, TRUE);
+  raw_buffer_clear (&channel->raw);
   g_clear_pointer (&channel->raw_bytes, g_bytes_unref);
   g_ptr_array_unref (channel->frames);
   g_ptr_array_unref (channel->log);
@@ -167,7 +219,7 @@ airlock_channel_set_spec (AirlockChannel *channel, GBytes *spec)
   g_return_if_fail (spec != NULL);
   g_return_if_fail (g_bytes_get_size (spec) <= AIRLOCK_SPEC_MAX);
   /* The chain's seed cannot change once a frame may have been chained. */
-  g_return_if_fail (channel->raw->len == 0 && channel->frames->len == 0);
+  g_return_if_fail (channel->raw.len == 0 && channel->frames->len == 0);
   g_return_if_fail (channel->state == AIRLOCK_CHANNEL_AWAITING_HELLO);
 
   spec_len = g_bytes_get_size (spec);
@@ -252,16 +304,7 @@ raw_append (AirlockChannel *channel, const guint8 *data, gsize len)
     return;
 
   g_clear_pointer (&channel->raw_bytes, g_bytes_unref);
-  /* g_string_append_len() takes a gssize (and a negative one means "up to
-   * the NUL"): never hand it more than G_MAXSSIZE at once. */
-  while (len > 0)
-    {
-      gsize piece = MIN (len, (gsize) G_MAXSSIZE);
-
-      g_string_append_len (channel->raw, (const char *) data, (gssize) piece);
-      data += piece;
-      len -= piece;
-    }
+  raw_buffer_append (&channel->raw, data, len);
 }
 
 /* Once open, the guest must send a heartbeat at least every tolerance_ms
@@ -610,8 +653,8 @@ channel_decode (AirlockChannel *channel, gint64 mono_us, gint64 real_us)
 {
   while (channel_is_decoding (channel))
     {
-      const guint8 *bytes = (const guint8 *) channel->raw->str + channel->frame_start;
-      gsize avail = channel->raw->len - channel->frame_start;
+      const guint8 *bytes = (const guint8 *) channel->raw.str + channel->frame_start;
+      gsize avail = channel->raw.len - channel->frame_start;
       gsize at = channel->frame_start;
       AirlockFrameHeader header;
       guint bad = 0;
@@ -667,7 +710,7 @@ channel_decode (AirlockChannel *channel, gint64 mono_us, gint64 real_us)
        * reason names where the extra bytes start, not how many came in this
        * read, so it does not depend on how the stream was split. */
       if (channel->state == AIRLOCK_CHANNEL_COMPLETE
-          && channel->frame_start < channel->raw->len)
+          && channel->frame_start < channel->raw.len)
         channel_set_anomaly (channel, AIRLOCK_ANOMALY_AFTER_TRAILER,
                              "data after the trailer: more bytes arrived at byte %"
                              G_GSIZE_FORMAT ", after trailer frame %" G_GUINT64_FORMAT,
@@ -687,7 +730,7 @@ airlock_channel_feed (AirlockChannel *channel, const guint8 *data, gsize len, gi
    * the same bytes twice. */
   g_return_if_fail (!channel->in_feed);
 
-  at = channel->raw->len;
+  at = channel->raw.len;
   raw_append (channel, data, len);
 
   if (channel->state == AIRLOCK_CHANNEL_COMPLETE)
@@ -731,7 +774,7 @@ airlock_channel_close (AirlockChannel *channel, gint64 mono_us)
    * the earlier anomaly. */
   channel_check_heartbeat (channel, mono_us);
 
-  partial = channel->raw->len - channel->frame_start;
+  partial = channel->raw.len - channel->frame_start;
   switch (channel->state)
     {
     case AIRLOCK_CHANNEL_AWAITING_HELLO:
@@ -845,7 +888,7 @@ airlock_channel_get_raw (AirlockChannel *channel)
   g_return_val_if_fail (channel != NULL, NULL);
 
   if (channel->raw_bytes == NULL)
-    channel->raw_bytes = g_bytes_new (channel->raw->str, channel->raw->len);
+    channel->raw_bytes = g_bytes_new (channel->raw.str, channel->raw.len);
   return channel->raw_bytes;
 }
 
