@@ -71,6 +71,7 @@
 typedef struct {
   double prepare;
   double boot;
+  double define;    /* of boot: the domain created (libvirt, QEMU started, paused) */
   double controls;
   double workload;
   double teardown;
@@ -288,6 +289,7 @@ run_gate (ArchGate *ag, const BenchOptions *o, GateSample *ret, GError **error)
   events = log ? airlock_event_log_get_events (log) : NULL;
   ret->prepare = secs (begin, prepared);
   ret->boot = secs (t->begin, t->hello);
+  ret->define = secs (t->begin, t->created);
   ret->controls = phase_secs (events, AIRLOCK_PHASE_CONTROLS);
   ret->workload = phase_secs (events, AIRLOCK_PHASE_WORKLOAD);
   ret->teardown = secs (t->trailer, t->stopped);
@@ -404,7 +406,7 @@ bench_rounds (ArchGate *ags, guint n, const BenchOptions *o, GArray *both, GArra
                 {
                   g_autoptr (GError) error = NULL;
 
-                  gs[i] = (GateSample) { -1, -1, -1, -1, -1, -1, -1, -1 };
+                  gs[i] = (GateSample) { -1, -1, -1, -1, -1, -1, -1, -1, -1 };
                   if (!run_gate (&ags[i], o, &gs[i], &error))
                     {
                       ags[i].failure = g_strdup (error->message);
@@ -487,6 +489,7 @@ print_table (ArchGate *ags, guint n, const BenchOptions *o, GArray *both, GArray
   } columns[] = {
     { "prepare", G_STRUCT_OFFSET (GateSample, prepare) },
     { "boot", G_STRUCT_OFFSET (GateSample, boot) },
+    { "(define)", G_STRUCT_OFFSET (GateSample, define) },
     { "controls", G_STRUCT_OFFSET (GateSample, controls) },
     { "workload", G_STRUCT_OFFSET (GateSample, workload) },
     { "teardown", G_STRUCT_OFFSET (GateSample, teardown) },
@@ -550,7 +553,8 @@ print_table (ArchGate *ags, guint n, const BenchOptions *o, GArray *both, GArray
               airlock_arch_to_string (ags[i].arch), tot.min, tot.max, f.min, f.max);
     }
   printf ("\nprepare = image resolved, rootfs disk and guest image from the cache, airlock_vm_new ();\n"
-          "boot = domain creation to the guest's hello (bench/boot's ready); controls, workload =\n"
+          "boot = domain creation to the guest's hello (bench/boot's ready), of which (define) is\n"
+          "libvirt creating the domain (QEMU started, paused); controls, workload =\n"
           "WORKLOAD_START to WORKLOAD_EXIT of each phase on the guest's clock; teardown = trailer to\n"
           "domain gone; analysis = capture analysis + verdict on the host; bundle: not implemented;\n"
           "other = total minus the rest (supervisor setup around the phases, up to the trailer);\n"
