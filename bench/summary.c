@@ -43,6 +43,8 @@ bench_summary_add (const BenchSummaryRow *row)
       json_builder_set_member_name (b, "floor_what");
       json_builder_add_string_value (b, row->floor_what ? row->floor_what : "");
     }
+  if (row->ratio > 0)
+    add_number (b, "ratio", row->ratio);
   if (row->target > 0)
     {
       add_number (b, "target", row->target);

@@ -11,6 +11,8 @@ typedef struct {
   double value;            /* airlock's median, in @unit */
   const char *unit;        /* "s", "ms", "µs", "MB/s", "gates/min", "MiB", "x" */
   double floor;            /* the floor's median from the same run, in @unit; < 0: none */
+  double ratio;            /* > 0: the ratio to show and judge (a paired estimate: the
+                            * median of each round's ratio); 0: @value / @floor */
   const char *floor_what;  /* what the floor is: "bare QEMU, same kernel"; NULL: none */
   double target;           /* the target for the ratio (or the value, see @target_is_value); 0: none */
   gboolean target_is_value;  /* the target bounds @value, not @value / @floor */

@@ -796,6 +796,7 @@ add_summary_rows (ArchBench *benches, guint n)
             .unit = "µs",
             .floor = median_of (ab, measurements[rows[r].m].floor) / 1000,
             .floor_what = rows[r].floor_what,
+            .ratio = paired_ratio_of (ab, rows[r].m),
             .target = rows[r].target,
           };
 
@@ -814,6 +815,7 @@ add_summary_rows (ArchBench *benches, guint n)
             .unit = "µs",
             .floor = stats_of (ab->filter[F_NONE]).median / 1000,
             .floor_what = "no filter, same boot",
+            .ratio = filter_ratio (ab, F_CONSTANT, F_NONE),
           };
           BenchSummaryRow ours = {
             .bench = "supervisor",
@@ -822,6 +824,7 @@ add_summary_rows (ArchBench *benches, guint n)
             .unit = "µs",
             .floor = stats_of (ab->filter[F_CONSTANT]).median / 1000,
             .floor_what = "constant filter, same boot",
+            .ratio = filter_ratio (ab, F_AIRLOCK, F_CONSTANT),
             .target = UNTRACED_TARGET,
           };
 
