@@ -653,14 +653,17 @@ channel_decode (AirlockChannel *channel, gint64 mono_us, gint64 real_us)
 {
   while (channel_is_decoding (channel))
     {
-      const guint8 *bytes = (const guint8 *) channel->raw.str + channel->frame_start;
       gsize avail = channel->raw.len - channel->frame_start;
       gsize at = channel->frame_start;
+      const guint8 *bytes;
       AirlockFrameHeader header;
       guint bad = 0;
 
+      /* Before any pointer arithmetic: an empty first read leaves the
+       * stream unmapped (NULL), and NULL + 0 is undefined in C. */
       if (avail == 0)
         return;
+      bytes = channel->raw.str + channel->frame_start;
 
       switch (airlock_frame_parse_header (bytes, avail, &header, &bad))
         {

@@ -1165,6 +1165,24 @@ test_no_gap_check_before_hello_or_after_complete (void)
   g_assert_cmpint (airlock_channel_get_state (channel), ==, AIRLOCK_CHANNEL_COMPLETE);
 }
 
+/* An empty read before any byte: the stream is not mapped yet.  Under
+ * clang's UBSan (the fuzz build) the decoder once stopped here at
+ * NULL + 0, which is undefined; the channel must simply wait. */
+static void
+test_empty_first_read (void)
+{
+  g_autoptr (Stream) s = valid_stream ();
+  g_autoptr (AirlockChannel) channel = test_channel_new ();
+
+  airlock_channel_feed (channel, NULL, 0, T0, REAL0);
+  g_assert_cmpint (airlock_channel_get_state (channel), ==, AIRLOCK_CHANNEL_AWAITING_HELLO);
+  g_assert_cmpuint (g_bytes_get_size (airlock_channel_get_raw (channel)), ==, 0);
+  feed_chunked (channel, s->bytes->data, s->bytes->len, 0, T0);
+  airlock_channel_feed (channel, NULL, 0, T0, REAL0);
+  g_assert_cmpint (airlock_channel_get_state (channel), ==, AIRLOCK_CHANNEL_COMPLETE);
+  assert_raw_equals (channel, s->bytes->data, s->bytes->len);
+}
+
 static void
 test_after_trailer_later_read (void)
 {
@@ -1609,6 +1627,7 @@ main (int argc, char **argv)
                    test_gap_before_close_is_reported);
   g_test_add_func ("/evidence/channel/no-gap-check-before-hello-or-after-complete",
                    test_no_gap_check_before_hello_or_after_complete);
+  g_test_add_func ("/evidence/channel/empty-first-read", test_empty_first_read);
   g_test_add_func ("/evidence/channel/after-trailer-later-read-is-inconclusive",
                    test_after_trailer_later_read);
   g_test_add_func ("/evidence/channel/raw-kept-after-anomaly", test_raw_kept_after_anomaly);
