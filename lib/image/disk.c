@@ -200,18 +200,23 @@ lock_disk (const DiskPaths *paths, const AirlockImage *image,
   return fd;
 }
 
-/* The identity of the disk file as disk.json records it. */
+/* The identity of the disk file as disk.json records it.  The ctime is
+ * in it because nobody can set it: utimensat() puts back an mtime, but any
+ * write, chown or chmod moves the ctime to the present.  That matters
+ * where someone else may write the file: under qemu:///system libvirt
+ * hands a disk to the QEMU user and does not take back a read-only one. */
 static char *
 disk_identity (const struct stat *st)
 {
   return g_strdup_printf ("dev %" G_GUINT64_FORMAT " ino %" G_GUINT64_FORMAT " size %" G_GINT64_FORMAT
-                          " mtime %" G_GINT64_FORMAT ".%09ld",
+                          " mtime %" G_GINT64_FORMAT ".%09ld ctime %" G_GINT64_FORMAT ".%09ld",
                           (guint64) st->st_dev, (guint64) st->st_ino, (gint64) st->st_size,
-                          (gint64) st->st_mtim.tv_sec, st->st_mtim.tv_nsec);
+                          (gint64) st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+                          (gint64) st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
 }
 
 static gboolean write_meta (const DiskPaths *paths, const AirlockImage *image, guint64 size,
-                            const char *sha256, GError **error);
+                            const char *sha256, const struct stat *hashed, GError **error);
 
 /* Whether the cached disk is whole.  FALSE with @ret_why NULL: there is
  * none; with a reason: there is one and it is damaged or stale. */
@@ -280,13 +285,17 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
     }
   /* Whole, under a new identity: record it, so the next run need not hash
    * again.  Failing to is only slower. */
-  (void) write_meta (paths, image, st.st_size, sha256, NULL);
+  (void) write_meta (paths, image, st.st_size, sha256, &st, NULL);
   return TRUE;
 }
 
+/* Records the disk.  @hashed is what stat() said of the disk before its
+ * SHA-256 was taken: its identity is recorded only when the file still has
+ * it, so a write during the hash leaves no identity, and the next use
+ * hashes again. */
 static gboolean
 write_meta (const DiskPaths *paths, const AirlockImage *image, guint64 size, const char *sha256,
-            GError **error)
+            const struct stat *hashed, GError **error)
 {
   struct stat st;
   g_autoptr (JsonBuilder) b = json_builder_new ();
@@ -317,14 +326,17 @@ write_meta (const DiskPaths *paths, const AirlockImage *image, guint64 size, con
   json_builder_add_int_value (b, size);
   json_builder_set_member_name (b, "sha256");
   json_builder_add_string_value (b, sha256);
-  /* After fsync and rename, the disk is not written again: this is the
-   * identity its SHA-256 vouches for. */
+  /* The identity its SHA-256 vouches for. */
   if (g_stat (paths->disk, &st) == 0)
     {
       g_autofree char *identity = disk_identity (&st);
+      g_autofree char *vouched = disk_identity (hashed);
 
-      json_builder_set_member_name (b, "identity");
-      json_builder_add_string_value (b, identity);
+      if (g_str_equal (identity, vouched))
+        {
+          json_builder_set_member_name (b, "identity");
+          json_builder_add_string_value (b, identity);
+        }
     }
   json_builder_end_object (b);
 
@@ -847,9 +859,10 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
 
   /* Durable before it is named, then named before it is recorded: a crash
    * leaves no disk, or a disk without a record (rebuilt), never a record
-   * that vouches for a partial disk. */
+   * that vouches for a partial disk.  Hashed under its final name: a
+   * rename moves the file's ctime, which its identity holds. */
   fd = open (tmp, O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || fsync (fd) < 0 || fstat (fd, &st) < 0)
+  if (fd < 0 || fsync (fd) < 0)
     {
       set_io_error (error, errno, "write", tmp);
       if (fd >= 0)
@@ -857,10 +870,6 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
       goto out_unlink;
     }
   close (fd);
-  report (options, "checksum the disk", 0, 0);
-  sha256 = airlock_image_disk_sha256 (tmp, error);
-  if (!sha256)
-    goto out_unlink;
   if (g_unlink (paths.meta) < 0 && errno != ENOENT)
     {
       set_io_error (error, errno, "remove", paths.meta);
@@ -871,7 +880,16 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
       set_io_error (error, errno, "move the new disk to", paths.disk);
       goto out_unlink;
     }
-  if (!write_meta (&paths, image, st.st_size, sha256, error))
+  if (g_stat (paths.disk, &st) < 0)
+    {
+      set_io_error (error, errno, "read", paths.disk);
+      goto out;
+    }
+  report (options, "checksum the disk", 0, 0);
+  sha256 = airlock_image_disk_sha256 (paths.disk, error);
+  if (!sha256)
+    goto out;
+  if (!write_meta (&paths, image, st.st_size, sha256, &st, error))
     goto out;
   if (ret_built)
     *ret_built = TRUE;

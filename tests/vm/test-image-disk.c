@@ -12,6 +12,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <fcntl.h>
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
@@ -534,9 +535,10 @@ identity_of (const char *path)
 
   g_assert_cmpint (g_stat (path, &st), ==, 0);
   return g_strdup_printf ("dev %" G_GUINT64_FORMAT " ino %" G_GUINT64_FORMAT " size %" G_GINT64_FORMAT
-                          " mtime %" G_GINT64_FORMAT ".%09ld",
+                          " mtime %" G_GINT64_FORMAT ".%09ld ctime %" G_GINT64_FORMAT ".%09ld",
                           (guint64) st.st_dev, (guint64) st.st_ino, (gint64) st.st_size,
-                          (gint64) st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+                          (gint64) st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+                          (gint64) st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 }
 
 /* A cached run skips the hash only for the very file it hashed: the record
@@ -581,6 +583,50 @@ test_moved_cache (void)
   g_clear_pointer (&recorded, g_free);
   recorded = recorded_identity (path);
   g_assert_cmpstr (recorded, ==, after);
+}
+
+/* A write in place whose writer then puts the mtime back (utimensat, as
+ * `touch -r` does) keeps the inode, the size and the mtime: whoever may
+ * write the file — under qemu:///system, the QEMU user libvirt gave it to —
+ * must not make a cached run skip the hash.  The ctime gives it away. */
+static void
+test_rewritten_in_place (void)
+{
+  g_autoptr (TestImage) t = main_image ();
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *again = NULL;
+  g_autofree char *upper = NULL;
+  gboolean built = TRUE;
+  struct stat before, after;
+
+  if (!require_tools ())
+    return;
+  path = ensure (t, &built, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_stat (path, &before), ==, 0);
+
+  /* the ctime has a clock tick to move by */
+  g_usleep (20 * 1000);
+  flip_byte (path, before.st_size / 2);
+  {
+    struct timespec times[2] = { before.st_atim, before.st_mtim };
+
+    g_assert_cmpint (utimensat (AT_FDCWD, path, times, 0), ==, 0);
+  }
+  g_assert_cmpint (g_stat (path, &after), ==, 0);
+  g_assert_cmpuint (after.st_ino, ==, before.st_ino);
+  g_assert_cmpint (after.st_size, ==, before.st_size);
+  g_assert_cmpint (after.st_mtim.tv_sec, ==, before.st_mtim.tv_sec);
+  g_assert_cmpint (after.st_mtim.tv_nsec, ==, before.st_mtim.tv_nsec);
+
+  g_string_truncate (progress_log, 0);
+  again = ensure (t, &built, &error);
+  g_assert_no_error (error);
+  g_assert_true (built);
+  assert_contains (progress_log->str, "is damaged (its SHA-256 is");
+  upper = debugfs (again, "cat /opq/upper");
+  g_assert_cmpstr (upper, ==, "upper\n");
 }
 
 /* A damaged cached disk is noticed and rebuilt; a truncated one too. */
@@ -760,6 +806,7 @@ main (int argc, char **argv)
   g_test_add_func ("/image/disk/unsafe-entries-rejected", test_unsafe);
   g_test_add_func ("/image/disk/build-once-and-reuse", test_build_main);
   g_test_add_func ("/image/disk/moved-cache-rehashed-once", test_moved_cache);
+  g_test_add_func ("/image/disk/rewritten-in-place-rehashed", test_rewritten_in_place);
   g_test_add_func ("/image/disk/damaged-cache-rebuilt", test_damaged_cache);
   g_test_add_func ("/image/disk/bad-digest-caches-nothing", test_bad_digest);
   ret = g_test_run ();
