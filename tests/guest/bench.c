@@ -174,7 +174,7 @@ behaviour_bench_filter (int argc, char **argv)
     for (int k = 0; k < N_FILTER_VARIANTS; k++)
       {
         enum filter_variant v = (enum filter_variant) ((k + r) % N_FILTER_VARIANTS);
-        int status;
+        int status = 0;
         pid_t pid = fork ();
 
         if (pid < 0)
