@@ -201,8 +201,9 @@ lock_disk (const DiskPaths *paths, const AirlockImage *image,
 }
 
 /* The identity of the disk file as disk.json records it.  The ctime is
- * in it because nobody can set it: utimensat() puts back an mtime, but any
- * write, chown or chmod moves the ctime to the present.  That matters
+ * in it because no system call sets it: utimensat() puts back an mtime,
+ * but any write, chown or chmod moves the ctime to the present (only
+ * setting the clock could aim it).  That matters
  * where someone else may write the file: under qemu:///system libvirt
  * hands a disk to the QEMU user and does not take back a read-only one. */
 static char *
