@@ -216,8 +216,8 @@ disk_identity (const struct stat *st)
                           (gint64) st->st_ctim.tv_sec, st->st_ctim.tv_nsec);
 }
 
-static gboolean write_meta (const DiskPaths *paths, const AirlockImage *image, guint64 size,
-                            const char *sha256, const struct stat *hashed, GError **error);
+static gboolean write_meta (const DiskPaths *paths, const AirlockImage *image, const char *sha256,
+                            const struct stat *hashed, GError **error);
 
 /* Whether the cached disk is whole.  FALSE with @ret_why NULL: there is
  * none; with a reason: there is one and it is damaged or stale. */
@@ -286,16 +286,16 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
     }
   /* Whole, under a new identity: record it, so the next run need not hash
    * again.  Failing to is only slower. */
-  (void) write_meta (paths, image, st.st_size, sha256, &st, NULL);
+  (void) write_meta (paths, image, sha256, &st, NULL);
   return TRUE;
 }
 
 /* Records the disk.  @hashed is what stat() said of the disk before its
- * SHA-256 was taken: its identity is recorded only when the file still has
- * it, so a write during the hash leaves no identity, and the next use
+ * SHA-256 was taken: its size is the one recorded, and its identity is
+ * recorded only when the file still has it, so a write during the hash leaves no identity, and the next use
  * hashes again. */
 static gboolean
-write_meta (const DiskPaths *paths, const AirlockImage *image, guint64 size, const char *sha256,
+write_meta (const DiskPaths *paths, const AirlockImage *image, const char *sha256,
             const struct stat *hashed, GError **error)
 {
   struct stat st;
@@ -324,7 +324,7 @@ write_meta (const DiskPaths *paths, const AirlockImage *image, guint64 size, con
   json_builder_set_member_name (b, "file");
   json_builder_add_string_value (b, DISK_FILE);
   json_builder_set_member_name (b, "size");
-  json_builder_add_int_value (b, size);
+  json_builder_add_int_value (b, hashed->st_size);
   json_builder_set_member_name (b, "sha256");
   json_builder_add_string_value (b, sha256);
   /* The identity its SHA-256 vouches for. */
@@ -890,7 +890,7 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
   sha256 = airlock_image_disk_sha256 (paths.disk, error);
   if (!sha256)
     goto out;
-  if (!write_meta (&paths, image, st.st_size, sha256, &st, error))
+  if (!write_meta (&paths, image, sha256, &st, error))
     goto out;
   if (ret_built)
     *ret_built = TRUE;
