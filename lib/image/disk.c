@@ -292,8 +292,8 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
 
 /* Records the disk.  @hashed is what stat() said of the disk before its
  * SHA-256 was taken: its size is the one recorded, and its identity is
- * recorded only when the file still has it, so a write during the hash leaves no identity, and the next use
- * hashes again. */
+ * recorded only when the file still has it, so a write during the hash
+ * leaves no identity, and the next use hashes again. */
 static gboolean
 write_meta (const DiskPaths *paths, const AirlockImage *image, const char *sha256,
             const struct stat *hashed, GError **error)
