@@ -326,8 +326,13 @@ sweep_run_dirs (const char *cache_dir)
  * daemon (no virtlogd: QEMU's stdio goes to a file), and as root it would run
  * QEMU as libvirt-qemu, which cannot reach a cache under a private home
  * directory: run QEMU as the invoking user and leave file ownership alone.
- * QEMU keeps libvirt's default seccomp sandbox either way; for privilege
- * separation use qemu:///system. */
+ * No cgroups: airlock sets no CPU, memory or I/O limits for them to carry,
+ * and building the domain's cgroups and moving each vCPU thread into its own
+ * took 30 ms of every domain's creation here (0.14 -> 0.11 s on arm64, 0.10
+ * -> 0.08 s on amd64).  The devices cgroup's allow-list goes with them;
+ * QEMU still runs in libvirt's private mount namespace, whose /dev holds
+ * only the nodes the domain uses, with its capabilities cleared and under
+ * its seccomp sandbox.  For privilege separation use qemu:///system. */
 static gboolean
 write_embed_config (const char *root, GError **error)
 {
@@ -336,7 +341,8 @@ write_embed_config (const char *root, GError **error)
   g_autoptr (GString) text = g_string_new ("# Written by airlock for its embedded libvirt driver.\n"
                                            "stdio_handler = \"file\"\n"
                                            "dynamic_ownership = 0\n"
-                                           "remember_owner = 0\n");
+                                           "remember_owner = 0\n"
+                                           "cgroup_controllers = [ ]\n");
 
   if (geteuid () == 0)
     g_string_append_printf (text, "user = \"+%u\"\ngroup = \"+%u\"\n", (unsigned) geteuid (),
