@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/file.h>
 #include <stdio.h>
@@ -662,8 +663,26 @@ airlock_connection_reap_qemu (pid_t pid)
 
   /* Claimed, so still our child or our zombie: the pid cannot have been
    * reused. */
+  int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
+
   if (alive)
     (void) kill (pid, SIGKILL);
+  /* Reap it the moment it dies.  libvirt, seeing QEMU's monitor close,
+   * asks kill (pid, …) whether QEMU is gone, and a zombie still answers:
+   * it then sleeps 200 ms before it asks again (virProcessKillPainfully).
+   * The monitor closes just before the process becomes a zombie, so this is
+   * a race libvirt still mostly wins: a pidfd, readable from the moment the
+   * process exits (Linux 5.3), gives us the best start, and teardown took
+   * 0.01 s instead of 0.21 s in 7 of 24 runs here, against 1 of 12 with a
+   * 2 ms poll alone (bench/boot).  Without a pidfd, poll. */
+  if (pidfd >= 0)
+    {
+      struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+      while (poll (&p, 1, 5000) < 0 && errno == EINTR)
+        ;
+      close (pidfd);
+    }
   while (waitpid (pid, NULL, WNOHANG) == 0 && g_get_monotonic_time () < deadline)
     g_usleep (2 * 1000);
   G_LOCK (adopted);
