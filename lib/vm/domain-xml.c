@@ -131,7 +131,13 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
     g_string_append (x,
       "    <serial type='pty'><target port='0'/></serial>\n"
       "    <console type='pty'><target type='serial' port='0'/></console>\n");
-  g_string_append (x, "    <controller type='virtio-serial' index='0'/>\n");
+  /* The virtio devices sit on the root bus, as the NIC does below, at fixed
+   * slots clear of those libvirt assigns (from 0x1 up).  Left to libvirt,
+   * each would get a PCIe root port of its own, a bridge more for the
+   * guest kernel to enumerate and set up before its init runs. */
+  g_string_append (x, "    <controller type='virtio-serial' index='0'>"
+                      "<address type='pci' domain='0x0000' bus='0x00' slot='0x11' function='0x0'/>"
+                      "</controller>\n");
   if (spec->socket_dir)
     append_escaped (x,
       "    <channel type='unix'><source mode='bind' path='%s/evidence.sock'/><target type='virtio' name='%s'/></channel>\n",
@@ -153,7 +159,8 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
      * on top.  No cache: the host page cache already holds it. */
     append_escaped (x,
       "    <disk type='file' device='disk'><driver name='qemu' type='raw'/>"
-      "<source file='%s'/><target dev='vda' bus='virtio'/><readonly/><serial>%s</serial></disk>\n",
+      "<source file='%s'/><target dev='vda' bus='virtio'/><readonly/><serial>%s</serial>"
+      "<address type='pci' domain='0x0000' bus='0x00' slot='0x12' function='0x0'/></disk>\n",
       spec->root_disk, spec->root_disk_serial);
   g_string_append (x,
     "    <controller type='usb' model='none'/>\n"
