@@ -330,10 +330,12 @@ sweep_run_dirs (const char *cache_dir)
  * No cgroups: airlock sets no CPU, memory or I/O limits for them to carry,
  * and building the domain's cgroups and moving each vCPU thread into its own
  * took 30 ms of every domain's creation here (0.14 -> 0.11 s on arm64, 0.10
- * -> 0.08 s on amd64).  The devices cgroup's allow-list goes with them;
- * QEMU still runs in libvirt's private mount namespace, whose /dev holds
- * only the nodes the domain uses, with its capabilities cleared and under
- * its seccomp sandbox.  For privilege separation use qemu:///system. */
+ * -> 0.08 s on amd64).  The devices cgroup's allow-list goes with them,
+ * which does not confine a QEMU running as root with root's capabilities
+ * (as it does here): such a process can write any file.  QEMU still runs in
+ * libvirt's private mount namespace, whose /dev holds only the nodes the
+ * domain uses, under its seccomp sandbox.  For privilege separation use
+ * qemu:///system. */
 static gboolean
 write_embed_config (const char *root, GError **error)
 {
