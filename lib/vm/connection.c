@@ -662,7 +662,6 @@ airlock_connection_reap_qemu (pid_t pid)
   g_autofree char *state = proc_stat_field (pid, 3);
   gboolean alive = state && !g_str_equal (state, "Z");
   gint64 deadline = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
-
   /* Claimed, so still our child or our zombie: the pid cannot have been
    * reused. */
   int pidfd = (int) syscall (SYS_pidfd_open, pid, 0);
@@ -680,8 +679,10 @@ airlock_connection_reap_qemu (pid_t pid)
   if (pidfd >= 0)
     {
       struct pollfd p = { .fd = pidfd, .events = POLLIN };
+      gint64 left;
 
-      while (poll (&p, 1, 5000) < 0 && errno == EINTR)
+      while ((left = deadline - g_get_monotonic_time ()) > 0
+             && poll (&p, 1, (int) (left / 1000) + 1) < 0 && errno == EINTR)
         ;
       close (pidfd);
     }
