@@ -124,6 +124,9 @@ enum airlock_tlv_tag {
    *                   ACTION is DENY; the rest when they apply and could be read
    *   RESULT          REF, RESULT
    *   WORKLOAD_START  PID (the workload's reaper, pid 1 of its namespace)
+   *   WORKLOAD_EXEC   PHASE, RESULT (0: the entrypoint's execve succeeded, else -errno of
+   *                   the step that failed); PATH (what was executed, or argv[0]), NSPID
+   *                   (the entrypoint, in the workload's namespace), NOTE (what failed)
    *   WORKLOAD_EXIT   EXIT_STATUS
    * Addresses are sent as the raw bytes the workload passed (the host decodes
    * them by the kernel's rules); nothing is rendered to text in the guest. */
@@ -222,6 +225,9 @@ enum airlock_event_kind {
   AIRLOCK_EVENT_RESULT = 2,          /* the outcome of a call the supervisor performed */
   AIRLOCK_EVENT_WORKLOAD_START = 3,  /* the workload's namespaces exist; its entrypoint follows */
   AIRLOCK_EVENT_WORKLOAD_EXIT = 4,   /* the entrypoint exited and its process tree is gone */
+  AIRLOCK_EVENT_WORKLOAD_EXEC = 5,   /* whether the entrypoint's execve succeeded: a pass needs
+                                      * proof the image's own program ran, not just that a
+                                      * process was forked for it */
 };
 
 enum airlock_phase {

@@ -325,10 +325,21 @@ resolve_user (struct run_spec *spec, char *error, size_t error_size)
 {
   static char passwd[256 * 1024], group[256 * 1024], copy[256 * 1024];
   char user[256], *group_part, *fields[8];
-  bool have_passwd = read_file ("/etc/passwd", passwd, sizeof passwd) >= 0;
-  bool have_group = read_file ("/etc/group", group, sizeof group) >= 0;
+  ssize_t passwd_len = read_file ("/etc/passwd", passwd, sizeof passwd);
+  ssize_t group_len = read_file ("/etc/group", group, sizeof group);
+  bool have_passwd = passwd_len >= 0;
+  bool have_group = group_len >= 0;
   const char *user_name = NULL;
   uint32_t uid, gid = 0;
+
+  /* A file too large for our bound is not a missing one: say which, so the
+   * verdict's reason is one a person can act on. */
+  if (passwd_len < 0 && passwd_len != -ENOENT)
+    return fail (error, error_size, "user '%s': cannot read the image's /etc/passwd: %s",
+                 spec->user, passwd_len == -EFBIG ? "it is over 256 KiB" : strerror ((int) -passwd_len));
+  if (group_len < 0 && group_len != -ENOENT)
+    return fail (error, error_size, "user '%s': cannot read the image's /etc/group: %s",
+                 spec->user, group_len == -EFBIG ? "it is over 256 KiB" : strerror ((int) -group_len));
 
   if (strlen (spec->user) >= sizeof user)
     return fail (error, error_size, "user '%s' is too long", spec->user);
@@ -463,6 +474,23 @@ struct handoff {
   char error[400];         /* HANDOFF_FAILED: why */
   int pty_fd;              /* TTY runs: the reaper's fd number of the terminal's master */
   int shell_fallback;      /* the static shell was bound and runs instead of argv[0] */
+  /* The entrypoint's execve, for the WORKLOAD_EXEC event.  The entrypoint
+   * process writes exec_failed/exec_errno/exec_note/exec_path before it
+   * gives up (this mapping is gone once its execve succeeds, so nothing the
+   * image runs can write here); the reaper learns the outcome from a
+   * close-on-exec pipe (end of file: the execve succeeded or the process
+   * died) and then publishes exec_state. */
+  int exec_state;          /* enum exec_state, atomic */
+  int exec_failed;         /* atomic; set by the entrypoint before _exit */
+  int exec_errno;
+  pid_t exec_pid;          /* the entrypoint, in the workload's pid namespace */
+  char exec_note[200];
+  char exec_path[4096];    /* what was last handed to execve (argv[0] or a PATH candidate) */
+};
+
+enum exec_state {
+  EXEC_PENDING = 0,
+  EXEC_REPORTED = 1,       /* exec_failed says how it went */
 };
 
 struct reaper_args {
@@ -805,53 +833,74 @@ entry_error (const char *fmt, ...)
   (void) write_all (STDERR_FILENO, line, (size_t) n);
 }
 
+/* The entrypoint gives up before its execve: why goes to the handoff (for
+ * the WORKLOAD_EXEC event) and to its stderr (for the person reading the
+ * output).  @err is an errno value. */
+static __attribute__ ((noreturn, format (printf, 4, 5))) void
+entry_fail (struct handoff *h, int err, int status, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (h->exec_note, sizeof h->exec_note, fmt, ap);
+  va_end (ap);
+  h->exec_errno = err;
+  __atomic_store_n (&h->exec_failed, 1, __ATOMIC_RELEASE);
+  entry_error ("airlock: %s", h->exec_note);
+  _exit (status);
+}
+
+static void
+entry_exec (struct handoff *h, const char *path, const struct run_spec *spec)
+{
+  snprintf (h->exec_path, sizeof h->exec_path, "%s", path);
+  execve (path, spec->argv, spec->envp);
+}
+
 /* The entrypoint process, after the reaper's fork: credentials, stdio,
  * cwd, then execve of argv[0] (searched in the spec's PATH when it has no
- * '/', as container runtimes do). */
+ * '/', as container runtimes do).  @report_fd is the write end of the
+ * reaper's close-on-exec pipe: it must stay open until the execve. */
 static __attribute__ ((noreturn)) void
-run_entrypoint (const struct run_spec *spec, int in_fd, int out_fd, int err_fd)
+run_entrypoint (const struct run_spec *spec, struct handoff *h, int report_fd, int in_fd,
+                int out_fd, int err_fd)
 {
   int r, exec_errno = ENOENT;
 
+  snprintf (h->exec_path, sizeof h->exec_path, "%s", spec->argv[0]);
   if (setsid () < 0)
-    _exit (126);
+    entry_fail (h, errno, 126, "cannot start a session: %s", strerror (errno));
   /* A terminal: ours to control (its line discipline then sends ^C's
    * SIGINT to our foreground process group) and owned by the workload's
    * user, as login does, while we still may chown. */
   if (spec->tty && (ioctl (in_fd, TIOCSCTTY, 0) < 0
                     || fchown (in_fd, spec->uid, spec->gid) < 0))
-    _exit (126);
+    entry_fail (h, errno, 126, "cannot take the terminal: %s", strerror (errno));
   if (in_fd < 0)
     in_fd = open ("/dev/null", O_RDONLY);
   if (in_fd < 0 || dup2 (in_fd, 0) < 0 || dup2 (out_fd, 1) < 0 || dup2 (err_fd, 2) < 0)
-    _exit (126);
-  if (syscall (SYS_close_range, 3, ~0u, 0) < 0)
-    _exit (126);
+    entry_fail (h, errno, 126, "cannot set up stdio: %s", strerror (errno));
+  /* The report pipe at 3, everything else above it closed. */
+  if (report_fd != 3 && syscall (SYS_dup3, report_fd, 3, O_CLOEXEC) < 0)
+    entry_fail (h, errno, 126, "cannot keep the exec report pipe: %s", strerror (errno));
+  if (syscall (SYS_close_range, 4, ~0u, 0) < 0)
+    entry_fail (h, errno, 126, "cannot close inherited fds: %s", strerror (errno));
 
   if ((r = drop_capabilities (spec->uid == 0)) < 0)
-    {
-      entry_error ("airlock: cannot drop capabilities: %s", strerror (-r));
-      _exit (126);
-    }
+    entry_fail (h, -r, 126, "cannot drop capabilities: %s", strerror (-r));
   if (setgroups (spec->n_groups, spec->groups) < 0
       || setresgid (spec->gid, spec->gid, spec->gid) < 0
       || setresuid (spec->uid, spec->uid, spec->uid) < 0)
-    {
-      entry_error ("airlock: cannot become uid %u gid %u: %s", spec->uid, spec->gid,
-                   strerror (errno));
-      _exit (126);
-    }
+    entry_fail (h, errno, 126, "cannot become uid %u gid %u: %s", spec->uid, spec->gid,
+                strerror (errno));
   if (chdir (spec->cwd) < 0)
-    {
-      entry_error ("airlock: cannot change to the working directory '%s': %s", spec->cwd,
-                   strerror (errno));
-      _exit (126);
-    }
+    entry_fail (h, errno, 126, "cannot change to the working directory '%s': %s", spec->cwd,
+                strerror (errno));
   umask (022);
 
   if (strchr (spec->argv[0], '/'))
     {
-      execve (spec->argv[0], spec->argv, spec->envp);
+      entry_exec (h, spec->argv[0], spec);
       exec_errno = errno;
     }
   else
@@ -869,7 +918,7 @@ run_entrypoint (const struct run_spec *spec, int in_fd, int out_fd, int err_fd)
           if (dlen > 0 && dlen + 1 + strlen (spec->argv[0]) < sizeof candidate)
             {
               snprintf (candidate, sizeof candidate, "%.*s/%s", (int) dlen, path, spec->argv[0]);
-              execve (candidate, spec->argv, spec->envp);
+              entry_exec (h, candidate, spec);
               /* Like execvp: a file that exists but cannot run is the answer. */
               if (errno != ENOENT && errno != ENOTDIR)
                 {
@@ -880,8 +929,10 @@ run_entrypoint (const struct run_spec *spec, int in_fd, int out_fd, int err_fd)
           path = end ? end + 1 : path + dlen;
         }
     }
-  entry_error ("airlock: cannot execute '%s': %s", spec->argv[0], strerror (exec_errno));
-  _exit (exec_errno == ENOENT ? 127 : 126);
+  if (exec_errno == ENOENT)
+    snprintf (h->exec_path, sizeof h->exec_path, "%s", spec->argv[0]);
+  entry_fail (h, exec_errno, exec_errno == ENOENT ? 127 : 126, "cannot execute '%s': %s",
+              spec->argv[0], strerror (exec_errno));
 }
 
 /* pid 1 of the workload's namespaces. */
@@ -895,7 +946,7 @@ reaper_main (void *data)
   size_t n_insns;
   uint64_t deadline;
   pid_t entry;
-  int listener, r, pty_master = -1, pty_slave = -1;
+  int listener, r, pty_master = -1, pty_slave = -1, report_r = -1, report_w = -1;
 
   /* Only the stdio pipes, at 10-12 (above anything PID 1 had open at 0-2,
    * below the rest): the evidence port and everything else of PID 1 stays
@@ -1013,16 +1064,57 @@ wait_ack:
   if (pty_master >= 0)
     close (pty_master);   /* PID 1 has its own now */
 
+  /* Close-on-exec, above the stdio numbers: end of file on its read end
+   * means the entrypoint's execve succeeded (or it died, having written
+   * why to the handoff when it gave up on its own). */
+  {
+    int p[2];
+
+    if (pipe2 (p, O_CLOEXEC) < 0 || (report_r = fcntl (p[0], F_DUPFD_CLOEXEC, 20)) < 0
+        || (report_w = fcntl (p[1], F_DUPFD_CLOEXEC, 20)) < 0)
+      {
+        h->exec_errno = errno;
+        snprintf (h->exec_note, sizeof h->exec_note, "cannot make the exec report pipe: %s",
+                  strerror (errno));
+        __atomic_store_n (&h->exec_failed, 1, __ATOMIC_RELEASE);
+        __atomic_store_n (&h->exec_state, EXEC_REPORTED, __ATOMIC_RELEASE);
+        entry_error ("airlock: %s", h->exec_note);
+        return 1;
+      }
+    close (p[0]);
+    close (p[1]);
+  }
   entry = fork ();
   if (entry < 0)
     {
-      entry_error ("airlock: cannot fork the entrypoint: %s", strerror (errno));
+      h->exec_errno = errno;
+      snprintf (h->exec_note, sizeof h->exec_note, "cannot fork the entrypoint: %s",
+                strerror (errno));
+      __atomic_store_n (&h->exec_failed, 1, __ATOMIC_RELEASE);
+      __atomic_store_n (&h->exec_state, EXEC_REPORTED, __ATOMIC_RELEASE);
+      entry_error ("airlock: %s", h->exec_note);
       return 1;
     }
-  if (entry == 0 && pty_slave >= 0)
-    run_entrypoint (a->spec, pty_slave, pty_slave, pty_slave);
   if (entry == 0)
-    run_entrypoint (a->spec, a->in_fd, a->out_fd, a->err_fd);
+    {
+      close (report_r);
+      if (pty_slave >= 0)
+        run_entrypoint (a->spec, h, report_w, pty_slave, pty_slave, pty_slave);
+      run_entrypoint (a->spec, h, report_w, a->in_fd, a->out_fd, a->err_fd);
+    }
+  close (report_w);
+  h->exec_pid = entry;
+  {
+    char c;
+    ssize_t n;
+
+    /* Nothing is ever written: only end of file comes. */
+    do
+      n = read (report_r, &c, 1);
+    while (n < 0 && errno == EINTR);
+    close (report_r);
+    __atomic_store_n (&h->exec_state, EXEC_REPORTED, __ATOMIC_RELEASE);
+  }
   if (pty_slave >= 0)
     close (pty_slave);   /* the terminal hangs up once the workload's last holder is gone */
   else
@@ -1139,6 +1231,37 @@ send_simple_event (uint32_t kind, uint32_t phase, pid_t pid, bool has_status, ui
     wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, (uint32_t) pid);
   if (has_status)
     wire_put_u32 (&f, AIRLOCK_TLV_EV_EXIT_STATUS, status);
+  return channel_send (&f, NULL);
+}
+
+/* The WORKLOAD_EXEC event from what the reaper published: RESULT 0 when
+ * the entrypoint's execve succeeded, -errno of the step that failed, and
+ * no RESULT when the outcome is unknown (the run ended before the reaper
+ * saw it: then @note_if_unknown says so). */
+static int
+send_exec_event (struct handoff *h, uint32_t phase, const char *note_if_unknown)
+{
+  struct wire_frame f;
+  bool reported = __atomic_load_n (&h->exec_state, __ATOMIC_ACQUIRE) == EXEC_REPORTED;
+  bool failed = __atomic_load_n (&h->exec_failed, __ATOMIC_ACQUIRE) != 0;
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 0);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_EXEC);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, clock_ns (CLOCK_BOOTTIME));
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, phase);
+  if (h->exec_pid > 0)
+    wire_put_u32 (&f, AIRLOCK_TLV_EV_NSPID, (uint32_t) h->exec_pid);
+  h->exec_path[sizeof h->exec_path - 1] = '\0';
+  if (h->exec_path[0])
+    wire_put_str (&f, AIRLOCK_TLV_EV_PATH, h->exec_path);
+  if (reported)
+    wire_put_u64 (&f, AIRLOCK_TLV_EV_RESULT,
+                  failed ? (uint64_t) (int64_t) -(h->exec_errno > 0 ? h->exec_errno : EIO) : 0);
+  h->exec_note[sizeof h->exec_note - 1] = '\0';
+  if (reported && failed && h->exec_note[0])
+    wire_put_str (&f, AIRLOCK_TLV_EV_NOTE, h->exec_note);
+  else if (!reported)
+    wire_put_str (&f, AIRLOCK_TLV_EV_NOTE, note_if_unknown);
   return channel_send (&f, NULL);
 }
 
@@ -1630,7 +1753,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   struct stdio_relay stdio = { .port = -1, .in_w = -1, .out_r = -1, .err_r = -1, .pty = -1 };
   bool stdio_started = false;
   pid_t reaper;
-  bool timed_out = false, output_open, reaper_gone = false;
+  bool timed_out = false, output_open, reaper_gone = false, exec_sent = false;
 
   h = mmap (NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (h == MAP_FAILED)
@@ -1793,6 +1916,21 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
           kill (reaper, SIGKILL);
         }
       timeout = timed_out ? 100 : (int) ((deadline - now) / NS_PER_MS) + 1;
+      if (!exec_sent)
+        {
+          /* The reaper publishes the execve's outcome through memory, not
+           * an fd: look again soon until it has (a few ms after the start). */
+          if (__atomic_load_n (&h->exec_state, __ATOMIC_ACQUIRE) == EXEC_REPORTED)
+            {
+              r = send_exec_event (h, phase, NULL);
+              if (r < 0)
+                return fail (error, error_size, "cannot send the workload-exec event: %s",
+                             strerror (-r));
+              exec_sent = true;
+            }
+          else if (timeout > 2)
+            timeout = 2;
+        }
       r = poll (fds, 3, timeout);
       if (r < 0 && errno != EINTR)
         return fail (error, error_size, "poll failed: %s", strerror (errno));
@@ -1836,6 +1974,15 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   if (listener >= 0)
     close (listener);
 
+  if (!exec_sent)
+    {
+      r = send_exec_event (h, phase, timed_out ? "the time limit ended the run before the entrypoint's "
+                                                 "execve was seen"
+                                               : "the workload ended before the entrypoint's execve "
+                                                 "was seen");
+      if (r < 0)
+        return fail (error, error_size, "cannot send the workload-exec event: %s", strerror (-r));
+    }
   r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_EXIT, phase, 0, true,
                          __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
                          ? (uint32_t) h->entrypoint_status : (uint32_t) status);

@@ -286,6 +286,7 @@ typedef struct {
 } GuestCache;
 
 struct _AirlockEventLog {
+  gint ref_count;           /* a run record shares the log with the VM that made it */
   GPtrArray *events;        /* AirlockEvent *, seq order (strictly increasing) */
   GHashTable *mmsg_groups;  /* &first->seq → GPtrArray of its entries (borrowed) */
   GHashTable *mmsg_open;    /* tid → last entry of the sendmmsg under way in that thread */
@@ -457,6 +458,7 @@ airlock_event_log_new (void)
 {
   AirlockEventLog *log = g_new0 (AirlockEventLog, 1);
 
+  log->ref_count = 1;
   log->events = g_ptr_array_new_with_free_func (event_clear);
   log->slabs = g_ptr_array_new_with_free_func (g_free);
   log->sockaddr_slabs = g_ptr_array_new_with_free_func (g_free);
@@ -470,10 +472,17 @@ airlock_event_log_new (void)
   return log;
 }
 
+AirlockEventLog *
+airlock_event_log_ref (AirlockEventLog *log)
+{
+  g_atomic_int_inc (&log->ref_count);
+  return log;
+}
+
 void
 airlock_event_log_free (AirlockEventLog *log)
 {
-  if (log == NULL)
+  if (log == NULL || !g_atomic_int_dec_and_test (&log->ref_count))
     return;
   g_hash_table_unref (log->mmsg_groups);
   g_hash_table_unref (log->mmsg_open);

@@ -127,8 +127,10 @@ typedef struct _AirlockEvent {
 
 typedef struct _AirlockEventLog AirlockEventLog;
 
-/* Never fails.  Free with airlock_event_log_free() (accepts NULL). */
+/* Never fails.  Free with airlock_event_log_free() (accepts NULL), which
+ * drops one reference: the log goes when its last holder lets go. */
 AirlockEventLog *airlock_event_log_new (void);
+AirlockEventLog *airlock_event_log_ref (AirlockEventLog *log);
 void airlock_event_log_free (AirlockEventLog *log);
 
 /* Decodes one accepted EVENT frame (frames in channel order, seq

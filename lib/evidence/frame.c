@@ -204,6 +204,8 @@ airlock_event_kind_to_string (guint kind)
       return "workload-start";
     case AIRLOCK_EVENT_WORKLOAD_EXIT:
       return "workload-exit";
+    case AIRLOCK_EVENT_WORKLOAD_EXEC:
+      return "workload-exec";
     default:
       return "unknown";
     }
@@ -408,6 +410,12 @@ static const TlvRules event_kind_rules[] = {
                | TAG_BIT (AIRLOCK_TLV_EV_PHASE),
     .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_EXIT_STATUS)
                  | TAG_BIT (AIRLOCK_TLV_EV_PHASE),
+  },
+  /* RESULT absent: the outcome was not seen (a NOTE says why). */
+  [AIRLOCK_EVENT_WORKLOAD_EXEC] = {
+    .allowed = EVENT_COMMON | TAG_BIT (AIRLOCK_TLV_EV_PHASE) | TAG_BIT (AIRLOCK_TLV_EV_NSPID)
+               | TAG_BIT (AIRLOCK_TLV_EV_PATH) | TAG_BIT (AIRLOCK_TLV_EV_RESULT),
+    .mandatory = EVENT_MANDATORY | TAG_BIT (AIRLOCK_TLV_EV_PHASE),
   },
 };
 
