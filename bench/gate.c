@@ -17,7 +17,7 @@
  *             phase CONTROLS, on the guest's clock
  *   workload  the same for phase WORKLOAD: the image's entrypoint
  *   teardown  trailer to the domain gone
- *   analysis  airlock_capture_analyse () + airlock_verdict_compute (), host
+ *   analysis  airlock_vm_get_record () (the capture analysed) + airlock_verdict_compute (), host
  *   bundle    the evidence bundle: not in this per-phase table (its runs
  *             are assembled here, without one); the command's own timing
  *             below writes the bundles
@@ -48,6 +48,7 @@
 #include "summary.h"
 #include "gate/verdict.h"
 #include "net/flows.h"
+#include "vm/vm-private.h"
 #include "protocol.h"
 
 #include <glib/gstdio.h>
@@ -257,7 +258,11 @@ run_gate (ArchGate *ag, const BenchOptions *o, GateSample *ret, GError **error)
     return FALSE;
 
   judged_from = g_get_monotonic_time ();
-  verdict = airlock_verdict_judge_run (vm, o->policy, NULL);
+  {
+    g_autoptr (AirlockRunRecord) record = airlock_vm_get_record (vm);
+
+    verdict = airlock_verdict_compute (record, o->policy);
+  }
   judged = g_get_monotonic_time ();
 
   if (!airlock_vm_is_complete (vm))

@@ -116,6 +116,11 @@ airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
   for (guint i = 0; i < v->reasons->len; i++)
     json_builder_add_string_value (b, v->reasons->pdata[i]);
   json_builder_end_array (b);
+  /* What a pass covers: a workload that waits past the time limit was not
+   * observed doing what it does later (said here, not only in the docs). */
+  json_builder_set_member_name (b, "ended_by_time_limit");
+  json_builder_add_boolean_value (b, v->ended_by_time_limit);
+  airlock_json_set_str (b, "observation", v->observation);
   airlock_json_set_str (b, "chain_head", facts->chain_head);
   airlock_json_set_str (b, "evidence_sha256", facts->evidence_sha256);
   json_builder_end_object (b);
@@ -158,6 +163,8 @@ airlock_bundle_summary_md (const AirlockBundleFacts *facts)
   g_string_append_printf (out, " |\n| index | %s |\n| manifest | %s |\n",
                           facts->index_digest ? facts->index_digest : "-",
                           facts->manifest_digest ? facts->manifest_digest : "-");
+  if (v->observation)
+    g_string_append_printf (out, "| observed | %s |\n", v->observation);
   g_string_append_printf (out, "| controls | %u/%u |\n| egress attempts | %u (%u admitted) |\n"
                           "| denied | %u |\n| unattributed flows | %u |\n| accelerator | %s |\n"
                           "| chain head | %s |\n\n",

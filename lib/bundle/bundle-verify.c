@@ -566,9 +566,25 @@ airlock_bundle_verify (const char *dir, GBytes *key)
     g_autofree char *want_statement = NULL;
     AirlockBundleFacts facts = { 0 };
 
-    verdict = airlock_verdict_judge (airlock_event_log_get_events (log), pcap,
-                                     pcap ? NULL : (pcap_error ? pcap_error : "the run had no NIC"),
-                                     complete, airlock_json_get_string (run, "reason"), policy, NULL);
+    gint64 timeout_ms = 0;
+    g_autoptr (AirlockRunRecord) record = NULL;
+    AirlockRunRecordInput rin = {
+      .arch = arch,
+      .complete = complete,
+      .incomplete_reason = airlock_json_get_string (run, "reason"),
+      .trailer = airlock_channel_get_trailer (channel),
+      .guest_log = airlock_channel_get_log (channel),
+      .log = log,
+      .pcap = pcap,
+      .pcap_error = pcap ? NULL : (pcap_error ? pcap_error : "the run had no NIC"),
+    };
+
+    /* The same record the live run judged, made from the raw files. */
+    if (airlock_json_get_int (kase, "timeout_ms", &timeout_ms) && timeout_ms > 0
+        && timeout_ms <= G_MAXUINT32)
+      rin.timeout_ms = (guint32) timeout_ms;
+    record = airlock_run_record_new (&rin);
+    verdict = airlock_verdict_compute (record, policy);
     r->verdict = g_strdup (airlock_verdict_kind_to_string (verdict->kind));
     facts.arch = arch;
     facts.case_name = airlock_json_get_string (kase, "name");

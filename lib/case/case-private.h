@@ -5,6 +5,7 @@
 #include "gate/verdict.h"
 #include "image/image.h"
 #include "net/flows.h"
+#include "record/run-record.h"
 
 G_BEGIN_DECLS
 
@@ -57,18 +58,19 @@ const AirlockImage *airlock_run_get_image (AirlockRun *run);
 /* What the supervisor is asked to run (argv[0] is the program). */
 const char *const *airlock_run_get_argv (AirlockRun *run);
 
-/* The finished VM, its verdict in full, the capture (or NULL), the image
- * (or NULL).  Owned by the result. */
+/* The finished VM, its verdict in full, the capture (or NULL), the run
+ * record, the image (or NULL).  Owned by the result. */
 AirlockVm *airlock_result_get_vm (AirlockResult *result);
 const AirlockVerdict *airlock_result_get_verdict_details (AirlockResult *result);
 AirlockCapture *airlock_result_get_capture (AirlockResult *result);
+const AirlockRunRecord *airlock_result_get_record (AirlockResult *result);
 const AirlockImage *airlock_result_get_image (AirlockResult *result);
 
-/* result.c: the result of a finished run (takes @vm, @verdict, @capture,
+/* result.c: the result of a finished run (takes @vm, @verdict, @record,
  * @image). */
 AirlockResult *airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm,
                                    AirlockImage *image, AirlockVerdict *verdict,
-                                   AirlockCapture *capture);
+                                   AirlockRunRecord *record);
 void airlock_result_set_bundle (AirlockResult *result, const char *dir, const char *error);
 
 G_END_DECLS

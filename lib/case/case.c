@@ -9,6 +9,7 @@
 #include "bundle/bundle.h"
 #include "evidence/event.h"
 #include "protocol.h"
+#include "vm/vm-private.h"
 
 #include <errno.h>
 #include <gio/gunixinputstream.h>
@@ -771,7 +772,7 @@ AirlockResult *
 airlock_run_wait (AirlockRun *run, GError **error)
 {
   AirlockVerdict *verdict;
-  AirlockCapture *capture = NULL;
+  AirlockRunRecord *record;
   AirlockResult *result;
 
   g_return_val_if_fail (run->thread != NULL, NULL);
@@ -788,7 +789,8 @@ airlock_run_wait (AirlockRun *run, GError **error)
       g_propagate_error (error, g_steal_pointer (&run->vm_error));
       return NULL;
     }
-  verdict = airlock_verdict_judge_run (run->vm, run->c->policy, &capture);
+  record = airlock_vm_get_record (run->vm);
+  verdict = airlock_verdict_compute (record, run->c->policy);
   if (run->bundle)
     {
       g_autoptr (GError) local = NULL;
@@ -830,7 +832,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
         run->bundle_error = g_strdup (local->message);
     }
   result = airlock_result_new (run->session->arch, run->c->name, g_steal_pointer (&run->vm),
-                               g_steal_pointer (&run->image), verdict, capture);
+                               g_steal_pointer (&run->image), verdict, record);
   if (run->bundle)
     airlock_result_set_bundle (result, airlock_bundle_get_dir (run->bundle), run->bundle_error);
   return result;

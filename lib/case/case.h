@@ -18,6 +18,7 @@
 #include <gio/gio.h>
 
 #include "airlock-macros.h"
+#include "gate/verdict-kind.h"
 #include "arch.h"
 #include "paths.h"
 #include "vm/vm.h"
@@ -34,14 +35,6 @@ typedef enum {
 
 AIRLOCK_PUBLIC GQuark airlock_case_error_quark (void);
 
-typedef enum {
-  AIRLOCK_VERDICT_PASS,
-  AIRLOCK_VERDICT_FAIL,
-  AIRLOCK_VERDICT_INCONCLUSIVE,
-} AirlockVerdictKind;
-
-/* "pass", "fail", "inconclusive" (static). */
-AIRLOCK_PUBLIC const char *airlock_verdict_kind_to_string (AirlockVerdictKind kind);
 
 /* ---- session ---- */
 

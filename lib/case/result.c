@@ -19,7 +19,7 @@ struct _AirlockResult {
   AirlockVm *vm;
   AirlockImage *image;
   AirlockVerdict *verdict;
-  AirlockCapture *capture;
+  AirlockRunRecord *record;  /* the run as evidence: events, capture (owned) */
   GPtrArray *pool;          /* strings and arrays the public structs point into */
   GPtrArray *attempts;      /* AirlockAttempt * */
   GPtrArray *flows;         /* AirlockResultFlow * */
@@ -95,11 +95,11 @@ is_exec (const AirlockEvent *ev)
 
 AirlockResult *
 airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm, AirlockImage *image,
-                    AirlockVerdict *verdict, AirlockCapture *capture)
+                    AirlockVerdict *verdict, AirlockRunRecord *record)
 {
   AirlockResult *r = g_new0 (AirlockResult, 1);
-  AirlockEventLog *log = airlock_vm_get_events (vm);
-  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
+  GPtrArray *events = record->events;
+  AirlockCapture *capture = record->capture;
   GPtrArray *reasons = g_ptr_array_new ();
 
   r->arch = arch;
@@ -107,7 +107,7 @@ airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm, Airl
   r->vm = vm;
   r->image = image;
   r->verdict = verdict;
-  r->capture = capture;
+  r->record = record;
   r->pool = g_ptr_array_new_with_free_func (g_free);
   r->attempts = g_ptr_array_new_with_free_func (g_free);
   r->flows = g_ptr_array_new_with_free_func (g_free);
@@ -192,8 +192,7 @@ airlock_result_free (AirlockResult *r)
   g_clear_pointer (&r->out, g_bytes_unref);
   g_clear_pointer (&r->err, g_bytes_unref);
   airlock_verdict_free (r->verdict);
-  if (r->capture)
-    airlock_capture_free (r->capture);
+  airlock_run_record_unref (r->record);
   airlock_image_free (r->image);
   airlock_vm_free (r->vm);
   g_free (r->case_name);
@@ -356,7 +355,13 @@ airlock_result_get_verdict_details (AirlockResult *r)
 AirlockCapture *
 airlock_result_get_capture (AirlockResult *r)
 {
-  return r->capture;
+  return r->record->capture;
+}
+
+const AirlockRunRecord *
+airlock_result_get_record (AirlockResult *r)
+{
+  return r->record;
 }
 
 const AirlockImage *

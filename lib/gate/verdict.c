@@ -5,8 +5,6 @@
 #include "evidence/frame-private.h"
 #include "evidence/sockaddr.h"
 #include "probe-controls.h"
-#include "vm/domain-xml-private.h"
-#include "vm/vm.h"
 #include "protocol.h"
 
 #include <arpa/inet.h>
@@ -47,6 +45,7 @@ airlock_verdict_free (AirlockVerdict *verdict)
   g_ptr_array_unref (verdict->controls);
   g_array_unref (verdict->judged);
   g_ptr_array_unref (verdict->unattributed);
+  g_free (verdict->observation);
   g_free (verdict);
 }
 
@@ -151,7 +150,7 @@ describe (const AirlockEvent *ev)
 }
 
 static void
-check_controls (AirlockVerdict *v, const AirlockVerdictInput *in, GHashTable *control_keys)
+check_controls (AirlockVerdict *v, const AirlockRunRecord *in, GHashTable *control_keys)
 {
   for (gsize i = 0; i < PROBE_N_CONTROLS; i++)
     {
@@ -178,8 +177,104 @@ check_controls (AirlockVerdict *v, const AirlockVerdictInput *in, GHashTable *co
     }
 }
 
+/* "30 s", "1.5 s", "250 ms". */
+static char *
+duration_to_string (guint64 ms)
+{
+  if (ms < 1000)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " ms", ms);
+  if (ms % 1000 == 0)
+    return g_strdup_printf ("%" G_GUINT64_FORMAT " s", ms / 1000);
+  return g_strdup_printf ("%.1f s", (double) ms / 1000.0);
+}
+
+/* Did the image run, and was the whole of its run watched?  A pass needs a
+ * trailer that ended the run normally (completed, or the time limit), the
+ * workload started, and its entrypoint's execve seen to succeed: without
+ * them a gate would pass an image it never ran (issue 19: an /etc/passwd
+ * the supervisor cannot read, an entrypoint that does not exist). */
+static void
+check_run (AirlockVerdict *v, const AirlockRunRecord *in)
+{
+  const AirlockEvent *exec = in->workload_exec;
+
+  if (!in->complete)
+    return;   /* said already: without the whole channel nothing below is known */
+  if (!in->has_trailer)
+    {
+      add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the evidence has no trailer: the run's end "
+                  "was not recorded");
+      return;
+    }
+  switch (in->trailer.end_reason)
+    {
+    case AIRLOCK_END_COMPLETED:
+      break;
+    case AIRLOCK_END_TIMEOUT:
+      v->ended_by_time_limit = TRUE;
+      break;
+    case AIRLOCK_END_ERROR:
+      {
+        const char *why = airlock_run_record_last_log (in);
+
+        if (!in->workload_start)
+          add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the workload never started: %s",
+                      why ? why : "a trusted guest program failed and gave no reason");
+        else
+          add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                      "a trusted guest program failed during the run, so it was not watched "
+                      "to its end: %s", why ? why : "no reason given");
+        return;
+      }
+    default:
+      add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                  "the run ended for a reason airlock does not know (end reason %u)",
+                  in->trailer.end_reason);
+      return;
+    }
+
+  if (!in->workload_start)
+    {
+      add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                  "the workload never started: the evidence has no start of the workload phase");
+      return;
+    }
+  if (!exec)
+    add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                "the entrypoint was not seen to start: the evidence has no record of its execve");
+  else if (!exec->has_result)
+    add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the entrypoint was not seen to start: %s",
+                exec->note ? exec->note : "its execve's outcome is not recorded");
+  else if (exec->result != 0)
+    {
+      g_autofree char *err = airlock_result_to_string (exec->result);
+
+      add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                  "the entrypoint could not be executed: %s: %s%s%s",
+                  exec->path ? exec->path : "?", err, exec->note ? " — " : "",
+                  exec->note ? exec->note : "");
+    }
+
+  if (v->ended_by_time_limit)
+    {
+      g_autofree char *limit = in->timeout_ms ? duration_to_string (in->timeout_ms) : NULL;
+
+      v->observation = limit ? g_strdup_printf ("observed for %s; ended by the time limit: "
+                                                "what the workload would do later was not seen",
+                                                limit)
+                             : g_strdup ("ended by the time limit: what the workload would do "
+                                         "later was not seen");
+    }
+  else if (in->workload_exit && in->workload_exit->has_exit_status)
+    {
+      g_autofree char *status = airlock_wait_status_to_string (in->workload_exit->exit_status);
+
+      v->observation = g_strdup_printf ("observed until the workload ended (%s)", status);
+    }
+}
+
 AirlockVerdict *
-airlock_verdict_compute (const AirlockVerdictInput *in)
+airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy)
 {
   AirlockVerdict *v = g_new0 (AirlockVerdict, 1);
   g_autoptr (GHashTable) record_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -194,6 +289,7 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
   if (!in->complete)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the evidence is incomplete: %s",
                 in->incomplete_reason ? in->incomplete_reason : "no reason given");
+  check_run (v, in);
   if (!in->capture)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "there is no packet capture to check against%s%s",
                 in->capture_error ? ": " : "", in->capture_error ? in->capture_error : "");
@@ -201,7 +297,7 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
                 "the negative controls did not run: nothing proves the detector could see");
 
-  for (guint i = 0; in->events && i < in->events->len; i++)
+  for (guint i = 0; i < in->events->len; i++)
     {
       const AirlockEvent *ev = in->events->pdata[i];
       const AirlockSockaddr *sa;
@@ -248,7 +344,7 @@ airlock_verdict_compute (const AirlockVerdictInput *in)
         const char *rule = NULL;
         AirlockVerdictAttempt j = { .seq = ev->seq, .egress = TRUE };
 
-        j.admitted = in->policy && airlock_policy_admits (in->policy, family, socket_protocol (ev),
+        j.admitted = policy && airlock_policy_admits (policy, family, socket_protocol (ev),
                                                           a, sa->inet.port,
                                                           (const char *const *) names->pdata,
                                                           ev->exe, &rule);
@@ -309,66 +405,4 @@ airlock_verdict_lookup (const AirlockVerdict *verdict, guint64 seq)
         high = mid;
     }
   return NULL;
-}
-
-AirlockVerdict *
-airlock_verdict_judge (GPtrArray *events, GBytes *pcap, const char *pcap_error, gboolean complete,
-                       const char *incomplete_reason, const AirlockPolicy *policy,
-                       AirlockCapture **ret_capture)
-{
-  g_autoptr (GError) error = NULL;
-  AirlockCapture *capture = NULL;
-  AirlockCaptureGuest guest;
-  g_autofree char *capture_error = NULL;
-  AirlockVerdict *verdict;
-  guint mac[6];
-  guint8 mac_bytes[6];
-  AirlockVerdictInput in = {
-    .complete = complete,
-    .incomplete_reason = incomplete_reason,
-    .events = events,
-    .policy = policy,
-  };
-
-  /* The NIC's address, from the one definition the domain XML uses. */
-  sscanf (AIRLOCK_NET_GUEST_MAC, "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2], &mac[3], &mac[4],
-          &mac[5]);
-  for (int i = 0; i < 6; i++)
-    mac_bytes[i] = (guint8) mac[i];
-  airlock_capture_guest_init (&guest, mac_bytes);
-  if (pcap)
-    {
-      capture = airlock_capture_analyse (pcap, &guest, &error);
-      if (!capture)
-        capture_error = g_strdup (error->message);
-    }
-  else
-    capture_error = g_strdup (pcap_error ? pcap_error : "the run had no NIC");
-  in.capture = capture;
-  in.capture_error = capture_error;
-  /* The controls ran when their phase started. */
-  for (guint i = 0; in.events && i < in.events->len; i++)
-    {
-      const AirlockEvent *ev = in.events->pdata[i];
-
-      if (ev->kind == AIRLOCK_EVENT_WORKLOAD_START && ev->phase == AIRLOCK_PHASE_CONTROLS)
-        in.controls_ran = TRUE;
-    }
-  verdict = airlock_verdict_compute (&in);
-  if (ret_capture)
-    *ret_capture = capture;
-  else if (capture)
-    airlock_capture_free (capture);
-  return verdict;
-}
-
-AirlockVerdict *
-airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy, AirlockCapture **ret_capture)
-{
-  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
-  AirlockEventLog *log = airlock_vm_get_events (vm);
-
-  return airlock_verdict_judge (log ? airlock_event_log_get_events (log) : NULL, pcap,
-                                airlock_vm_get_pcap_error (vm), airlock_vm_is_complete (vm),
-                                airlock_vm_get_reason (vm), policy, ret_capture);
 }

@@ -1,8 +1,12 @@
-/* The verdict of one run: the supervisor's records, the host-side capture,
- * the negative controls and the policy, weighed together.
+/* The verdict of one run: a pure function of its run record (the
+ * supervisor's records, the trailer, the host-side capture) and the policy.
  *
  *   inconclusive  the evidence is not whole (the channel is not complete,
- *                 there is no capture)
+ *                 there is no capture), or it does not prove the image ran
+ *                 and was watched: the run ended by an error of a trusted
+ *                 guest program or for a reason it does not name, the
+ *                 workload never started, its entrypoint's execve failed or
+ *                 was never seen to succeed, the controls did not run
  *   fail          a negative control is missing from the records or from
  *                 the capture (the detector was blind); the workload made
  *                 an egress attempt the policy does not admit; a call was
@@ -14,10 +18,11 @@
 #pragma once
 
 #include "airlock-macros.h"
-#include "case/case.h"
 #include "evidence/event.h"
+#include "gate/verdict-kind.h"
 #include "net/flows.h"
 #include "policy/policy.h"
+#include "record/run-record.h"
 
 G_BEGIN_DECLS
 
@@ -48,38 +53,23 @@ typedef struct {
   guint n_unattributed;    /* capture flows no record explains */
   GArray *judged;          /* AirlockVerdictAttempt, in record order */
   GPtrArray *unattributed; /* char *: keys of the capture flows no record explains */
+  /* The run's time limit ended it: what ran after that was not observed. */
+  gboolean ended_by_time_limit;
+  /* How long the workload was observed and how it ended, for people:
+   * "observed for 30 s; ended by the time limit", "observed until the
+   * workload ended (exited 0)"; NULL when it never started. */
+  char *observation;
 } AirlockVerdict;
 
 /* The judgment of the record with frame @seq, or NULL when it was neither
  * egress nor a denial. */
 const AirlockVerdictAttempt *airlock_verdict_lookup (const AirlockVerdict *verdict, guint64 seq);
 
-typedef struct {
-  gboolean complete;       /* the evidence channel ended with a valid trailer */
-  const char *incomplete_reason;
-  GPtrArray *events;       /* AirlockEvent * (the run's event log), or NULL */
-  AirlockCapture *capture; /* the NIC's flows, or NULL when there was no capture */
-  const char *capture_error; /* why there is none */
-  gboolean controls_ran;   /* the run had the negative controls */
-  const AirlockPolicy *policy;
-} AirlockVerdictInput;
-
-AirlockVerdict *airlock_verdict_compute (const AirlockVerdictInput *input);
-
-typedef struct _AirlockVm AirlockVm;
-/* The verdict over a run's decoded @events (or NULL), its pcap (or NULL,
- * then @pcap_error says why there is none), whether its evidence is
- * complete (else @incomplete_reason), under @policy: the capture is
- * analysed against the guest's NIC and the controls count as run when
- * their phase started.  With @ret_capture, the analysed capture is handed
- * over (NULL when there is none).  Never NULL.  `airlock verify` calls it
- * on the bundle's files, a run on its VM. */
-AirlockVerdict *airlock_verdict_judge (GPtrArray *events, GBytes *pcap, const char *pcap_error,
-                                       gboolean complete, const char *incomplete_reason,
-                                       const AirlockPolicy *policy, AirlockCapture **ret_capture);
-/* The same for a finished run (airlock_vm_run() returned). */
-AirlockVerdict *airlock_verdict_judge_run (AirlockVm *vm, const AirlockPolicy *policy,
-                                           AirlockCapture **ret_capture);
+/* The verdict over @record under @policy (NULL: nothing admitted).  Pure:
+ * no I/O, the same record and policy always give the same verdict.  Never
+ * NULL. */
+AirlockVerdict *airlock_verdict_compute (const AirlockRunRecord *record,
+                                         const AirlockPolicy *policy);
 void airlock_verdict_free (AirlockVerdict *verdict);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockVerdict, airlock_verdict_free)

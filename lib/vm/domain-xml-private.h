@@ -43,7 +43,7 @@ typedef struct {
 } AirlockDomainSpec;
 
 /* The guest's side of the user network (QEMU's defaults, spelled out). */
-#define AIRLOCK_NET_GUEST_MAC "52:54:00:a1:10:0c"
+#include "net/guest-net.h"
 
 /* Returns the domain XML (newly allocated).  Every value is escaped. */
 char *airlock_domain_xml_build (const AirlockDomainSpec *spec);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "vm/connection-private.h"
+#include "record/run-record.h"
 #include "vm/vm.h"
 
 G_BEGIN_DECLS
@@ -18,5 +19,10 @@ AirlockVm *airlock_vm_new_on (AirlockArch arch, const AirlockGuestImage *image,
 gboolean airlock_accel_resolve (AirlockConnection *conn, AirlockArch arch, AirlockAccel want,
                                 const AirlockGuestImage *image, const AirlockVmOptions *options,
                                 char **ret_virt_type, char **ret_notice, GError **error);
+
+/* The finished run as one record (run-record.h), made at the first call
+ * and shared after: call it once airlock_vm_run() has returned.  Transfer
+ * full. */
+AirlockRunRecord *airlock_vm_get_record (AirlockVm *vm);
 
 G_END_DECLS

@@ -71,6 +71,8 @@ struct _AirlockVm {
   AirlockChannel *channel;
   GBytes *spec;              /* encoded run spec, or NULL for the boot check */
   AirlockEventLog *events;   /* with a spec */
+  guint32 spec_timeout_ms;   /* the spec's time limit, for the run record */
+  AirlockRunRecord *record;  /* made once the run is over (airlock_vm_get_record) */
   GByteArray *console;
   gboolean console_truncated;
   gboolean evidence_eof;
@@ -216,6 +218,7 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
    * here, with the field named, not as an inconclusive run. */
   if (options && options->spec)
     {
+      vm->spec_timeout_ms = options->spec->timeout_ms;
       vm->spec = airlock_run_spec_encode (options->spec, error);
       if (!vm->spec)
         return NULL;
@@ -276,6 +279,7 @@ airlock_vm_free (AirlockVm *vm)
     airlock_connection_free (vm->conn);
   g_clear_pointer (&vm->channel, airlock_channel_free);
   g_clear_pointer (&vm->spec, g_bytes_unref);
+  g_clear_pointer (&vm->record, airlock_run_record_unref);
   g_clear_pointer (&vm->events, airlock_event_log_free);
   g_clear_pointer (&vm->stdin_data, g_bytes_unref);
   g_clear_object (&vm->stdin_stream);
@@ -1433,4 +1437,27 @@ airlock_vm_get_libvirt_version (AirlockVm *vm)
   unsigned long v = 0;
 
   return version_string (vm->conn && virConnectGetLibVersion (vm->conn->conn, &v) == 0, v);
+}
+
+AirlockRunRecord *
+airlock_vm_get_record (AirlockVm *vm)
+{
+  if (!vm->record)
+    {
+      g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
+      AirlockRunRecordInput in = {
+        .arch = vm->arch,
+        .complete = airlock_vm_is_complete (vm),
+        .incomplete_reason = airlock_vm_get_reason (vm),
+        .trailer = vm->channel ? airlock_channel_get_trailer (vm->channel) : NULL,
+        .guest_log = vm->channel ? airlock_channel_get_log (vm->channel) : NULL,
+        .log = vm->events,
+        .pcap = pcap,
+        .pcap_error = airlock_vm_get_pcap_error (vm),
+        .timeout_ms = vm->spec_timeout_ms,
+      };
+
+      vm->record = airlock_run_record_new (&in);
+    }
+  return airlock_run_record_ref (vm->record);
 }

@@ -1,0 +1,123 @@
+#include "config.h"
+
+#include "record/run-record.h"
+
+#include "net/guest-net.h"
+#include "protocol.h"
+
+#include <stdio.h>
+
+static void
+derive (AirlockRunRecord *r)
+{
+  for (guint i = 0; i < r->events->len; i++)
+    {
+      const AirlockEvent *ev = r->events->pdata[i];
+      gboolean controls = ev->phase == AIRLOCK_PHASE_CONTROLS;
+      gboolean workload = ev->phase == AIRLOCK_PHASE_WORKLOAD;
+
+      switch (ev->kind)
+        {
+        case AIRLOCK_EVENT_WORKLOAD_START:
+          if (controls)
+            r->controls_ran = TRUE;
+          else if (workload)
+            r->workload_start = ev;
+          break;
+        case AIRLOCK_EVENT_WORKLOAD_EXEC:
+          if (controls)
+            r->controls_exec = ev;
+          else if (workload)
+            r->workload_exec = ev;
+          break;
+        case AIRLOCK_EVENT_WORKLOAD_EXIT:
+          if (workload)
+            r->workload_exit = ev;
+          break;
+        default:
+          break;
+        }
+    }
+}
+
+AirlockRunRecord *
+airlock_run_record_new (const AirlockRunRecordInput *in)
+{
+  AirlockRunRecord *r = g_new0 (AirlockRunRecord, 1);
+
+  r->ref_count = 1;
+  r->arch = in->arch;
+  r->complete = in->complete;
+  if (!in->complete)
+    r->incomplete_reason = g_strdup (in->incomplete_reason ? in->incomplete_reason
+                                                           : "no reason given");
+  if (in->trailer)
+    {
+      r->has_trailer = TRUE;
+      r->trailer = *in->trailer;
+    }
+  r->guest_log = g_ptr_array_new_with_free_func (g_free);
+  for (guint i = 0; in->guest_log && i < in->guest_log->len; i++)
+    g_ptr_array_add (r->guest_log, g_strdup (in->guest_log->pdata[i]));
+  if (in->log)
+    {
+      r->log = airlock_event_log_ref (in->log);
+      r->events = g_ptr_array_ref (airlock_event_log_get_events (in->log));
+    }
+  else if (in->events)
+    r->events = g_ptr_array_ref (in->events);
+  else
+    r->events = g_ptr_array_new ();
+  r->timeout_ms = in->timeout_ms;
+  derive (r);
+
+  if (in->pcap)
+    {
+      g_autoptr (GError) error = NULL;
+      AirlockCaptureGuest guest;
+      guint mac[6];
+      guint8 mac_bytes[6];
+
+      /* The NIC's address, from the one definition the domain XML uses. */
+      sscanf (AIRLOCK_NET_GUEST_MAC, "%x:%x:%x:%x:%x:%x", &mac[0], &mac[1], &mac[2], &mac[3],
+              &mac[4], &mac[5]);
+      for (int i = 0; i < 6; i++)
+        mac_bytes[i] = (guint8) mac[i];
+      airlock_capture_guest_init (&guest, mac_bytes);
+      r->capture = airlock_capture_analyse (in->pcap, &guest, &error);
+      if (!r->capture)
+        r->capture_error = g_strdup (error->message);
+    }
+  else
+    r->capture_error = g_strdup (in->pcap_error ? in->pcap_error : "the run had no NIC");
+  return r;
+}
+
+AirlockRunRecord *
+airlock_run_record_ref (AirlockRunRecord *record)
+{
+  g_atomic_int_inc (&record->ref_count);
+  return record;
+}
+
+void
+airlock_run_record_unref (AirlockRunRecord *record)
+{
+  if (!record || !g_atomic_int_dec_and_test (&record->ref_count))
+    return;
+  g_free (record->incomplete_reason);
+  g_ptr_array_unref (record->guest_log);
+  /* The events point into the log: the array goes first. */
+  g_ptr_array_unref (record->events);
+  airlock_event_log_free (record->log);
+  if (record->capture)
+    airlock_capture_free (record->capture);
+  g_free (record->capture_error);
+  g_free (record);
+}
+
+const char *
+airlock_run_record_last_log (const AirlockRunRecord *record)
+{
+  return record->guest_log->len ? record->guest_log->pdata[record->guest_log->len - 1] : NULL;
+}

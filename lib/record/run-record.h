@@ -1,0 +1,76 @@
+/* One run, as evidence: everything the verdict, the bundle and the result
+ * API judge or report, made once when the run ends and never changed.
+ *
+ *   image → disk → VM → recorder → frames → run record → verdict → bundle
+ *
+ * The VM layer makes it from a finished run (airlock_vm_get_record()),
+ * `airlock verify` makes it again from a bundle's raw files, and a unit test
+ * can make one from synthetic events: the verdict is a pure function of a
+ * record and a policy, so every rule of it is proven without a VM.
+ *
+ * Internal to libairlock (not installed). */
+#pragma once
+
+#include "airlock-macros.h"
+
+#include "arch.h"
+#include "evidence/channel.h"
+#include "evidence/event.h"
+#include "net/flows.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  AirlockArch arch;
+  gboolean complete;             /* the channel (and the VM) ended whole */
+  const char *incomplete_reason; /* why not, or NULL */
+  const AirlockTrailer *trailer; /* the accepted trailer, or NULL */
+  GPtrArray *guest_log;          /* char *: the guest's LOG frames in order, or NULL */
+  AirlockEventLog *log;          /* the decoded events (a reference is taken), or NULL */
+  GPtrArray *events;             /* AirlockEvent *, used when @log is NULL (tests);
+                                  * a reference is taken */
+  GBytes *pcap;                  /* the NIC's capture, or NULL */
+  const char *pcap_error;        /* why there is none */
+  guint32 timeout_ms;            /* the run's time limit (0: not known) */
+} AirlockRunRecordInput;
+
+typedef struct _AirlockRunRecord {
+  AirlockArch arch;
+  gboolean complete;
+  char *incomplete_reason;       /* NULL when complete */
+  gboolean has_trailer;
+  AirlockTrailer trailer;        /* its strings are not kept: counts, exit status, end reason */
+  GPtrArray *guest_log;          /* char *, never NULL */
+  GPtrArray *events;             /* AirlockEvent *, seq order, never NULL */
+  guint32 timeout_ms;
+
+  /* Derived from the events: the last of each kind per phase, or NULL. */
+  gboolean controls_ran;                 /* a WORKLOAD_START of the controls phase */
+  const AirlockEvent *controls_exec;     /* WORKLOAD_EXEC of the controls phase */
+  const AirlockEvent *workload_start;    /* WORKLOAD_START of the workload phase */
+  const AirlockEvent *workload_exec;     /* WORKLOAD_EXEC of the workload phase */
+  const AirlockEvent *workload_exit;     /* WORKLOAD_EXIT of the workload phase */
+
+  /* The capture, analysed against the guest's NIC, or NULL with a reason. */
+  AirlockCapture *capture;
+  char *capture_error;
+
+  /*< private >*/
+  gint ref_count;
+  AirlockEventLog *log;
+} AirlockRunRecord;
+
+/* Never NULL: a capture that does not analyse is kept as capture_error (the
+ * verdict then says why there is none).  Transfer full; release with
+ * airlock_run_record_unref(). */
+AirlockRunRecord *airlock_run_record_new (const AirlockRunRecordInput *input);
+AirlockRunRecord *airlock_run_record_ref (AirlockRunRecord *record);
+void airlock_run_record_unref (AirlockRunRecord *record);
+
+/* The guest's last LOG message (a trusted program's last word: die()'s
+ * reason before an error trailer), or NULL. */
+const char *airlock_run_record_last_log (const AirlockRunRecord *record);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockRunRecord, airlock_run_record_unref)
+
+G_END_DECLS

@@ -1,0 +1,573 @@
+/* Unit tests of the verdict as a pure function of a run record: every rule,
+ * one row each, over records made from real EVENT frames (decoded by the
+ * same event log a run uses) and a capture made of real frames, with no VM.
+ *
+ * Each row is a run as a person would describe it ("the image's
+ * /etc/passwd is too large", "the entrypoint does not exist", "the run
+ * ended at its time limit") and what the verdict must say about it. */
+#include "config.h"
+
+#include "evidence/event.h"
+#include "evidence/frame-private.h"
+#include "gate/verdict.h"
+#include "net/guest-net.h"
+#include "probe-controls.h"
+#include "record/run-record.h"
+
+#include "wire.h"
+
+#include "capture-frames.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define ARCH_X86_64 0xc000003eu
+#define NR_CONNECT 42
+#define NR_SENDTO 44
+
+#define NO_RESULT G_MININT64
+
+/* ---- a run, built frame by frame ---- */
+
+typedef struct {
+  AirlockEventLog *log;
+  guint64 seq;
+  GByteArray *pcap;
+  guint32 pcap_sec;
+  gboolean has_pcap;
+  GPtrArray *guest_log;
+  AirlockTrailer trailer;
+  gboolean has_trailer;
+  gboolean complete;
+  const char *incomplete_reason;
+  guint32 timeout_ms;
+} Run;
+
+static const guint8 *
+guest_mac (void)
+{
+  static guint8 mac[6];
+  guint v[6];
+
+  sscanf (AIRLOCK_NET_GUEST_MAC, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+  for (int i = 0; i < 6; i++)
+    mac[i] = (guint8) v[i];
+  return mac;
+}
+
+static void
+run_init (Run *r)
+{
+  memset (r, 0, sizeof *r);
+  r->log = airlock_event_log_new ();
+  r->seq = 1;
+  r->pcap = cf_pcap_new ();
+  r->has_pcap = TRUE;
+  r->guest_log = g_ptr_array_new_with_free_func (g_free);
+  r->complete = TRUE;
+  r->has_trailer = TRUE;
+  r->trailer.end_reason = AIRLOCK_END_COMPLETED;
+  r->timeout_ms = 30000;
+}
+
+static void
+run_clear (Run *r)
+{
+  airlock_event_log_free (r->log);
+  g_byte_array_unref (r->pcap);
+  g_ptr_array_unref (r->guest_log);
+}
+
+static void
+add_frame (Run *r, struct wire_frame *f)
+{
+  g_autoptr (GError) error = NULL;
+  AirlockFrame frame = { 0 };
+  size_t n = wire_end (f);
+
+  g_assert_cmpuint (n, >, 0);
+  frame.seq = r->seq++;
+  frame.type = AIRLOCK_FRAME_EVENT;
+  frame.offset = 1000;
+  frame.size = n;
+  frame.payload = g_bytes_new (f->bytes + AIRLOCK_FRAME_HEADER_SIZE, n - AIRLOCK_FRAME_HEADER_SIZE);
+  g_assert_true (airlock_event_log_add_frame (r->log, &frame, &error));
+  g_assert_no_error (error);
+  g_bytes_unref (frame.payload);
+}
+
+static void
+ev_begin (Run *r, struct wire_frame *f, guint32 kind, guint32 phase)
+{
+  wire_begin (f, AIRLOCK_FRAME_EVENT, r->seq);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, kind);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, 1000 + r->seq);
+  if (phase)
+    wire_put_u32 (f, AIRLOCK_TLV_EV_PHASE, phase);
+}
+
+static void
+run_start (Run *r, guint32 phase)
+{
+  struct wire_frame f;
+
+  ev_begin (r, &f, AIRLOCK_EVENT_WORKLOAD_START, phase);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, 90);
+  add_frame (r, &f);
+}
+
+/* @result NO_RESULT: the outcome was not seen. */
+static void
+run_exec (Run *r, guint32 phase, gint64 result, const char *path, const char *note)
+{
+  struct wire_frame f;
+
+  ev_begin (r, &f, AIRLOCK_EVENT_WORKLOAD_EXEC, phase);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_NSPID, 2);
+  if (path)
+    wire_put_str (&f, AIRLOCK_TLV_EV_PATH, path);
+  if (result != NO_RESULT)
+    wire_put_u64 (&f, AIRLOCK_TLV_EV_RESULT, (guint64) result);
+  if (note)
+    wire_put_str (&f, AIRLOCK_TLV_EV_NOTE, note);
+  add_frame (r, &f);
+}
+
+static void
+run_exit (Run *r, guint32 phase, guint32 status)
+{
+  struct wire_frame f;
+
+  ev_begin (r, &f, AIRLOCK_EVENT_WORKLOAD_EXIT, phase);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_EXIT_STATUS, status);
+  add_frame (r, &f);
+}
+
+/* A record of a connect (TCP) or sendto (UDP) to @ip:@port, and with
+ * @on_wire its SYN or datagram in the capture. */
+static void
+run_attempt (Run *r, int family, int protocol, const char *ip, guint16 port, gboolean recorded,
+             gboolean on_wire)
+{
+  gboolean tcp = protocol == IPPROTO_TCP;
+  guint8 sa[28] = { 0 };
+  gsize salen;
+  guint8 sock[12];
+  GByteArray *l4, *l3;
+
+  if (family == AF_INET)
+    {
+      struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons (port) };
+
+      g_assert_cmpint (inet_pton (AF_INET, ip, &sin.sin_addr), ==, 1);
+      memcpy (sa, &sin, sizeof sin);
+      salen = sizeof sin;
+    }
+  else
+    {
+      struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6, .sin6_port = htons (port) };
+
+      g_assert_cmpint (inet_pton (AF_INET6, ip, &sin6.sin6_addr), ==, 1);
+      memcpy (sa, &sin6, sizeof sin6);
+      salen = sizeof sin6;
+    }
+  if (recorded)
+    {
+      struct wire_frame f;
+      guint8 args[48] = { 0 };
+
+      ev_begin (r, &f, AIRLOCK_EVENT_SYSCALL, 0);
+      wire_put_u32 (&f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
+      wire_put_u32 (&f, AIRLOCK_TLV_EV_SYSCALL, tcp ? NR_CONNECT : NR_SENDTO);
+      wire_put_u32 (&f, AIRLOCK_TLV_EV_AUDIT_ARCH, ARCH_X86_64);
+      wire_put (&f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
+      wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, 200);
+      wire_put_u32 (&f, AIRLOCK_TLV_EV_TID, 200);
+      wire_put_str (&f, AIRLOCK_TLV_EV_EXE, "/usr/bin/app");
+      wire_le32 (sock, (guint32) family);
+      wire_le32 (sock + 4, tcp ? SOCK_STREAM : SOCK_DGRAM);
+      wire_le32 (sock + 8, 0);
+      wire_put (&f, AIRLOCK_TLV_EV_SOCKET, sock, sizeof sock);
+      wire_put_u32 (&f, AIRLOCK_TLV_EV_FD, 3);
+      wire_put (&f, AIRLOCK_TLV_EV_ADDR, sa, salen);
+      wire_put_u32 (&f, AIRLOCK_TLV_EV_ADDRLEN, (guint32) salen);
+      add_frame (r, &f);
+    }
+  if (!on_wire)
+    return;
+  l4 = tcp ? cf_tcp (40000, port, 1, 0x02 /* SYN */, NULL, 0)
+           : cf_udp (40000, port, "x", 1);
+  l3 = family == AF_INET ? cf_ipv4 ("10.0.2.15", ip, (guint8) protocol, l4)
+                         : cf_ipv6 ("fec0::15", ip, (guint8) protocol, l4);
+  cf_pcap_add (r->pcap, ++r->pcap_sec,
+               cf_ethernet (capture_gateway_mac, guest_mac (),
+                            family == AF_INET ? 0x0800 : 0x86dd, l3));
+}
+
+/* The negative controls' phase, every control recorded and on the wire
+ * unless it is @skip (by index into probe_controls; -1: none). */
+static void
+run_controls (Run *r, int skip_recorded, int skip_wire)
+{
+  run_start (r, AIRLOCK_PHASE_CONTROLS);
+  run_exec (r, AIRLOCK_PHASE_CONTROLS, 0, "/bin/probe", NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (probe_controls); i++)
+    run_attempt (r, probe_controls[i].family, probe_controls[i].protocol,
+                 probe_controls[i].address, probe_controls[i].port, (int) i != skip_recorded,
+                 (int) i != skip_wire);
+  run_exit (r, AIRLOCK_PHASE_CONTROLS, 0);
+}
+
+/* A clean run: controls, then a workload that starts, runs and exits 0. */
+static void
+run_clean (Run *r)
+{
+  run_controls (r, -1, -1);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+}
+
+static AirlockVerdict *
+judge (Run *r, const char *policy_text)
+{
+  g_autoptr (GBytes) pcap = r->has_pcap ? g_bytes_new (r->pcap->data, r->pcap->len) : NULL;
+  g_autoptr (AirlockPolicy) policy = NULL;
+  g_autoptr (AirlockRunRecord) record = NULL;
+  AirlockRunRecordInput in = {
+    .arch = AIRLOCK_ARCH_AMD64,
+    .complete = r->complete,
+    .incomplete_reason = r->incomplete_reason,
+    .trailer = r->has_trailer ? &r->trailer : NULL,
+    .guest_log = r->guest_log,
+    .log = r->log,
+    .pcap = pcap,
+    .pcap_error = "the test made none",
+    .timeout_ms = r->timeout_ms,
+  };
+
+  if (policy_text)
+    {
+      g_autoptr (GError) error = NULL;
+
+      policy = airlock_policy_parse (policy_text, strlen (policy_text), "test", &error);
+      g_assert_no_error (error);
+    }
+  record = airlock_run_record_new (&in);
+  return airlock_verdict_compute (record, policy);
+}
+
+/* The verdict is @kind and, unless @needle is NULL, one of its reasons
+ * contains @needle. */
+static void
+assert_verdict (const AirlockVerdict *v, AirlockVerdictKind kind, const char *needle)
+{
+  gboolean found = needle == NULL;
+
+  for (guint i = 0; i < v->reasons->len; i++)
+    {
+      g_test_message ("reason: %s", (const char *) v->reasons->pdata[i]);
+      if (needle && strstr (v->reasons->pdata[i], needle))
+        found = TRUE;
+    }
+  g_assert_cmpstr (airlock_verdict_kind_to_string (v->kind), ==,
+                   airlock_verdict_kind_to_string (kind));
+  if (!found)
+    g_error ("no reason contains '%s'", needle);
+}
+
+/* ---- the rows ---- */
+
+typedef struct {
+  const char *path;
+  void (*build) (Run *r);
+  const char *policy;
+  AirlockVerdictKind kind;
+  const char *needle;            /* a reason must contain it (NULL: no check) */
+  gboolean time_limit;           /* verdict->ended_by_time_limit */
+  const char *observation;       /* verdict->observation contains it (NULL: no check) */
+} Row;
+
+static void
+build_clean (Run *r)
+{
+  run_clean (r);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* guest/supervisor.c: a named User whose /etc/passwd is over its bound;
+ * the supervisor gives up before the workload exists, init sends its
+ * reason as a LOG frame and an error trailer. */
+static void
+build_setup_failed (Run *r)
+{
+  run_controls (r, -1, -1);
+  g_ptr_array_add (r->guest_log,
+                   g_strdup ("the workload's setup failed: user 'app': cannot read the image's "
+                             "/etc/passwd: it is over 256 KiB"));
+  r->trailer.end_reason = AIRLOCK_END_ERROR;
+}
+
+static void
+build_exec_enoent (Run *r)
+{
+  run_controls (r, -1, -1);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, -ENOENT, "/usr/bin/env",
+            "cannot execute '/usr/bin/env': No such file or directory");
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 127 << 8);
+}
+
+static void
+build_exec_chdir_failed (Run *r)
+{
+  run_controls (r, -1, -1);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, -ENOENT, "/app/run",
+            "cannot change to the working directory '/nowhere': No such file or directory");
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 126 << 8);
+}
+
+static void
+build_exec_unseen (Run *r)
+{
+  run_controls (r, -1, -1);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, NO_RESULT, "/usr/bin/app",
+            "the time limit ended the run before the entrypoint's execve was seen");
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 9);
+  r->trailer.end_reason = AIRLOCK_END_TIMEOUT;
+}
+
+static void
+build_no_exec_record (Run *r)
+{
+  run_controls (r, -1, -1);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_never_started (Run *r)
+{
+  run_controls (r, -1, -1);
+}
+
+static void
+build_timeout (Run *r)
+{
+  run_clean (r);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 9);   /* SIGKILL */
+  r->trailer.end_reason = AIRLOCK_END_TIMEOUT;
+}
+
+static void
+build_error_mid_run (Run *r)
+{
+  run_clean (r);
+  g_ptr_array_add (r->guest_log, g_strdup ("the seccomp listener failed: Bad file descriptor"));
+  r->trailer.end_reason = AIRLOCK_END_ERROR;
+}
+
+static void
+build_error_no_log (Run *r)
+{
+  run_controls (r, -1, -1);
+  r->trailer.end_reason = AIRLOCK_END_ERROR;
+}
+
+static void
+build_unknown_end (Run *r)
+{
+  build_clean (r);
+  r->trailer.end_reason = 7;
+}
+
+static void
+build_incomplete (Run *r)
+{
+  build_clean (r);
+  r->complete = FALSE;
+  r->incomplete_reason = "sequence gap: expected frame 5, got 7";
+  r->has_trailer = FALSE;
+}
+
+static void
+build_no_trailer (Run *r)
+{
+  build_clean (r);
+  r->has_trailer = FALSE;
+}
+
+static void
+build_no_controls (Run *r)
+{
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_control_not_recorded (Run *r)
+{
+  run_controls (r, 3, -1);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_control_not_captured (Run *r)
+{
+  run_controls (r, -1, 8);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_no_capture (Run *r)
+{
+  build_clean (r);
+  r->has_pcap = FALSE;
+}
+
+static void
+build_egress (Run *r)
+{
+  run_clean (r);
+  run_attempt (r, AF_INET6, IPPROTO_TCP, "2001:db8:1::443", 443, TRUE, TRUE);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_unattributed (Run *r)
+{
+  run_clean (r);
+  run_attempt (r, AF_INET, IPPROTO_UDP, "198.51.100.7", 9999, FALSE, TRUE);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* A non-zero exit is not doubt: the image ran, and was watched. */
+static void
+build_exit_nonzero (Run *r)
+{
+  run_clean (r);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 3 << 8);
+}
+
+static const Row rows[] = {
+  { "/verdict/clean-run-passes", build_clean, NULL, AIRLOCK_VERDICT_PASS, NULL, FALSE,
+    "observed until the workload ended (exited 0)" },
+  { "/verdict/nonzero-exit-still-passes", build_exit_nonzero, NULL, AIRLOCK_VERDICT_PASS, NULL,
+    FALSE, "exited 3" },
+  { "/verdict/setup-failure-is-inconclusive", build_setup_failed, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the workload never started: the workload's setup failed: "
+    "user 'app': cannot read the image's /etc/passwd: it is over 256 KiB", FALSE, NULL },
+  { "/verdict/error-without-reason-is-inconclusive", build_error_no_log, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the workload never started: a trusted guest program failed",
+    FALSE, NULL },
+  { "/verdict/exec-enoent-is-inconclusive", build_exec_enoent, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
+    "the entrypoint could not be executed: /usr/bin/env: ENOENT", FALSE, NULL },
+  { "/verdict/entry-setup-failure-is-inconclusive", build_exec_chdir_failed, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "cannot change to the working directory '/nowhere'", FALSE, NULL },
+  { "/verdict/exec-unseen-is-inconclusive", build_exec_unseen, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
+    "the entrypoint was not seen to start: the time limit ended the run", TRUE, NULL },
+  { "/verdict/no-exec-record-is-inconclusive", build_no_exec_record, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the evidence has no record of its execve", FALSE, NULL },
+  { "/verdict/never-started-is-inconclusive", build_never_started, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the workload never started", FALSE, NULL },
+  { "/verdict/timeout-passes-and-says-so", build_timeout, NULL, AIRLOCK_VERDICT_PASS, NULL, TRUE,
+    "observed for 30 s; ended by the time limit" },
+  { "/verdict/error-mid-run-is-inconclusive", build_error_mid_run, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "failed during the run, so it was not watched to its end: the "
+    "seccomp listener failed", FALSE, NULL },
+  { "/verdict/unknown-end-reason-is-inconclusive", build_unknown_end, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "end reason 7", FALSE, NULL },
+  { "/verdict/incomplete-channel-is-inconclusive", build_incomplete, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the evidence is incomplete: sequence gap", FALSE, NULL },
+  { "/verdict/no-trailer-is-inconclusive", build_no_trailer, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
+    "the evidence has no trailer", FALSE, NULL },
+  { "/verdict/no-controls-is-inconclusive", build_no_controls, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
+    "the negative controls did not run", FALSE, NULL },
+  { "/verdict/control-not-recorded-fails", build_control_not_recorded, NULL, AIRLOCK_VERDICT_FAIL,
+    "negative control discard-udp (inet/dgram/udp 192.0.2.9:9) was not seen by the supervisor",
+    FALSE, NULL },
+  { "/verdict/control-not-captured-fails", build_control_not_captured, NULL, AIRLOCK_VERDICT_FAIL,
+    "negative control discard-tcp", FALSE, NULL },
+  { "/verdict/no-capture-is-inconclusive", build_no_capture, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
+    "there is no packet capture to check against: the test made none", FALSE, NULL },
+  { "/verdict/egress-not-admitted-fails", build_egress, NULL, AIRLOCK_VERDICT_FAIL,
+    "egress not admitted by the policy", FALSE, NULL },
+  { "/verdict/egress-admitted-passes", build_egress, "allow tcp 2001:db8:1::443 port 443\n",
+    AIRLOCK_VERDICT_PASS, NULL, FALSE, NULL },
+  { "/verdict/unattributed-flow-fails", build_unattributed, NULL, AIRLOCK_VERDICT_FAIL,
+    "unattributed egress inet/dgram/udp 198.51.100.7:9999", FALSE, NULL },
+};
+
+static void
+test_row (gconstpointer data)
+{
+  const Row *row = data;
+  g_autoptr (AirlockVerdict) v = NULL;
+  Run r;
+
+  run_init (&r);
+  row->build (&r);
+  v = judge (&r, row->policy);
+  assert_verdict (v, row->kind, row->needle);
+  g_assert_cmpint (v->ended_by_time_limit, ==, row->time_limit);
+  if (row->observation)
+    {
+      g_assert_nonnull (v->observation);
+      g_assert_nonnull (strstr (v->observation, row->observation));
+    }
+  run_clear (&r);
+}
+
+/* The same record judged twice gives the same verdict: nothing but the
+ * record and the policy goes in. */
+static void
+test_pure (void)
+{
+  g_autoptr (AirlockVerdict) a = NULL;
+  g_autoptr (AirlockVerdict) b = NULL;
+  g_autoptr (AirlockRunRecord) record = NULL;
+  g_autoptr (GBytes) pcap = NULL;
+  Run r;
+
+  run_init (&r);
+  build_exec_enoent (&r);
+  pcap = g_bytes_new (r.pcap->data, r.pcap->len);
+  {
+    AirlockRunRecordInput in = {
+      .arch = AIRLOCK_ARCH_ARM64, .complete = TRUE, .trailer = &r.trailer,
+      .guest_log = r.guest_log, .log = r.log, .pcap = pcap, .timeout_ms = 1000,
+    };
+
+    record = airlock_run_record_new (&in);
+  }
+  /* The record keeps what it needs: the run's own copies may go. */
+  run_clear (&r);
+  a = airlock_verdict_compute (record, NULL);
+  b = airlock_verdict_compute (record, NULL);
+  g_assert_cmpint (a->kind, ==, b->kind);
+  g_assert_cmpuint (a->reasons->len, ==, b->reasons->len);
+  for (guint i = 0; i < a->reasons->len; i++)
+    g_assert_cmpstr (a->reasons->pdata[i], ==, b->reasons->pdata[i]);
+  g_assert_nonnull (record->workload_exec);
+  g_assert_cmpint (record->workload_exec->result, ==, -ENOENT);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (rows); i++)
+    g_test_add_data_func (rows[i].path, &rows[i], test_row);
+  g_test_add_func ("/verdict/record/pure-and-self-contained", test_pure);
+  return g_test_run ();
+}
