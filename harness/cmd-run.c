@@ -455,7 +455,7 @@ static int
 gate_report (GateCtx *gate, const gboolean *arches)
 {
   static const char *const header[] = {
-    "arch", "controls", "attempts", "admitted", "denied", "unattributed", "verdict", NULL,
+    "arch", "controls", "attempts", "admitted", "denied", "unattributed", "ended", "verdict", NULL,
   };
   Table t;
   int status = HARNESS_EXIT_OK;
@@ -466,7 +466,7 @@ gate_report (GateCtx *gate, const gboolean *arches)
       const AirlockVerdict *v = gate->results[a]
                                     ? airlock_result_get_verdict_details (gate->results[a])
                                     : NULL;
-      char *cells[7];
+      char *cells[8];
 
       if (!arches[a])
         continue;
@@ -474,8 +474,8 @@ gate_report (GateCtx *gate, const gboolean *arches)
       if (!v)
         {
           /* The run never reached a verdict (setup, image error). */
-          cells[1] = cells[2] = cells[3] = cells[4] = cells[5] = NULL;
-          cells[6] = g_strdup ("inconclusive");
+          cells[1] = cells[2] = cells[3] = cells[4] = cells[5] = cells[6] = NULL;
+          cells[7] = g_strdup ("inconclusive");
           status = MAX (status, HARNESS_EXIT_INCONCLUSIVE);
           table_add (&t, cells);
           continue;
@@ -485,14 +485,17 @@ gate_report (GateCtx *gate, const gboolean *arches)
       cells[3] = g_strdup_printf ("%u", v->n_admitted);
       cells[4] = g_strdup_printf ("%u", v->n_denied);
       cells[5] = g_strdup_printf ("%u", v->n_unattributed);
+      /* How the observation ended: a run cut by the time limit did not see
+       * what the workload does later, and the table must say so. */
+      cells[6] = g_strdup (v->ended_by_time_limit ? "time limit" : v->observation ? "exited" : "-");
       /* A verdict whose bundle could not be written (the disk filled up)
        * cannot be shown to anyone: the gate must not print it as a pass
        * or a fail it cannot back.  finish_case() already made the exit
        * status 4; the reason is printed below. */
       if (airlock_result_get_bundle_error (gate->results[a]))
-        cells[6] = g_strdup ("inconclusive");
+        cells[7] = g_strdup ("inconclusive");
       else
-        cells[6] = g_strdup (airlock_verdict_kind_to_string (v->kind));
+        cells[7] = g_strdup (airlock_verdict_kind_to_string (v->kind));
       table_add (&t, cells);
       if (v->kind == AIRLOCK_VERDICT_INCONCLUSIVE || airlock_result_get_bundle_error (gate->results[a]))
         status = MAX (status, HARNESS_EXIT_INCONCLUSIVE);
@@ -516,6 +519,8 @@ gate_report (GateCtx *gate, const gboolean *arches)
                 "its evidence does not count\n",
                 airlock_arch_to_string ((AirlockArch) a), airlock_result_get_bundle_dir (r),
                 airlock_result_get_bundle_error (r));
+      if (v->observation)
+        printf ("%s: %s\n", airlock_arch_to_string ((AirlockArch) a), v->observation);
       for (guint i = 0; i < v->reasons->len; i++)
         printf ("%s: %s\n", airlock_arch_to_string ((AirlockArch) a),
                 (const char *) v->reasons->pdata[i]);

@@ -104,6 +104,13 @@ airlock_session_new (AirlockArch arch, const AirlockSessionOptions *options, GEr
   return g_steal_pointer (&s);
 }
 
+gboolean
+airlock_session_error_cannot_run_here (const GError *error)
+{
+  return g_error_matches (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_EMULATOR)
+         || g_error_matches (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE);
+}
+
 void
 airlock_session_free (AirlockSession *session)
 {

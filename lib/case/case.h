@@ -55,12 +55,17 @@ typedef struct _AirlockResult AirlockResult;
 
 /* Prepares @arch: finds QEMU for it and finds or builds its guest kernel
  * and initramfs (@options may be NULL for the defaults; its strings are
- * copied).  Returns NULL with @error set when this arch cannot run here
- * (AIRLOCK_VM_ERROR_EMULATOR: no QEMU for it; a guest image error): a test
- * skips with that message. */
+ * copied).  Returns NULL with @error set when it cannot: either this arch
+ * cannot run here (airlock_session_error_cannot_run_here() is TRUE: no
+ * QEMU for it, or its pinned guest kernel cannot be had — a test skips
+ * with the message) or something is broken (an install missing its guest
+ * programs or recipes, an unreadable cache — a test fails with it). */
 AIRLOCK_PUBLIC AirlockSession *airlock_session_new (AirlockArch arch,
                                                     const AirlockSessionOptions *options,
                                                     GError **error);
+/* Whether @error (from airlock_session_new()) means the arch cannot run on
+ * this host by design, rather than a broken install or environment. */
+AIRLOCK_PUBLIC gboolean airlock_session_error_cannot_run_here (const GError *error);
 /* Accepts NULL. */
 AIRLOCK_PUBLIC void airlock_session_free (AirlockSession *session);
 AIRLOCK_PUBLIC AirlockArch airlock_session_get_arch (AirlockSession *session);

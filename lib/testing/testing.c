@@ -21,7 +21,8 @@ static struct {
   char *uri;
   AirlockAccel accel;
   AirlockSession *sessions[AIRLOCK_N_ARCHES];
-  char *session_errors[AIRLOCK_N_ARCHES];   /* why the arch cannot run here */
+  char *session_errors[AIRLOCK_N_ARCHES];   /* why the arch's session could not be made */
+  gboolean session_broken[AIRLOCK_N_ARCHES]; /* …for a reason other than "cannot run here" */
 } T;
 
 typedef struct {
@@ -148,8 +149,10 @@ airlock_test_get_image (void)
   return T.image;
 }
 
-/* The arch's session, made at its first case; an arch that cannot run
- * here keeps its reason and every case of it skips with that. */
+/* The arch's session, made at its first case.  An arch that cannot run
+ * here keeps its reason and every case of it skips with that; any other
+ * failure (a broken install, an unreadable cache) fails every case with
+ * it: a suite must never go green on nothing. */
 static AirlockSession *
 session_for (AirlockArch arch, const char **ret_why)
 {
@@ -159,9 +162,15 @@ session_for (AirlockArch arch, const char **ret_why)
       AirlockSessionOptions o = { .uri = T.uri, .accel = T.accel };
 
       T.sessions[arch] = airlock_session_new (arch, &o, &error);
-      if (!T.sessions[arch])
+      if (!T.sessions[arch] && airlock_session_error_cannot_run_here (error))
         T.session_errors[arch] = g_strdup_printf ("%s cannot run here: %s",
                                                   airlock_arch_to_string (arch), error->message);
+      else if (!T.sessions[arch])
+        {
+          T.session_broken[arch] = TRUE;
+          T.session_errors[arch] = g_strdup_printf ("%s: cannot prepare a session: %s",
+                                                    airlock_arch_to_string (arch), error->message);
+        }
     }
   *ret_why = T.session_errors[arch];
   return T.sessions[arch];
@@ -207,12 +216,19 @@ run_registered (AirlockTestFixture *f, gconstpointer data)
   if (!f->session)
     {
       (void) session_for (reg->arch, &why);
+      if (T.session_broken[reg->arch])
+        {
+          g_test_fail_printf ("%s", why);
+          return;
+        }
       g_test_skip (why);
       return;
     }
   if (!T.image)
     {
-      g_test_skip ("no image to run: give --airlock-image=REF or AIRLOCK_TEST_IMAGE");
+      /* Nothing to run is a mistake of the suite's caller, not a reason
+       * to report the case as neither passed nor failed. */
+      g_test_fail_printf ("no image to run: give --airlock-image=REF or AIRLOCK_TEST_IMAGE");
       return;
     }
   reg->func (f, reg->user_data);

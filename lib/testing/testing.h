@@ -26,8 +26,10 @@
  *                         (AIRLOCK_TEST_OUT; default: none)
  *   --airlock-connect=URI, --airlock-accel=auto|tcg|kvm   (AIRLOCK_CONNECT, AIRLOCK_TEST_ACCEL)
  *
- * An arch that cannot run here (no QEMU for it, no guest image) makes each
- * of its cases skip with the reason; a case never passes without running.
+ * An arch that cannot run here (no QEMU for it, its pinned guest kernel
+ * unavailable) makes each of its cases skip with the reason; any other
+ * session error (a broken install) and a missing image fail each case with
+ * the message.  A case never passes, nor skips, on a broken setup.
  * One session per arch is shared by the cases of a test program. */
 #pragma once
 

@@ -3,15 +3,19 @@
 # pipeline runs: the clean sample passes (every negative control seen by
 # the supervisor and in the capture, no attempt), the egress sample fails
 # with each attempt named and the exit status 1, and the same image passes
-# once its three destinations are on the allow-list.  TAP output.
+# once its three destinations are on the allow-list.  An image that never
+# ran is never a pass: one whose setup fails in the guest (a named User with
+# an /etc/passwd over the supervisor's bound) and an entrypoint that does
+# not exist are inconclusive on both arches, with the reason.  TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..5"
+echo "1..7"
 n=0
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+derived=$(mktemp -d)
+trap 'rm -rf "$out" "$derived"' EXIT
 
 check () {   # check NAME WANT_STATUS [grep patterns that must match]...
   local name="$1" want="$2" status="$3"
@@ -34,12 +38,12 @@ check () {   # check NAME WANT_STATUS [grep patterns that must match]...
 
 "$cli" gate --image "oci:$samples/clean" >"$out" 2>&1
 check /gate/clean-passes 0 $? \
-  '^  amd64 +12/12 +0 +0 +0 +0 +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +pass$' \
+  '^  amd64 +12/12 +0 +0 +0 +0 +exited +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +exited +pass$' \
   '^amd64: bound to manifest sha256:[0-9a-f]{64}$' '^arm64: bound to manifest sha256:[0-9a-f]{64}$'
 
 "$cli" gate --image "oci-archive:$samples/egress.tar" >"$out" 2>&1
 check /gate/egress-fails 1 $? \
-  '^  amd64 +12/12 +3 +0 +0 +0 +fail$' '^  arm64 +12/12 +3 +0 +0 +0 +fail$' \
+  '^  amd64 +12/12 +3 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +3 +0 +0 +0 +exited +fail$' \
   '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 10\.0\.2\.3:53 dns=example\.com\. by /usr/local/bin/egress-probe' \
   '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.51\.100\.80:443 by /usr/local/bin/egress-probe'
 
@@ -47,7 +51,7 @@ check /gate/egress-fails 1 $? \
   --allow 'allow udp 10.0.2.3 port 53 dns=example.com' \
   --allow 'allow tcp 198.51.100.80 port 80' --allow 'allow tcp 198.51.100.80 port 443' >"$out" 2>&1
 check /gate/egress-admitted-passes 0 $? \
-  '^  amd64 +12/12 +3 +3 +0 +0 +pass$' '^  arm64 +12/12 +3 +3 +0 +0 +pass$'
+  '^  amd64 +12/12 +3 +3 +0 +0 +exited +pass$' '^  arm64 +12/12 +3 +3 +0 +0 +exited +pass$'
 
 # The detector proven blind on purpose (test-only guest modes): a control
 # the probe skips fails the verdict naming it; a workload run outside the
@@ -62,3 +66,17 @@ check /gate/bypass-is-unattributed 1 $? \
   '^  amd64 +0/12 .* fail$' '^  arm64 +0/12 .* fail$' \
   '^amd64: unattributed egress inet/stream/tcp 192\.0\.2\.80:443: ' \
   '^arm64: negative control https \(inet6/stream/tcp \[2001:db8::80\]:443\) was not seen by the supervisor: the detector was blind$'
+
+python3 "$(dirname "$0")/derive-image.py" "$samples/clean" "$derived/big-passwd" \
+  --file '/etc/passwd=300000:#' --config 'User="app"'
+"$cli" gate --image "oci:$derived/big-passwd" >"$out" 2>&1
+check /gate/setup-failure-is-inconclusive 3 $? \
+  '^  amd64 .* inconclusive$' '^  arm64 .* inconclusive$' \
+  "^amd64: the workload never started: .*user 'app': cannot read the image's /etc/passwd: it is over 256 KiB" \
+  "^arm64: the workload never started: .*user 'app': cannot read the image's /etc/passwd: it is over 256 KiB"
+
+"$cli" gate --image "oci:$samples/clean" -- /nonexistent/entry >"$out" 2>&1
+check /gate/missing-entrypoint-is-inconclusive 3 $? \
+  '^  amd64 .* inconclusive$' '^  arm64 .* inconclusive$' \
+  '^amd64: the entrypoint could not be executed: /nonexistent/entry: ENOENT' \
+  '^arm64: the entrypoint could not be executed: /nonexistent/entry: ENOENT'
