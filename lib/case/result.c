@@ -165,8 +165,8 @@ airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm, Airl
     g_ptr_array_add (reasons, g_strdup (verdict->reasons->pdata[i]));
   g_ptr_array_add (reasons, NULL);
   r->reasons = (GStrv) g_ptr_array_free (reasons, FALSE);
-  r->out = airlock_vm_get_stdout (vm);
-  r->err = airlock_vm_get_stderr (vm);
+  r->out = g_bytes_ref (record->stdout_bytes);
+  r->err = g_bytes_ref (record->stderr_bytes);
   return r;
 }
 
@@ -270,34 +270,25 @@ airlock_result_get_config_digest (AirlockResult *r)
 gboolean
 airlock_result_is_complete (AirlockResult *r)
 {
-  return airlock_vm_is_complete (r->vm);
+  return r->record->complete;
 }
 
 const char *
 airlock_result_get_incomplete_reason (AirlockResult *r)
 {
-  return airlock_vm_get_reason (r->vm);
+  return r->record->incomplete_reason;
 }
 
 gboolean
 airlock_result_get_wait_status (AirlockResult *r, int *ret_status)
 {
-  AirlockEventLog *log = airlock_vm_get_events (r->vm);
-  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
+  const AirlockEvent *exit = r->record->workload_exit;
 
   /* The workload's own exit, not the controls'. */
-  for (guint i = events ? events->len : 0; i > 0; i--)
-    {
-      const AirlockEvent *ev = events->pdata[i - 1];
-
-      if (ev->kind == AIRLOCK_EVENT_WORKLOAD_EXIT && ev->phase != AIRLOCK_PHASE_CONTROLS
-          && ev->has_exit_status)
-        {
-          *ret_status = (int) ev->exit_status;
-          return TRUE;
-        }
-    }
-  return FALSE;
+  if (!exit || !exit->has_exit_status)
+    return FALSE;
+  *ret_status = (int) exit->exit_status;
+  return TRUE;
 }
 
 int
@@ -337,7 +328,7 @@ airlock_result_get_bundle_error (AirlockResult *r)
 const char *
 airlock_result_get_accel (AirlockResult *r)
 {
-  return airlock_vm_get_accel (r->vm);
+  return r->record->accel;
 }
 
 AirlockVm *

@@ -75,6 +75,7 @@ raw_buffer_clear (RawBuffer *raw)
 }
 
 struct _AirlockChannel {
+  gint ref_count;         /* a run record keeps the channel of its run */
   guint8 nonce[AIRLOCK_NONCE_LEN];
   guint8 host_hello[AIRLOCK_HOST_HELLO_SIZE];
   GBytes *spec;           /* sent after the hello; NULL for the boot check */
@@ -150,6 +151,7 @@ airlock_channel_new (const guint8 *nonce, guint heartbeat_ms, guint tolerance_ms
   g_return_val_if_fail (nonce != NULL, NULL);
 
   channel = g_new0 (AirlockChannel, 1);
+  channel->ref_count = 1;
   memcpy (channel->nonce, nonce, AIRLOCK_NONCE_LEN);
   channel->heartbeat_ms = heartbeat_ms;
   channel->tolerance_ms = tolerance_ms;
@@ -191,10 +193,17 @@ airlock_channel_new_random (guint heartbeat_ms, guint tolerance_ms)
   return airlock_channel_new (nonce, heartbeat_ms, tolerance_ms);
 }
 
+AirlockChannel *
+airlock_channel_ref (AirlockChannel *channel)
+{
+  g_atomic_int_inc (&channel->ref_count);
+  return channel;
+}
+
 void
 airlock_channel_free (AirlockChannel *channel)
 {
-  if (channel == NULL)
+  if (channel == NULL || !g_atomic_int_dec_and_test (&channel->ref_count))
     return;
 
   g_free (channel->reason);

@@ -63,6 +63,9 @@ AIRLOCK_PUBLIC AirlockChannel *airlock_channel_new (const guint8 *nonce, guint h
                                                     guint tolerance_ms);
 /* Creates a channel with a fresh random nonce from the kernel's CSPRNG. */
 AIRLOCK_PUBLIC AirlockChannel *airlock_channel_new_random (guint heartbeat_ms, guint tolerance_ms);
+/* airlock_channel_free() drops one reference: the channel goes with its
+ * last holder (a run record keeps the channel of its run). */
+AIRLOCK_PUBLIC AirlockChannel *airlock_channel_ref (AirlockChannel *channel);
 AIRLOCK_PUBLIC void airlock_channel_free (AirlockChannel *channel);
 
 /* Sets the run spec (airlock_run_spec_encode(), at most AIRLOCK_SPEC_MAX

@@ -71,6 +71,20 @@ airlock_run_record_new (const AirlockRunRecordInput *in)
   r->timeout_ms = in->timeout_ms;
   derive (r);
 
+  r->channel = in->channel ? airlock_channel_ref (in->channel) : NULL;
+  r->stdout_bytes = in->stdout_bytes ? g_bytes_ref (in->stdout_bytes) : g_bytes_new (NULL, 0);
+  r->stderr_bytes = in->stderr_bytes ? g_bytes_ref (in->stderr_bytes) : g_bytes_new (NULL, 0);
+  r->console = in->console ? g_bytes_ref (in->console) : g_bytes_new (NULL, 0);
+  r->output_truncated = in->output_truncated;
+  r->accel = g_strdup (in->accel);
+  r->uri = g_strdup (in->uri);
+  r->domain_name = g_strdup (in->domain_name);
+  r->qemu_version = g_strdup (in->qemu_version);
+  r->libvirt_version = g_strdup (in->libvirt_version);
+  r->heartbeat_ms = in->heartbeat_ms;
+  r->heartbeat_tolerance_ms = in->heartbeat_tolerance_ms;
+  r->pcap = in->pcap ? g_bytes_ref (in->pcap) : NULL;
+
   if (in->pcap)
     {
       g_autoptr (GError) error = NULL;
@@ -113,6 +127,16 @@ airlock_run_record_unref (AirlockRunRecord *record)
   if (record->capture)
     airlock_capture_free (record->capture);
   g_free (record->capture_error);
+  g_clear_pointer (&record->pcap, g_bytes_unref);
+  airlock_channel_free (record->channel);
+  g_bytes_unref (record->stdout_bytes);
+  g_bytes_unref (record->stderr_bytes);
+  g_bytes_unref (record->console);
+  g_free (record->accel);
+  g_free (record->uri);
+  g_free (record->domain_name);
+  g_free (record->qemu_version);
+  g_free (record->libvirt_version);
   g_free (record);
 }
 

@@ -32,6 +32,17 @@ typedef struct {
   GBytes *pcap;                  /* the NIC's capture, or NULL */
   const char *pcap_error;        /* why there is none */
   guint32 timeout_ms;            /* the run's time limit (0: not known) */
+
+  /* What a report or a bundle shows besides what is judged (all optional). */
+  AirlockChannel *channel;       /* the evidence channel (a reference is taken) */
+  GBytes *stdout_bytes, *stderr_bytes;  /* the workload's output as received */
+  gboolean output_truncated;
+  GBytes *console;               /* the guest's console */
+  const char *accel;             /* "tcg", "kvm" */
+  const char *uri;               /* the libvirt connection */
+  const char *domain_name;
+  const char *qemu_version, *libvirt_version;
+  guint heartbeat_ms, heartbeat_tolerance_ms;
 } AirlockRunRecordInput;
 
 typedef struct _AirlockRunRecord {
@@ -54,6 +65,14 @@ typedef struct _AirlockRunRecord {
   /* The capture, analysed against the guest's NIC, or NULL with a reason. */
   AirlockCapture *capture;
   char *capture_error;
+  GBytes *pcap;                  /* as captured, or NULL */
+
+  /* Reported, not judged (NULL / 0 when the maker had none). */
+  AirlockChannel *channel;
+  GBytes *stdout_bytes, *stderr_bytes, *console;   /* never NULL (empty) */
+  gboolean output_truncated;
+  char *accel, *uri, *domain_name, *qemu_version, *libvirt_version;
+  guint heartbeat_ms, heartbeat_tolerance_ms;
 
   /*< private >*/
   gint ref_count;

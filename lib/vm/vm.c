@@ -1445,6 +1445,11 @@ airlock_vm_get_record (AirlockVm *vm)
   if (!vm->record)
     {
       g_autoptr (GBytes) pcap = airlock_vm_get_pcap (vm);
+      g_autoptr (GBytes) out = airlock_vm_get_stdout (vm);
+      g_autoptr (GBytes) err = airlock_vm_get_stderr (vm);
+      g_autoptr (GBytes) console = airlock_vm_get_console (vm);
+      g_autofree char *qemu = airlock_vm_get_qemu_version (vm);
+      g_autofree char *libvirt = airlock_vm_get_libvirt_version (vm);
       AirlockRunRecordInput in = {
         .arch = vm->arch,
         .complete = airlock_vm_is_complete (vm),
@@ -1455,7 +1460,19 @@ airlock_vm_get_record (AirlockVm *vm)
         .pcap = pcap,
         .pcap_error = airlock_vm_get_pcap_error (vm),
         .timeout_ms = vm->spec_timeout_ms,
+        .channel = vm->channel,
+        .stdout_bytes = out,
+        .stderr_bytes = err,
+        .output_truncated = airlock_vm_get_output_truncated (vm),
+        .console = console,
+        .accel = airlock_vm_get_accel (vm),
+        .uri = airlock_vm_get_uri (vm),
+        .domain_name = airlock_vm_get_domain_name (vm),
+        .qemu_version = qemu,
+        .libvirt_version = libvirt,
       };
+
+      airlock_vm_get_heartbeat (vm, &in.heartbeat_ms, &in.heartbeat_tolerance_ms);
 
       vm->record = airlock_run_record_new (&in);
     }

@@ -75,7 +75,9 @@ check /gate/setup-failure-is-inconclusive 3 $? \
   "^amd64: the workload never started: .*user 'app': cannot read the image's /etc/passwd: it is over 256 KiB" \
   "^arm64: the workload never started: .*user 'app': cannot read the image's /etc/passwd: it is over 256 KiB"
 
-"$cli" gate --image "oci:$samples/clean" -- /nonexistent/entry >"$out" 2>&1
+python3 "$(dirname "$0")/derive-image.py" "$samples/clean" "$derived/no-entry" \
+  --config 'Entrypoint=["/nonexistent/entry"]'
+"$cli" gate --image "oci:$derived/no-entry" >"$out" 2>&1
 check /gate/missing-entrypoint-is-inconclusive 3 $? \
   '^  amd64 .* inconclusive$' '^  arm64 .* inconclusive$' \
   '^amd64: the entrypoint could not be executed: /nonexistent/entry: ENOENT' \
