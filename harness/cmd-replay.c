@@ -435,8 +435,8 @@ replay_one (const char *dir, const AirlockSessionOptions *session_opts, const ch
     }
   {
     JsonObject *qemu = airlock_json_get_object (r.inputs, "qemu"), *libvirt = airlock_json_get_object (r.inputs, "libvirt");
-    g_autofree char *qemu_now = airlock_vm_get_qemu_version (airlock_result_get_vm (result));
-    g_autofree char *libvirt_now = airlock_vm_get_libvirt_version (airlock_result_get_vm (result));
+    const char *qemu_now = airlock_result_get_record (result)->qemu_version;
+    const char *libvirt_now = airlock_result_get_record (result)->libvirt_version;
 
     if (g_strcmp0 (airlock_json_get_string (qemu, "version"), qemu_now) != 0)
       printf ("%s: note: QEMU %s recorded, %s now\n", arch_name, airlock_json_get_string (qemu, "version"), qemu_now);

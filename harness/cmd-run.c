@@ -129,11 +129,10 @@ end_reason_to_string (guint32 reason)
 }
 
 static void
-print_report (AirlockArch arch, AirlockVm *vm, gboolean json)
+print_report (AirlockArch arch, const AirlockRunRecord *record, gboolean json)
 {
-  AirlockEventLog *log = airlock_vm_get_events (vm);
-  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
-  const AirlockTrailer *trailer = airlock_channel_get_trailer (airlock_vm_get_channel (vm));
+  GPtrArray *events = record->events;
+  const AirlockTrailer *trailer = record->has_trailer ? &record->trailer : NULL;
   const AirlockEvent *exit_ev = NULL;
   static const char *const attempt_header[] = {
     "process", "syscall", "family", "type/protocol", "destination", "port", "DNS name",
@@ -255,11 +254,9 @@ live_output (int stream, const guint8 *data, gsize len, gpointer user_data)
 /* The workload's own output, after the tables, each stream under its name
  * (only when it wrote something). */
 static void
-print_output (AirlockArch arch, AirlockVm *vm)
+print_output (AirlockArch arch, const AirlockRunRecord *record)
 {
-  g_autoptr (GBytes) out = airlock_vm_get_stdout (vm);
-  g_autoptr (GBytes) err = airlock_vm_get_stderr (vm);
-  GBytes *streams[2] = { out, err };
+  GBytes *streams[2] = { record->stdout_bytes, record->stderr_bytes };
   static const char *const names[2] = { "stdout", "stderr" };
 
   for (int i = 0; i < 2; i++)
@@ -270,7 +267,7 @@ print_output (AirlockArch arch, AirlockVm *vm)
       if (len == 0)
         continue;
       printf ("%s: %s (%" G_GSIZE_FORMAT " bytes%s):\n", airlock_arch_to_string (arch), names[i],
-              len, airlock_vm_get_output_truncated (vm) ? ", truncated" : "");
+              len, record->output_truncated ? ", truncated" : "");
       /* Line by line, each escaped: the workload's bytes cannot move the
        * terminal's cursor or pass for our lines. */
       while (start < len)
@@ -376,7 +373,7 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, gboolean json, gb
   g_autoptr (GError) error = NULL;
   const char *arch_name = airlock_arch_to_string (arch);
   const AirlockImage *oci;
-  AirlockVm *vm;
+  const AirlockRunRecord *record;
   GPtrArray *log;
   gboolean complete;
   const AirlockTrailer *trailer;
@@ -394,34 +391,33 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, gboolean json, gb
       started_case_clear (st);
       return HARNESS_EXIT_SETUP;
     }
-  vm = airlock_result_get_vm (result);
+  record = airlock_result_get_record (result);
   oci = airlock_result_get_image (result);
-  complete = airlock_vm_is_complete (vm);
-  trailer = airlock_channel_get_trailer (airlock_vm_get_channel (vm));
+  complete = record->complete;
+  trailer = record->has_trailer ? &record->trailer : NULL;
   /* The header goes where the report goes: on stdout for the table, on
    * stderr with --json so stdout stays one JSON object per line. */
-  fprintf (json ? stderr : stdout, "%s: %s, %s%s%s\n", arch_name, airlock_vm_get_accel (vm),
+  fprintf (json ? stderr : stdout, "%s: %s, %s%s%s\n", arch_name, record->accel,
            complete ? "run complete" : "run inconclusive",
-           complete ? "" : ": ", complete ? "" : airlock_vm_get_reason (vm));
+           complete ? "" : ": ", complete ? "" : record->incomplete_reason);
   if (oci)
     fprintf (json ? stderr : stdout, "%s: image %s\n  index    %s\n  manifest %s\n  config   %s\n",
              arch_name, oci->reference, oci->index_digest ? oci->index_digest : "(none)",
              oci->manifest_digest, oci->config_digest);
-  print_report (arch, vm, json);
+  print_report (arch, record, json);
   if (!json && !live)
-    print_output (arch, vm);
+    print_output (arch, record);
 
   /* What the guest's trusted programs said: why a spec was refused, why
    * the supervisor gave up. */
-  log = airlock_channel_get_log (airlock_vm_get_channel (vm));
+  log = record->guest_log;
   if (!complete || (trailer && trailer->end_reason == AIRLOCK_END_ERROR))
     for (guint i = 0; i < log->len; i++)
       fprintf (stderr, "airlock: %s: guest: %s\n", arch_name, (const char *) log->pdata[i]);
   if (!complete)
     {
-      g_autoptr (GBytes) console = airlock_vm_get_console (vm);
       gsize len;
-      const char *data = g_bytes_get_data (console, &len);
+      const char *data = g_bytes_get_data (record->console, &len);
       gsize from = len > 2000 ? len - 2000 : 0;
 
       fprintf (stderr, "airlock: %s: console tail:\n%.*s\n", arch_name, (int) (len - from),

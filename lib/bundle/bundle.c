@@ -307,10 +307,10 @@ add_stream (AirlockBundle *bundle, GPtrArray *files, Stream s, GError **error)
 static void
 manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
 {
-  AirlockChannel *channel = airlock_vm_get_channel (in->vm);
+  AirlockChannel *channel = in->record->channel;
   const AirlockGuestHello *hello = airlock_channel_get_hello (channel);
-  g_autofree char *qemu = airlock_vm_get_qemu_version (in->vm);
-  g_autofree char *libvirt = airlock_vm_get_libvirt_version (in->vm);
+  const char *qemu = in->record->qemu_version;
+  const char *libvirt = in->record->libvirt_version;
   g_autofree char *init_path = g_strdup_printf ("%s/init-%s", airlock_guest_programs_dir (),
                                                 airlock_arch_to_string (in->arch));
   g_autofree char *init_sha = airlock_sha256_file (init_path, NULL);
@@ -370,7 +370,7 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
   json_builder_set_member_name (b, "libvirt");
   json_builder_begin_object (b);
   airlock_json_set_str (b, "version", libvirt);
-  airlock_json_set_str (b, "uri", airlock_vm_get_uri (in->vm));
+  airlock_json_set_str (b, "uri", in->record->uri);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "airlock");
   json_builder_begin_object (b);
@@ -383,13 +383,11 @@ static char *
 manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const AirlockBundleFacts *facts,
                GPtrArray *files)
 {
-  AirlockChannel *channel = airlock_vm_get_channel (in->vm);
+  AirlockChannel *channel = in->record->channel;
   const AirlockTrailer *trailer = airlock_channel_get_trailer (channel);
   g_autoptr (JsonBuilder) b = json_builder_new ();
   g_autofree char *nonce = airlock_hex_encode (airlock_channel_get_nonce (channel), 32);
-  guint hb_ms, tol_ms;
-
-  airlock_vm_get_heartbeat (in->vm, &hb_ms, &tol_ms);
+  guint hb_ms = in->record->heartbeat_ms, tol_ms = in->record->heartbeat_tolerance_ms;
   json_builder_begin_object (b);
   airlock_json_set_str (b, "bundle", AIRLOCK_BUNDLE_FORMAT);
   airlock_json_set_str (b, "arch", airlock_arch_to_string (in->arch));
@@ -418,15 +416,15 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
 
   json_builder_set_member_name (b, "run");
   json_builder_begin_object (b);
-  airlock_json_set_str (b, "accel", airlock_vm_get_accel (in->vm));
+  airlock_json_set_str (b, "accel", in->record->accel);
   airlock_json_set_bool (b, "icount", in->icount);
-  airlock_json_set_str (b, "domain", airlock_vm_get_domain_name (in->vm));
+  airlock_json_set_str (b, "domain", in->record->domain_name);
   airlock_json_set_str (b, "nonce", nonce);
   airlock_json_set_int (b, "heartbeat_ms", hb_ms);
   airlock_json_set_int (b, "heartbeat_tolerance_ms", tol_ms);
-  airlock_json_set_bool (b, "complete", airlock_vm_is_complete (in->vm));
-  airlock_json_set_str (b, "reason", airlock_vm_get_reason (in->vm));
-  airlock_json_set_str (b, "pcap_error", airlock_vm_get_pcap_error (in->vm));
+  airlock_json_set_bool (b, "complete", in->record->complete);
+  airlock_json_set_str (b, "reason", in->record->incomplete_reason);
+  airlock_json_set_str (b, "pcap_error", in->record->pcap_error);
   airlock_json_set_str (b, "chain_head", facts->chain_head);
   airlock_json_set_int (b, "frames", airlock_channel_get_frames (channel)->len);
   if (trailer)
@@ -436,7 +434,7 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
     }
   airlock_json_set_str (b, "started", facts->started);
   airlock_json_set_str (b, "finished", facts->finished);
-  airlock_json_set_bool (b, "stdout_truncated", bundle->truncated[STREAM_STDOUT] || airlock_vm_get_output_truncated (in->vm));
+  airlock_json_set_bool (b, "stdout_truncated", bundle->truncated[STREAM_STDOUT] || in->record->output_truncated);
   airlock_json_set_bool (b, "stderr_truncated", bundle->truncated[STREAM_STDERR]);
   airlock_json_set_bool (b, "console_truncated", bundle->truncated[STREAM_CONSOLE]);
   airlock_json_set_bool (b, "stdin_truncated", bundle->truncated[STREAM_STDIN]);
@@ -463,12 +461,11 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
 static gboolean
 finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **error)
 {
-  AirlockChannel *channel = airlock_vm_get_channel (in->vm);
-  AirlockEventLog *log = airlock_vm_get_events (in->vm);
-  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
+  AirlockChannel *channel = in->record->channel;
+  GPtrArray *events = in->record->events;
   GBytes *raw = airlock_channel_get_raw (channel);
   GBytes *spec = airlock_channel_get_spec (channel);
-  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (in->vm);
+  GBytes *pcap = in->record->pcap;
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (file_entry_free);
   g_autoptr (GByteArray) host = g_byte_array_new ();
   g_autofree char *chain = airlock_hex_encode (airlock_channel_get_chain_head (channel), 32);
@@ -533,7 +530,7 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **erro
       facts.config_digest = in->image->config_digest;
     }
   facts.airlock_version = AIRLOCK_VERSION;
-  facts.accel = airlock_vm_get_accel (in->vm);
+  facts.accel = in->record->accel;
   facts.chain_head = chain;
   facts.evidence_sha256 = evidence_sha;
   facts.policy_text = policy;

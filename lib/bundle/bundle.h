@@ -30,6 +30,7 @@
 #include "image/image.h"
 #include "guestimg/guest-image.h"
 #include "policy/policy.h"
+#include "record/run-record.h"
 #include "vm/vm.h"
 
 G_BEGIN_DECLS
@@ -97,7 +98,7 @@ typedef struct {
   const char *case_name;
   const AirlockImage *image;          /* or NULL (a test program) */
   const AirlockGuestImage *guest;
-  AirlockVm *vm;                      /* after airlock_vm_run() */
+  const AirlockRunRecord *record;     /* the finished run (airlock_vm_get_record()) */
   const char *const *args;            /* the case's arguments (replacing Cmd), or NULL */
   const char *const *env_set;         /* the case's env overrides: "NAME=VALUE", or "NAME"
                                        * for one removed; NULL-terminated, or NULL */
@@ -112,7 +113,7 @@ typedef struct {
   guint timeout_ms;
   gboolean controls;
   const AirlockPolicy *policy;
-  const AirlockVerdict *verdict;      /* airlock_verdict_judge_run () under @policy */
+  const AirlockVerdict *verdict;      /* airlock_verdict_compute (record, policy) */
   GBytes *key;                        /* HMAC key, or NULL */
   gint64 started_real_us, finished_real_us;
 } AirlockBundleInput;

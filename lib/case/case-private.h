@@ -58,19 +58,17 @@ const AirlockImage *airlock_run_get_image (AirlockRun *run);
 /* What the supervisor is asked to run (argv[0] is the program). */
 const char *const *airlock_run_get_argv (AirlockRun *run);
 
-/* The finished VM, its verdict in full, the capture (or NULL), the run
- * record, the image (or NULL).  Owned by the result. */
-AirlockVm *airlock_result_get_vm (AirlockResult *result);
+/* The verdict in full, the capture (or NULL), the run record, the image
+ * (or NULL).  Owned by the result. */
 const AirlockVerdict *airlock_result_get_verdict_details (AirlockResult *result);
 AirlockCapture *airlock_result_get_capture (AirlockResult *result);
 const AirlockRunRecord *airlock_result_get_record (AirlockResult *result);
 const AirlockImage *airlock_result_get_image (AirlockResult *result);
 
-/* result.c: the result of a finished run (takes @vm, @verdict, @record,
- * @image). */
-AirlockResult *airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm,
-                                   AirlockImage *image, AirlockVerdict *verdict,
-                                   AirlockRunRecord *record);
+/* result.c: the result of a finished run (takes @verdict, @record,
+ * @image).  No AirlockVm: the record is the run. */
+AirlockResult *airlock_result_new (AirlockArch arch, const char *case_name, AirlockImage *image,
+                                   AirlockVerdict *verdict, AirlockRunRecord *record);
 void airlock_result_set_bundle (AirlockResult *result, const char *dir, const char *error);
 
 G_END_DECLS

@@ -813,7 +813,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
         .guest_program = run->c->guest_program,
         .image = run->image,
         .guest = run->guest,
-        .vm = run->vm,
+        .record = record,
         .argv = (const char *const *) run->argv,
         .envp = (const char *const *) run->envp->pdata,
         .cwd = run->image ? run->image->working_dir : "/",
@@ -838,8 +838,11 @@ airlock_run_wait (AirlockRun *run, GError **error)
       if (!airlock_bundle_finish (run->bundle, &in, &local))
         run->bundle_error = g_strdup (local->message);
     }
-  result = airlock_result_new (run->session->arch, run->c->name, g_steal_pointer (&run->vm),
-                               g_steal_pointer (&run->image), verdict, record);
+  /* The record is the run from here on: the VM (its domain long gone)
+   * goes now. */
+  g_clear_pointer (&run->vm, airlock_vm_free);
+  result = airlock_result_new (run->session->arch, run->c->name, g_steal_pointer (&run->image),
+                               verdict, record);
   if (run->bundle)
     airlock_result_set_bundle (result, airlock_bundle_get_dir (run->bundle), run->bundle_error);
   return result;

@@ -16,7 +16,6 @@
 struct _AirlockResult {
   AirlockArch arch;
   char *case_name;
-  AirlockVm *vm;
   AirlockImage *image;
   AirlockVerdict *verdict;
   AirlockRunRecord *record;  /* the run as evidence: events, capture (owned) */
@@ -94,7 +93,7 @@ is_exec (const AirlockEvent *ev)
 }
 
 AirlockResult *
-airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm, AirlockImage *image,
+airlock_result_new (AirlockArch arch, const char *case_name, AirlockImage *image,
                     AirlockVerdict *verdict, AirlockRunRecord *record)
 {
   AirlockResult *r = g_new0 (AirlockResult, 1);
@@ -104,7 +103,6 @@ airlock_result_new (AirlockArch arch, const char *case_name, AirlockVm *vm, Airl
 
   r->arch = arch;
   r->case_name = g_strdup (case_name);
-  r->vm = vm;
   r->image = image;
   r->verdict = verdict;
   r->record = record;
@@ -194,7 +192,6 @@ airlock_result_free (AirlockResult *r)
   airlock_verdict_free (r->verdict);
   airlock_run_record_unref (r->record);
   airlock_image_free (r->image);
-  airlock_vm_free (r->vm);
   g_free (r->case_name);
   g_free (r->bundle_dir);
   g_free (r->bundle_error);
@@ -329,12 +326,6 @@ const char *
 airlock_result_get_accel (AirlockResult *r)
 {
   return r->record->accel;
-}
-
-AirlockVm *
-airlock_result_get_vm (AirlockResult *r)
-{
-  return r->vm;
 }
 
 const AirlockVerdict *

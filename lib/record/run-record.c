@@ -84,6 +84,7 @@ airlock_run_record_new (const AirlockRunRecordInput *in)
   r->heartbeat_ms = in->heartbeat_ms;
   r->heartbeat_tolerance_ms = in->heartbeat_tolerance_ms;
   r->pcap = in->pcap ? g_bytes_ref (in->pcap) : NULL;
+  r->pcap_error = in->pcap ? NULL : g_strdup (in->pcap_error);
 
   if (in->pcap)
     {
@@ -128,6 +129,7 @@ airlock_run_record_unref (AirlockRunRecord *record)
     airlock_capture_free (record->capture);
   g_free (record->capture_error);
   g_clear_pointer (&record->pcap, g_bytes_unref);
+  g_free (record->pcap_error);
   airlock_channel_free (record->channel);
   g_bytes_unref (record->stdout_bytes);
   g_bytes_unref (record->stderr_bytes);

@@ -66,6 +66,7 @@ typedef struct _AirlockRunRecord {
   AirlockCapture *capture;
   char *capture_error;
   GBytes *pcap;                  /* as captured, or NULL */
+  char *pcap_error;              /* why there is none (NULL with one) */
 
   /* Reported, not judged (NULL / 0 when the maker had none). */
   AirlockChannel *channel;
