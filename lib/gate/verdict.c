@@ -296,6 +296,16 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
   if (!in->controls_ran)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
                 "the negative controls did not run: nothing proves the detector could see");
+  else if (in->controls_exec && in->controls_exec->has_result && in->controls_exec->result != 0)
+    {
+      g_autofree char *err = airlock_result_to_string (in->controls_exec->result);
+
+      /* airlock's own probe, not the image: a broken guest image, which
+       * proves nothing either way about the workload. */
+      add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                  "the negative controls' probe could not be executed: %s: %s",
+                  in->controls_exec->path ? in->controls_exec->path : "?", err);
+    }
 
   for (guint i = 0; i < in->events->len; i++)
     {

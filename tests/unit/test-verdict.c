@@ -451,6 +451,19 @@ build_unattributed (Run *r)
   run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
 }
 
+/* airlock's own probe did not start: the guest image is broken. */
+static void
+build_probe_missing (Run *r)
+{
+  run_start (r, AIRLOCK_PHASE_CONTROLS);
+  run_exec (r, AIRLOCK_PHASE_CONTROLS, -ENOENT, "/bin/probe",
+            "cannot execute '/bin/probe': No such file or directory");
+  run_exit (r, AIRLOCK_PHASE_CONTROLS, 127 << 8);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
 /* A non-zero exit is not doubt: the image ran, and was watched. */
 static void
 build_exit_nonzero (Run *r)
@@ -493,6 +506,9 @@ static const Row rows[] = {
     "the evidence has no trailer", FALSE, NULL },
   { "/verdict/no-controls-is-inconclusive", build_no_controls, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
     "the negative controls did not run", FALSE, NULL },
+  { "/verdict/probe-not-executed-is-inconclusive", build_probe_missing, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the negative controls' probe could not be executed: /bin/probe: "
+    "ENOENT", FALSE, NULL },
   { "/verdict/control-not-recorded-fails", build_control_not_recorded, NULL, AIRLOCK_VERDICT_FAIL,
     "negative control discard-udp (inet/dgram/udp 192.0.2.9:9) was not seen by the supervisor",
     FALSE, NULL },
