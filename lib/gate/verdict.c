@@ -355,9 +355,9 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
         AirlockVerdictAttempt j = { .seq = ev->seq, .egress = TRUE };
 
         j.admitted = policy && airlock_policy_admits (policy, family, socket_protocol (ev),
-                                                          a, sa->inet.port,
-                                                          (const char *const *) names->pdata,
-                                                          ev->exe, &rule);
+                                                      a, sa->inet.port,
+                                                      (const char *const *) names->pdata,
+                                                      ev->exe, &rule);
         g_array_append_val (v->judged, j);
         if (j.admitted)
           v->n_admitted++;
