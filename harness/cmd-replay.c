@@ -17,6 +17,7 @@
 #include "harness.h"
 
 #include "case/case-private.h"
+#include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
 
 #include <json-glib/json-glib.h>
@@ -538,20 +539,16 @@ cmd_replay (int argc, char **argv)
     }
   if (key_file)
     {
-      g_autofree char *contents = NULL;
-      gsize len = 0;
-
       if (!out_dir)
         {
           fprintf (stderr, "airlock replay: --key-file signs the bundle of --out DIR: give --out too\n");
           return HARNESS_EXIT_USAGE;
         }
-      if (!g_file_get_contents (key_file, &contents, &len, &error))
+      if (!(key = airlock_bundle_key_load (key_file, &error)))
         {
           fprintf (stderr, "airlock replay: --key-file: %s\n", error->message);
           return HARNESS_EXIT_USAGE;
         }
-      key = g_bytes_new_take (g_steal_pointer (&contents), len);
     }
   session_opts.uri = uri;
   session_opts.cache_dir = cache_dir;

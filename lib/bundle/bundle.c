@@ -393,6 +393,10 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   json_builder_begin_object (b);
   airlock_json_set_str (b, "bundle", AIRLOCK_BUNDLE_FORMAT);
   airlock_json_set_str (b, "arch", airlock_arch_to_string (in->arch));
+  /* Under this manifest's digests and HMAC: the bundle says which gate's
+   * set it belongs to, so it cannot be passed off as another's. */
+  if (in->gate_id)
+    airlock_json_set_str (b, "gate", in->gate_id);
 
   json_builder_set_member_name (b, "case");
   json_builder_begin_object (b);
@@ -487,6 +491,8 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **erro
   gsize hello_len;
   const guint8 *hello = airlock_channel_get_host_hello (channel, &hello_len);
 
+  if (in->key && !airlock_bundle_key_check (in->key, "the bundle's HMAC key", error))
+    return FALSE;
   g_mutex_lock (&bundle->lock);
   if (bundle->write_error)
     {
