@@ -68,7 +68,7 @@ open(p, "wb").write(b)
 EOF
 }
 
-echo "1..35"
+echo "1..36"
 head -c 32 /dev/urandom >"$work/key"
 head -c 32 /dev/urandom >"$work/other-key"
 
@@ -265,7 +265,13 @@ else
 fi
 expect_fail /bundle/incomplete-does-not-verify "$work/killed/amd64" '^amd64: INCOMPLETE: the bundle was not finished|INCOMPLETE'
 
-"$cli" run --arch amd64 --image "oci:$samples/clean" >"$out" 2>&1
+"$cli" run --arch amd64 --image "oci:$samples/clean" --out "$work/second" >"$out" 2>&1
 if [ $? -eq 0 ] && grep -q "removed domain '.*' left behind by a crashed run" "$out"; then
   ok "/bundle/next-run-removes-the-leftover-domain"
 else not_ok "/bundle/next-run-removes-the-leftover-domain" "no leftover domain was removed"; fi
+
+# That run's bundle is another gate's: put in the first gate's set, it
+# fails by its gate id (and its image), however it verifies alone.
+d=$(copy "$work/gate"); rm -rf "$d/amd64"; cp -a "$work/second/amd64" "$d/amd64"
+expect_fail /bundle/set/bundle-of-another-gate-fails "$d" \
+  ": amd64/manifest\.json: belongs to gate [0-9a-f]{32}; the set is gate [0-9a-f]{32}"
