@@ -21,8 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* set.json is a few hundred bytes; anything much larger is not ours. */
-#define SET_RECORD_MAX 65536
+/* set.json is a few hundred bytes; anything much larger is not ours.
+ * Small also bounds how deep its JSON can nest before json-glib, which
+ * recurses, reads it (16,384 levels: well inside the stack). */
+#define SET_RECORD_MAX 16384
 #define GATE_ID_BYTES 16
 
 /* ---- keys ---- */

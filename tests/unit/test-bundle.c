@@ -434,6 +434,29 @@ test_set_record_missing (Fixture *f, gconstpointer data)
   g_assert_nonnull (r->bundles[AIRLOCK_ARCH_ARM64]);
 }
 
+/* A record no gate writes: too large to read, or not JSON. */
+static void
+test_set_record_oversized (Fixture *f, gconstpointer data)
+{
+  g_autofree char *id = write_gate (f->gate, TRUE, FALSE, NULL);
+  g_autofree char *path = g_build_filename (f->gate, AIRLOCK_BUNDLE_SET_FILE, NULL);
+  g_autofree char *deep = g_strnfill (1 << 20, '[');
+  g_autoptr (AirlockBundleSetReport) big = NULL;
+  g_autoptr (AirlockBundleSetReport) bad = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_file_set_contents (path, deep, -1, &error);
+  g_assert_no_error (error);
+  big = airlock_bundle_set_verify (f->gate, NULL);
+  assert_problem (big, AIRLOCK_BUNDLE_SET_FILE, "is too large to be one");
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  g_file_set_contents (path, "{\"set\": ", -1, &error);
+  g_assert_no_error (error);
+  bad = airlock_bundle_set_verify (f->gate, NULL);
+  assert_problem (bad, AIRLOCK_BUNDLE_SET_FILE, "is not valid JSON");
+}
+
 /* An amd64-only gate with an arm64 bundle added beside it. */
 static void
 test_set_extra_bundle (Fixture *f, gconstpointer data)
@@ -491,6 +514,7 @@ main (int argc, char **argv)
   ADD ("/bundle/set/record-unsigned-fails-with-key", test_set_record_unsigned);
   ADD ("/bundle/set/record-names-each-manifest", test_set_record_names_each_manifest);
   ADD ("/bundle/set/record-missing-fails", test_set_record_missing);
+  ADD ("/bundle/set/record-oversized-or-broken-fails", test_set_record_oversized);
   ADD ("/bundle/set/extra-bundle-fails", test_set_extra_bundle);
   ADD ("/bundle/set/never-overwritten", test_set_never_overwritten);
   return g_test_run ();
