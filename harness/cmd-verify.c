@@ -131,6 +131,10 @@ cmd_verify (int argc, char **argv)
 
           n++;
           failed += !print_bundle (dir, r);
+          /* Alone, a bundle cannot show the rest of its gate was whole. */
+          if (r->gate_id)
+            printf ("%s: note: one bundle of gate %s; verify the gate's --out directory to check "
+                    "it with the rest of its set\n", r->arch ? r->arch : dir, r->gate_id);
           continue;
         }
       /* A gate's --out DIR: one bundle per arch, and the set record that
