@@ -258,12 +258,18 @@ read_small (int dirfd, const char *name)
 
   if (fd < 0)
     return NULL;
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode) || st.st_size > SET_RECORD_MAX)
+  if (fstat (fd, &st) < 0)
     {
-      int saved = st.st_size > SET_RECORD_MAX ? EFBIG : EINVAL;
+      int saved = errno;
 
       close (fd);
       errno = saved;
+      return NULL;
+    }
+  if (!S_ISREG (st.st_mode) || st.st_size > SET_RECORD_MAX)
+    {
+      close (fd);
+      errno = S_ISREG (st.st_mode) ? EFBIG : EINVAL;
       return NULL;
     }
   buf = g_malloc ((gsize) st.st_size + 1);
