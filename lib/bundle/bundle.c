@@ -4,6 +4,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "bundle/bundle-private.h"
 #include "protocol.h"
 
 #include "evidence/channel.h"
@@ -305,12 +306,9 @@ add_stream (AirlockBundle *bundle, GPtrArray *files, Stream s, GError **error)
 }
 
 static void
-manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
+manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in, const AirlockBundleRun *run)
 {
-  AirlockChannel *channel = airlock_vm_get_channel (in->vm);
-  const AirlockGuestHello *hello = airlock_channel_get_hello (channel);
-  g_autofree char *qemu = airlock_vm_get_qemu_version (in->vm);
-  g_autofree char *libvirt = airlock_vm_get_libvirt_version (in->vm);
+  const AirlockGuestHello *hello = airlock_channel_get_hello (run->channel);
   g_autofree char *init_path = g_strdup_printf ("%s/init-%s", airlock_guest_programs_dir (),
                                                 airlock_arch_to_string (in->arch));
   g_autofree char *init_sha = airlock_sha256_file (init_path, NULL);
@@ -365,12 +363,12 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
   json_builder_end_object (b);
   json_builder_set_member_name (b, "qemu");
   json_builder_begin_object (b);
-  airlock_json_set_str (b, "version", qemu);
+  airlock_json_set_str (b, "version", run->qemu_version);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "libvirt");
   json_builder_begin_object (b);
-  airlock_json_set_str (b, "version", libvirt);
-  airlock_json_set_str (b, "uri", airlock_vm_get_uri (in->vm));
+  airlock_json_set_str (b, "version", run->libvirt_version);
+  airlock_json_set_str (b, "uri", run->uri);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "airlock");
   json_builder_begin_object (b);
@@ -380,16 +378,14 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
 }
 
 static char *
-manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const AirlockBundleFacts *facts,
-               GPtrArray *files)
+manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const AirlockBundleRun *run,
+               const AirlockBundleFacts *facts, GPtrArray *files)
 {
-  AirlockChannel *channel = airlock_vm_get_channel (in->vm);
+  AirlockChannel *channel = run->channel;
   const AirlockTrailer *trailer = airlock_channel_get_trailer (channel);
   g_autoptr (JsonBuilder) b = json_builder_new ();
   g_autofree char *nonce = airlock_hex_encode (airlock_channel_get_nonce (channel), 32);
-  guint hb_ms, tol_ms;
 
-  airlock_vm_get_heartbeat (in->vm, &hb_ms, &tol_ms);
   json_builder_begin_object (b);
   airlock_json_set_str (b, "bundle", AIRLOCK_BUNDLE_FORMAT);
   airlock_json_set_str (b, "arch", airlock_arch_to_string (in->arch));
@@ -418,19 +414,19 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   airlock_json_set_bool (b, "controls", in->controls);
   json_builder_end_object (b);
 
-  manifest_inputs (b, in);
+  manifest_inputs (b, in, run);
 
   json_builder_set_member_name (b, "run");
   json_builder_begin_object (b);
-  airlock_json_set_str (b, "accel", airlock_vm_get_accel (in->vm));
+  airlock_json_set_str (b, "accel", run->accel);
   airlock_json_set_bool (b, "icount", in->icount);
-  airlock_json_set_str (b, "domain", airlock_vm_get_domain_name (in->vm));
+  airlock_json_set_str (b, "domain", run->domain_name);
   airlock_json_set_str (b, "nonce", nonce);
-  airlock_json_set_int (b, "heartbeat_ms", hb_ms);
-  airlock_json_set_int (b, "heartbeat_tolerance_ms", tol_ms);
-  airlock_json_set_bool (b, "complete", airlock_vm_is_complete (in->vm));
-  airlock_json_set_str (b, "reason", airlock_vm_get_reason (in->vm));
-  airlock_json_set_str (b, "pcap_error", airlock_vm_get_pcap_error (in->vm));
+  airlock_json_set_int (b, "heartbeat_ms", run->heartbeat_ms);
+  airlock_json_set_int (b, "heartbeat_tolerance_ms", run->heartbeat_tolerance_ms);
+  airlock_json_set_bool (b, "complete", run->complete);
+  airlock_json_set_str (b, "reason", run->reason);
+  airlock_json_set_str (b, "pcap_error", run->pcap_error);
   airlock_json_set_str (b, "chain_head", facts->chain_head);
   airlock_json_set_int (b, "frames", airlock_channel_get_frames (channel)->len);
   if (trailer)
@@ -440,7 +436,7 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
     }
   airlock_json_set_str (b, "started", facts->started);
   airlock_json_set_str (b, "finished", facts->finished);
-  airlock_json_set_bool (b, "stdout_truncated", bundle->truncated[STREAM_STDOUT] || airlock_vm_get_output_truncated (in->vm));
+  airlock_json_set_bool (b, "stdout_truncated", bundle->truncated[STREAM_STDOUT] || run->output_truncated);
   airlock_json_set_bool (b, "stderr_truncated", bundle->truncated[STREAM_STDERR]);
   airlock_json_set_bool (b, "console_truncated", bundle->truncated[STREAM_CONSOLE]);
   airlock_json_set_bool (b, "stdin_truncated", bundle->truncated[STREAM_STDIN]);
@@ -465,14 +461,14 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
 }
 
 static gboolean
-finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **error)
+finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, const AirlockBundleRun *run,
+              GError **error)
 {
-  AirlockChannel *channel = airlock_vm_get_channel (in->vm);
-  AirlockEventLog *log = airlock_vm_get_events (in->vm);
-  GPtrArray *events = log ? airlock_event_log_get_events (log) : NULL;
+  AirlockChannel *channel = run->channel;
+  GPtrArray *events = run->events ? airlock_event_log_get_events (run->events) : NULL;
   GBytes *raw = airlock_channel_get_raw (channel);
   GBytes *spec = airlock_channel_get_spec (channel);
-  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (in->vm);
+  GBytes *pcap = run->pcap;
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (file_entry_free);
   g_autoptr (GByteArray) host = g_byte_array_new ();
   g_autofree char *chain = airlock_hex_encode (airlock_channel_get_chain_head (channel), 32);
@@ -539,7 +535,7 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **erro
       facts.config_digest = in->image->config_digest;
     }
   facts.airlock_version = AIRLOCK_VERSION;
-  facts.accel = airlock_vm_get_accel (in->vm);
+  facts.accel = run->accel;
   facts.chain_head = chain;
   facts.evidence_sha256 = evidence_sha;
   facts.policy_text = policy;
@@ -555,7 +551,7 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **erro
       || !add_text (bundle, files, "attestation.intoto.json", statement, error))
     return FALSE;
 
-  manifest = manifest_json (bundle, in, &facts, files);
+  manifest = manifest_json (bundle, in, run, &facts, files);
   if (!write_new_text (bundle, "manifest.json", manifest, error))
     return FALSE;
   if (in->key)
@@ -598,17 +594,43 @@ airlock_bundle_abandon (AirlockBundle *bundle, const char *reason)
 }
 
 gboolean
-airlock_bundle_finish (AirlockBundle *bundle, const AirlockBundleInput *input, GError **error)
+airlock_bundle_finish_run (AirlockBundle *bundle, const AirlockBundleInput *input,
+                           const AirlockBundleRun *run, GError **error)
 {
   g_autoptr (GError) local = NULL;
 
   g_return_val_if_fail (!bundle->finished, FALSE);
   bundle->finished = TRUE;
-  if (finish_files (bundle, input, &local))
+  if (finish_files (bundle, input, run, &local))
     return TRUE;
   airlock_bundle_abandon (bundle, local->message);
   g_propagate_error (error, g_steal_pointer (&local));
   return FALSE;
+}
+
+gboolean
+airlock_bundle_finish (AirlockBundle *bundle, const AirlockBundleInput *input, GError **error)
+{
+  g_autofree char *qemu = airlock_vm_get_qemu_version (input->vm);
+  g_autofree char *libvirt = airlock_vm_get_libvirt_version (input->vm);
+  g_autoptr (GBytes) pcap = airlock_vm_get_pcap (input->vm);
+  AirlockBundleRun run = {
+    .channel = airlock_vm_get_channel (input->vm),
+    .events = airlock_vm_get_events (input->vm),
+    .pcap = pcap,
+    .pcap_error = airlock_vm_get_pcap_error (input->vm),
+    .accel = airlock_vm_get_accel (input->vm),
+    .uri = airlock_vm_get_uri (input->vm),
+    .domain_name = airlock_vm_get_domain_name (input->vm),
+    .reason = airlock_vm_get_reason (input->vm),
+    .qemu_version = qemu,
+    .libvirt_version = libvirt,
+    .complete = airlock_vm_is_complete (input->vm),
+    .output_truncated = airlock_vm_get_output_truncated (input->vm),
+  };
+
+  airlock_vm_get_heartbeat (input->vm, &run.heartbeat_ms, &run.heartbeat_tolerance_ms);
+  return airlock_bundle_finish_run (bundle, input, &run, error);
 }
 
 void
