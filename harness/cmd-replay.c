@@ -17,6 +17,7 @@
 #include "harness.h"
 
 #include "case/case-private.h"
+#include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
 
 #include <json-glib/json-glib.h>
@@ -321,10 +322,27 @@ diff_controls (const Recorded *r, AirlockResult *result, GPtrArray *diffs, GErro
                                              airlock_verdict_kind_to_string (airlock_result_get_verdict (result))));
 }
 
+/* With --out: the replay's bundles make a set of their own, as a gate's
+ * do (lib/bundle/bundle-set.c), written after the last arch. */
+typedef struct {
+  char *gate_id;
+  gboolean arches[AIRLOCK_N_ARCHES];   /* the arches replayed */
+  char *reference, *index_digest;      /* the image as the bundles record it */
+} ReplaySet;
+
+static void
+replay_set_clear (ReplaySet *set)
+{
+  g_free (set->gate_id);
+  g_free (set->reference);
+  g_free (set->index_digest);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ReplaySet, replay_set_clear)
+
 /* Replays one bundle; returns the exit status for it. */
 static int
 replay_one (const char *dir, const AirlockSessionOptions *session_opts, const char *out_dir,
-            GBytes *key)
+            GBytes *key, ReplaySet *set)
 {
   Recorded r = { NULL };
   g_autoptr (GError) error = NULL;
@@ -422,6 +440,13 @@ replay_one (const char *dir, const AirlockSessionOptions *session_opts, const ch
 
       airlock_case_set_bundle_dir (c, bundle);
       airlock_case_set_bundle_key (c, key);
+      airlock_case_set_bundle_gate (c, set->gate_id);
+      set->arches[r.arch] = TRUE;
+      if (!set->reference)
+        {
+          set->reference = g_strdup (airlock_json_get_string (r.image, "reference"));
+          set->index_digest = g_strdup (airlock_json_get_string (r.image, "index"));
+        }
     }
 
   fprintf (stderr, "airlock: %s: replaying %s (%s)%s\n", arch_name, dir, airlock_json_get_string (r.image, "manifest"),
@@ -509,6 +534,7 @@ cmd_replay (int argc, char **argv)
   };
   int status = HARNESS_EXIT_OK;
   guint n = 0;
+  g_auto (ReplaySet) set = { NULL };
 
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
@@ -538,20 +564,16 @@ cmd_replay (int argc, char **argv)
     }
   if (key_file)
     {
-      g_autofree char *contents = NULL;
-      gsize len = 0;
-
       if (!out_dir)
         {
           fprintf (stderr, "airlock replay: --key-file signs the bundle of --out DIR: give --out too\n");
           return HARNESS_EXIT_USAGE;
         }
-      if (!g_file_get_contents (key_file, &contents, &len, &error))
+      if (!(key = airlock_bundle_key_load (key_file, &error)))
         {
           fprintf (stderr, "airlock replay: --key-file: %s\n", error->message);
           return HARNESS_EXIT_USAGE;
         }
-      key = g_bytes_new_take (g_steal_pointer (&contents), len);
     }
   session_opts.uri = uri;
   session_opts.cache_dir = cache_dir;
@@ -560,27 +582,56 @@ cmd_replay (int argc, char **argv)
   session_opts.icount = icount;
   session_opts.progress = harness_progress;
 
-  if (harness_is_bundle (argv[1]))
-    return replay_one (argv[1], &session_opts, out_dir, key);
-  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+  if (out_dir)
     {
-      g_autofree char *sub = g_build_filename (argv[1], airlock_arch_to_string ((AirlockArch) a), NULL);
+      g_autofree char *record = g_build_filename (out_dir, AIRLOCK_BUNDLE_SET_FILE, NULL);
 
-      if (!arches[a] || !g_file_test (sub, G_FILE_TEST_IS_DIR))
-        continue;
-      n++;
-      {
-        /* Not inside MAX(): a macro would replay twice. */
-        int s = replay_one (sub, &session_opts, out_dir, key);
-
-        status = MAX (status, s);
-      }
+      if (g_file_test (record, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
+        {
+          fprintf (stderr, "airlock replay: '%s' exists; a set of bundles is never overwritten\n",
+                   record);
+          return HARNESS_EXIT_USAGE;
+        }
+      set.gate_id = airlock_bundle_set_new_id ();
     }
-  if (n == 0)
+  if (harness_is_bundle (argv[1]))
+    status = replay_one (argv[1], &session_opts, out_dir, key, &set);
+  else
+    for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+      {
+        g_autofree char *sub = g_build_filename (argv[1], airlock_arch_to_string ((AirlockArch) a), NULL);
+
+        if (!arches[a] || !g_file_test (sub, G_FILE_TEST_IS_DIR))
+          continue;
+        n++;
+        {
+          /* Not inside MAX(): a macro would replay twice. */
+          int s = replay_one (sub, &session_opts, out_dir, key, &set);
+
+          status = MAX (status, s);
+        }
+      }
+  if (n == 0 && !harness_is_bundle (argv[1]))
     {
       fprintf (stderr, "airlock replay: '%s' holds no manifest.json and no bundle for the arch asked\n",
                argv[1]);
       return HARNESS_EXIT_USAGE;
+    }
+  if (out_dir && (set.arches[AIRLOCK_ARCH_AMD64] || set.arches[AIRLOCK_ARCH_ARM64]))
+    {
+      AirlockBundleSetInput in = {
+        .gate_id = set.gate_id,
+        .arches = set.arches,
+        .reference = set.reference,
+        .index_digest = set.index_digest,
+        .key = key,
+      };
+
+      if (!airlock_bundle_set_write (out_dir, &in, &error))
+        {
+          fprintf (stderr, "airlock replay: the replay's set record: %s\n", error->message);
+          status = MAX (status, HARNESS_EXIT_SETUP);
+        }
     }
   return status;
 }

@@ -12,6 +12,7 @@
 #include "net/flows.h"
 #include "evidence/frame-private.h"
 #include "case/case-private.h"
+#include "bundle/bundle.h"
 #include "protocol.h"
 
 #include <gio/gunixinputstream.h>
@@ -288,6 +289,23 @@ typedef struct {
   AirlockResult *results[AIRLOCK_N_ARCHES];
 } GateCtx;
 
+/* With --out: the set the arches' bundles make (lib/bundle/bundle-set.c),
+ * written once every arch has ended. */
+typedef struct {
+  char *gate_id;
+  char *reference;      /* the image as the first arch resolved it */
+  char *index_digest;
+} BundleSet;
+
+static void
+bundle_set_clear (BundleSet *set)
+{
+  g_free (set->gate_id);
+  g_free (set->reference);
+  g_free (set->index_digest);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (BundleSet, bundle_set_clear)
+
 /* The exit status for an error of airlock_session_new() / _start(). */
 static int
 exit_for_start_error (const GError *error)
@@ -367,7 +385,8 @@ start_case (AirlockArch arch, const AirlockSessionOptions *session_opts, Airlock
 /* One started arch to its end: the report, the bundle.  Returns the exit
  * status for this arch; in gate mode the result goes to @gate. */
 static int
-finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, gboolean json, gboolean live)
+finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, BundleSet *set, gboolean json,
+             gboolean live)
 {
   g_autoptr (AirlockResult) result = NULL;
   g_autoptr (GError) error = NULL;
@@ -404,6 +423,11 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, gboolean json, gb
     fprintf (json ? stderr : stdout, "%s: image %s\n  index    %s\n  manifest %s\n  config   %s\n",
              arch_name, oci->reference, oci->index_digest ? oci->index_digest : "(none)",
              oci->manifest_digest, oci->config_digest);
+  if (oci && set && !set->reference)
+    {
+      set->reference = g_strdup (oci->reference);
+      set->index_digest = g_strdup (oci->index_digest);
+    }
   print_report (arch, record, json);
   if (!json && !live)
     print_output (arch, record);
@@ -540,26 +564,6 @@ cmd_gate (int argc, char **argv)
   return run_main (argc, argv, TRUE);
 }
 
-/* Reads the HMAC key of --key-file: its bytes as they are (at least 16,
- * at most 64 KiB; a key is a secret, not a text to trim). */
-static GBytes *
-read_key_file (const char *path, GError **error)
-{
-  g_autofree char *contents = NULL;
-  gsize len = 0;
-
-  if (!g_file_get_contents (path, &contents, &len, error))
-    return NULL;
-  if (len < 16 || len > 65536)
-    {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
-                   "the key file '%s' holds %" G_GSIZE_FORMAT " bytes: a key is 16 bytes to 64 KiB",
-                   path, len);
-      return NULL;
-    }
-  return g_bytes_new_take (g_steal_pointer (&contents), len);
-}
-
 static int
 run_main (int argc, char **argv, gboolean gate_mode)
 {
@@ -568,6 +572,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_auto (GStrv) allow_rules = NULL;
   g_autoptr (AirlockPolicy) policy = NULL;
   GateCtx gate_ctx = { { NULL } };
+  g_auto (BundleSet) set = { NULL };
   GateCtx *gate = NULL;
   g_autofree char *arch_spec = NULL;
   g_autofree char *uri = NULL;
@@ -717,7 +722,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
                MAX_TIMEOUT_S);
       return HARNESS_EXIT_USAGE;
     }
-  if (key_file && !(key = read_key_file (key_file, &error)))
+  if (key_file && !(key = airlock_bundle_key_load (key_file, &error)))
     {
       fprintf (stderr, "airlock run: --key-file: %s\n", error->message);
       return HARNESS_EXIT_USAGE;
@@ -734,6 +739,20 @@ run_main (int argc, char **argv, gboolean gate_mode)
             return HARNESS_EXIT_USAGE;
           }
       }
+  if (out_dir)
+    {
+      g_autofree char *record = g_build_filename (out_dir, AIRLOCK_BUNDLE_SET_FILE, NULL);
+
+      /* One directory, one set: a second gate's bundles beside the first's
+       * would not verify as either's. */
+      if (g_file_test (record, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
+        {
+          fprintf (stderr, "airlock run: '%s' exists; a gate's set of bundles is never "
+                   "overwritten\n", record);
+          return HARNESS_EXIT_USAGE;
+        }
+      set.gate_id = airlock_bundle_set_new_id ();
+    }
 
   if (stdin_file)
     {
@@ -783,6 +802,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
       airlock_case_set_output_func (c, live_output, NULL);
     }
   airlock_case_set_bundle_key (c, key);
+  airlock_case_set_bundle_gate (c, set.gate_id);
   airlock_case_set_test_mode (c, test_mode);
   session_opts.uri = uri;
   session_opts.cache_dir = cache_dir;
@@ -804,7 +824,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
         start_case ((AirlockArch) a, &session_opts, c, out_dir, &started[a]);
         if (parallel && started[a].run)
           continue;
-        s = finish_case ((AirlockArch) a, &started[a], gate, json, stdin_stream != NULL);
+        s = finish_case ((AirlockArch) a, &started[a], gate, &set, json, stdin_stream != NULL);
         /* Usage beats setup beats inconclusive: the most actionable. */
         if (s == HARNESS_EXIT_USAGE)
           {
@@ -813,7 +833,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
                 {
                   airlock_vm_cancel (airlock_run_get_vm (started[b].run),
                                      "another arch's case is malformed");
-                  finish_case ((AirlockArch) b, &started[b], NULL, json, FALSE);
+                  finish_case ((AirlockArch) b, &started[b], NULL, NULL, json, FALSE);
                 }
             return s;
           }
@@ -821,7 +841,28 @@ run_main (int argc, char **argv, gboolean gate_mode)
       }
   for (unsigned a = 0; parallel && a < AIRLOCK_N_ARCHES; a++)
     if (arches[a] && started[a].run)
-      status = MAX (status, finish_case ((AirlockArch) a, &started[a], gate, json, FALSE));
+      status = MAX (status, finish_case ((AirlockArch) a, &started[a], gate, &set, json, FALSE));
+  if (out_dir)
+    {
+      AirlockBundleSetInput in = {
+        .gate_id = set.gate_id,
+        .arches = arches,
+        .reference = set.reference,
+        .index_digest = set.index_digest,
+        .key = key,
+      };
+
+      /* After every arch: the record names each bundle by its finished
+       * manifest, and an arch that wrote none as missing. */
+      if (!airlock_bundle_set_write (out_dir, &in, &error))
+        {
+          fprintf (stderr, "airlock run: the gate's set record: %s\n", error->message);
+          status = MAX (status, HARNESS_EXIT_SETUP);
+        }
+      else
+        fprintf (stderr, "airlock: set record of gate %s in %s/%s\n", set.gate_id, out_dir,
+                 AIRLOCK_BUNDLE_SET_FILE);
+    }
   if (gate)
     {
       int g = gate_report (gate, arches);

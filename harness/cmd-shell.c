@@ -15,6 +15,7 @@
 #include "harness.h"
 
 #include "case/case-private.h"
+#include "bundle/bundle.h"
 #include "evidence/event.h"
 #include "protocol.h"
 
@@ -479,6 +480,8 @@ cmd_shell (int argc, char **argv)
   g_autofree char *image_ref = NULL;
   g_autofree char *out_dir = NULL;
   g_autofree char *bundle_dir = NULL;
+  g_autofree char *gate_id = NULL;
+  g_autofree char *record = NULL;
   g_autofree char *uri = NULL;
   g_autofree char *accel_name = NULL;
   g_autofree char *cache_dir = NULL;
@@ -563,6 +566,13 @@ cmd_shell (int argc, char **argv)
           fprintf (stderr, "airlock shell: '%s' exists; a bundle is never overwritten\n", bundle_dir);
           return HARNESS_EXIT_USAGE;
         }
+      record = g_build_filename (out_dir, AIRLOCK_BUNDLE_SET_FILE, NULL);
+      if (g_file_test (record, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
+        {
+          fprintf (stderr, "airlock shell: '%s' exists; a set of bundles is never overwritten\n",
+                   record);
+          return HARNESS_EXIT_USAGE;
+        }
     }
 
   session_opts.uri = uri;
@@ -603,6 +613,11 @@ cmd_shell (int argc, char **argv)
   airlock_case_set_output_func (c, shell_output, &term);
   airlock_case_set_event_func (c, shell_event, &term);
   airlock_case_set_bundle_dir (c, bundle_dir);
+  if (out_dir)
+    {
+      gate_id = airlock_bundle_set_new_id ();
+      airlock_case_set_bundle_gate (c, gate_id);
+    }
 
   run = airlock_session_start (session, c, &error);
   harness_progress_done ();
@@ -660,6 +675,27 @@ cmd_shell (int argc, char **argv)
       return HARNESS_EXIT_SETUP;
     }
   status = report (airlock_arch_to_string (arch), result, (guint) timeout_s);
+  if (out_dir)
+    {
+      /* A set of one, as a gate's --out is: `airlock verify DIR` takes it. */
+      gboolean arches[AIRLOCK_N_ARCHES] = { FALSE };
+      const AirlockImage *image = airlock_result_get_image (result);
+      AirlockBundleSetInput in = {
+        .gate_id = gate_id,
+        .arches = arches,
+        .reference = image ? image->reference : NULL,
+        .index_digest = image ? image->index_digest : NULL,
+      };
+
+      g_autoptr (GError) set_error = NULL;
+
+      arches[arch] = TRUE;
+      if (!airlock_bundle_set_write (out_dir, &in, &set_error))
+        {
+          fprintf (stderr, "airlock shell: the set record: %s\n", set_error->message);
+          status = MAX (status, HARNESS_EXIT_SETUP);
+        }
+    }
   if (signals.ended_by)
     {
       /* Ended by a signal: end as it would have, now that the VM is gone

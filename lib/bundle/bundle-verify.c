@@ -70,6 +70,9 @@ airlock_bundle_report_free (AirlockBundleReport *report)
   g_free (report->verdict);
   g_free (report->manifest_digest);
   g_free (report->index_digest);
+  g_free (report->reference);
+  g_free (report->gate_id);
+  g_free (report->manifest_sha256);
   g_free (report);
 }
 
@@ -451,6 +454,11 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   int dirfd;
 
   r->problems = g_ptr_array_new_with_free_func (problem_free);
+  if (key && !airlock_bundle_key_check (key, "the key given", &error))
+    {
+      problem (r, NULL, "%s", error->message);
+      return r;
+    }
   dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
     {
@@ -469,6 +477,8 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   manifest_bytes = read_file (r, dirfd, "manifest.json", VERIFY_JSON_MAX, TRUE);
   if (!manifest_bytes)
     goto out;
+  /* What a gate's set record names this bundle by (bundle-set.c). */
+  r->manifest_sha256 = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, manifest_bytes);
   /* First: the signature is over the bytes, whatever they parse to. */
   check_hmac (r, dirfd, manifest_bytes, key);
   if (!(manifest = parse_json (r, "manifest.json", manifest_bytes)))
@@ -496,6 +506,8 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   files = airlock_json_get_object (m, "files");
   r->manifest_digest = g_strdup (airlock_json_get_string (image, "manifest"));
   r->index_digest = g_strdup (airlock_json_get_string (image, "index"));
+  r->reference = g_strdup (airlock_json_get_string (image, "reference"));
+  r->gate_id = g_strdup (airlock_json_get_string (m, "gate"));
   if (!run || !airlock_json_get_bool (run, "complete", &complete))
     {
       problem (r, "manifest.json", "has no run record");

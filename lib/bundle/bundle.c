@@ -305,12 +305,9 @@ add_stream (AirlockBundle *bundle, GPtrArray *files, Stream s, GError **error)
 }
 
 static void
-manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
+manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in, const AirlockRunRecord *run)
 {
-  AirlockChannel *channel = in->record->channel;
-  const AirlockGuestHello *hello = airlock_channel_get_hello (channel);
-  const char *qemu = in->record->qemu_version;
-  const char *libvirt = in->record->libvirt_version;
+  const AirlockGuestHello *hello = airlock_channel_get_hello (run->channel);
   g_autofree char *init_path = g_strdup_printf ("%s/init-%s", airlock_guest_programs_dir (),
                                                 airlock_arch_to_string (in->arch));
   g_autofree char *init_sha = airlock_sha256_file (init_path, NULL);
@@ -365,12 +362,12 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
   json_builder_end_object (b);
   json_builder_set_member_name (b, "qemu");
   json_builder_begin_object (b);
-  airlock_json_set_str (b, "version", qemu);
+  airlock_json_set_str (b, "version", run->qemu_version);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "libvirt");
   json_builder_begin_object (b);
-  airlock_json_set_str (b, "version", libvirt);
-  airlock_json_set_str (b, "uri", in->record->uri);
+  airlock_json_set_str (b, "version", run->libvirt_version);
+  airlock_json_set_str (b, "uri", run->uri);
   json_builder_end_object (b);
   json_builder_set_member_name (b, "airlock");
   json_builder_begin_object (b);
@@ -380,17 +377,21 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in)
 }
 
 static char *
-manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const AirlockBundleFacts *facts,
-               GPtrArray *files)
+manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const AirlockRunRecord *run,
+               const AirlockBundleFacts *facts, GPtrArray *files)
 {
-  AirlockChannel *channel = in->record->channel;
+  AirlockChannel *channel = run->channel;
   const AirlockTrailer *trailer = airlock_channel_get_trailer (channel);
   g_autoptr (JsonBuilder) b = json_builder_new ();
   g_autofree char *nonce = airlock_hex_encode (airlock_channel_get_nonce (channel), 32);
-  guint hb_ms = in->record->heartbeat_ms, tol_ms = in->record->heartbeat_tolerance_ms;
+
   json_builder_begin_object (b);
   airlock_json_set_str (b, "bundle", AIRLOCK_BUNDLE_FORMAT);
   airlock_json_set_str (b, "arch", airlock_arch_to_string (in->arch));
+  /* Under this manifest's digests and HMAC: the bundle says which gate's
+   * set it belongs to, so it cannot be passed off as another's. */
+  if (in->gate_id)
+    airlock_json_set_str (b, "gate", in->gate_id);
 
   json_builder_set_member_name (b, "case");
   json_builder_begin_object (b);
@@ -412,19 +413,19 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   airlock_json_set_bool (b, "controls", in->controls);
   json_builder_end_object (b);
 
-  manifest_inputs (b, in);
+  manifest_inputs (b, in, run);
 
   json_builder_set_member_name (b, "run");
   json_builder_begin_object (b);
-  airlock_json_set_str (b, "accel", in->record->accel);
+  airlock_json_set_str (b, "accel", run->accel);
   airlock_json_set_bool (b, "icount", in->icount);
-  airlock_json_set_str (b, "domain", in->record->domain_name);
+  airlock_json_set_str (b, "domain", run->domain_name);
   airlock_json_set_str (b, "nonce", nonce);
-  airlock_json_set_int (b, "heartbeat_ms", hb_ms);
-  airlock_json_set_int (b, "heartbeat_tolerance_ms", tol_ms);
-  airlock_json_set_bool (b, "complete", in->record->complete);
-  airlock_json_set_str (b, "reason", in->record->incomplete_reason);
-  airlock_json_set_str (b, "pcap_error", in->record->pcap_error);
+  airlock_json_set_int (b, "heartbeat_ms", run->heartbeat_ms);
+  airlock_json_set_int (b, "heartbeat_tolerance_ms", run->heartbeat_tolerance_ms);
+  airlock_json_set_bool (b, "complete", run->complete);
+  airlock_json_set_str (b, "reason", run->incomplete_reason);
+  airlock_json_set_str (b, "pcap_error", run->pcap_error);
   airlock_json_set_str (b, "chain_head", facts->chain_head);
   airlock_json_set_int (b, "frames", airlock_channel_get_frames (channel)->len);
   if (trailer)
@@ -434,7 +435,7 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
     }
   airlock_json_set_str (b, "started", facts->started);
   airlock_json_set_str (b, "finished", facts->finished);
-  airlock_json_set_bool (b, "stdout_truncated", bundle->truncated[STREAM_STDOUT] || in->record->output_truncated);
+  airlock_json_set_bool (b, "stdout_truncated", bundle->truncated[STREAM_STDOUT] || run->output_truncated);
   airlock_json_set_bool (b, "stderr_truncated", bundle->truncated[STREAM_STDERR]);
   airlock_json_set_bool (b, "console_truncated", bundle->truncated[STREAM_CONSOLE]);
   airlock_json_set_bool (b, "stdin_truncated", bundle->truncated[STREAM_STDIN]);
@@ -459,13 +460,14 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
 }
 
 static gboolean
-finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **error)
+finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, const AirlockRunRecord *run,
+              GError **error)
 {
-  AirlockChannel *channel = in->record->channel;
-  GPtrArray *events = in->record->events;
+  AirlockChannel *channel = run->channel;
+  GPtrArray *events = run->events;
   GBytes *raw = airlock_channel_get_raw (channel);
   GBytes *spec = airlock_channel_get_spec (channel);
-  GBytes *pcap = in->record->pcap;
+  GBytes *pcap = run->pcap;
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (file_entry_free);
   g_autoptr (GByteArray) host = g_byte_array_new ();
   g_autofree char *chain = airlock_hex_encode (airlock_channel_get_chain_head (channel), 32);
@@ -484,6 +486,8 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **erro
   gsize hello_len;
   const guint8 *hello = airlock_channel_get_host_hello (channel, &hello_len);
 
+  if (in->key && !airlock_bundle_key_check (in->key, "the bundle's HMAC key", error))
+    return FALSE;
   g_mutex_lock (&bundle->lock);
   if (bundle->write_error)
     {
@@ -530,7 +534,7 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **erro
       facts.config_digest = in->image->config_digest;
     }
   facts.airlock_version = AIRLOCK_VERSION;
-  facts.accel = in->record->accel;
+  facts.accel = run->accel;
   facts.chain_head = chain;
   facts.evidence_sha256 = evidence_sha;
   facts.policy_text = policy;
@@ -546,7 +550,7 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, GError **erro
       || !add_text (bundle, files, "attestation.intoto.json", statement, error))
     return FALSE;
 
-  manifest = manifest_json (bundle, in, &facts, files);
+  manifest = manifest_json (bundle, in, run, &facts, files);
   if (!write_new_text (bundle, "manifest.json", manifest, error))
     return FALSE;
   if (in->key)
@@ -594,8 +598,9 @@ airlock_bundle_finish (AirlockBundle *bundle, const AirlockBundleInput *input, G
   g_autoptr (GError) local = NULL;
 
   g_return_val_if_fail (!bundle->finished, FALSE);
+  g_return_val_if_fail (input->record != NULL, FALSE);
   bundle->finished = TRUE;
-  if (finish_files (bundle, input, &local))
+  if (finish_files (bundle, input, input->record, &local))
     return TRUE;
   airlock_bundle_abandon (bundle, local->message);
   g_propagate_error (error, g_steal_pointer (&local));

@@ -45,6 +45,7 @@ typedef enum {
   AIRLOCK_BUNDLE_ERROR_EXISTS,   /* the directory (or a file in it) exists already */
   AIRLOCK_BUNDLE_ERROR_IO,       /* a file could not be created or written */
   AIRLOCK_BUNDLE_ERROR_INVALID,  /* verify: the bundle cannot be read as one */
+  AIRLOCK_BUNDLE_ERROR_KEY,      /* an HMAC key outside AIRLOCK_BUNDLE_KEY_MIN..MAX */
 } AirlockBundleError;
 
 GQuark airlock_bundle_error_quark (void);
@@ -115,6 +116,7 @@ typedef struct {
   const AirlockPolicy *policy;
   const AirlockVerdict *verdict;      /* airlock_verdict_compute (record, policy) */
   GBytes *key;                        /* HMAC key, or NULL */
+  const char *gate_id;                /* the set this bundle belongs to (airlock_bundle_set_new_id()), or NULL */
   gint64 started_real_us, finished_real_us;
 } AirlockBundleInput;
 
@@ -141,6 +143,9 @@ typedef struct {
   char *verdict;            /* "pass", …: what the evidence says (re-derived), or NULL */
   char *manifest_digest;    /* the image digest it is bound to, or NULL */
   char *index_digest;
+  char *reference;          /* the image as the run was given it, or NULL */
+  char *gate_id;            /* the gate (set) the manifest names, or NULL */
+  char *manifest_sha256;    /* of the manifest.json bytes verified, or NULL */
   gboolean hmac_checked;    /* a key was given and the HMAC matched */
   gboolean hmac_present;
 } AirlockBundleReport;
@@ -156,7 +161,69 @@ typedef struct {
 AirlockBundleReport *airlock_bundle_verify (const char *dir, GBytes *key);
 void airlock_bundle_report_free (AirlockBundleReport *report);
 
+/* ---- keys (bundle-set.c) ---- */
+
+/* The one rule for an HMAC key, wherever one is read (gate, run, replay,
+ * verify, the case API): shorter keys can be guessed, and verify must not
+ * accept a key the gate would refuse. */
+#define AIRLOCK_BUNDLE_KEY_MIN 16
+#define AIRLOCK_BUNDLE_KEY_MAX 65536
+
+/* FALSE with @error (AIRLOCK_BUNDLE_ERROR_KEY, naming @what: "the key
+ * file 'k'") when @key's length is outside the rule. */
+gboolean airlock_bundle_key_check (GBytes *key, const char *what, GError **error);
+/* The bytes of @path as they are (not trimmed), checked by the rule.
+ * Transfer full; NULL with @error (G_FILE_ERROR or _KEY). */
+GBytes *airlock_bundle_key_load (const char *path, GError **error);
+
+/* ---- a gate's set of bundles (bundle-set.c) ---- */
+
+#define AIRLOCK_BUNDLE_SET_FORMAT "airlock-bundle-set/v1"
+#define AIRLOCK_BUNDLE_SET_FILE "set.json"
+#define AIRLOCK_BUNDLE_SET_HMAC "set.hmac"
+
+/* A fresh random gate id (32 hex digits).  Transfer full. */
+char *airlock_bundle_set_new_id (void);
+
+typedef struct {
+  const char *gate_id;                  /* what each bundle's manifest names */
+  const gboolean *arches;               /* [AIRLOCK_N_ARCHES]: the arches asked for */
+  const char *reference;                /* the image as given, or NULL */
+  const char *index_digest;             /* or NULL */
+  GBytes *key;                          /* HMAC key, or NULL: unsigned */
+} AirlockBundleSetInput;
+
+/* Writes @dir/set.json (and set.hmac with a key) once every arch's run
+ * ended: each asked-for arch's finished bundle in @dir/ARCH/ named by the
+ * SHA-256 of its manifest.json, null for one not finished.  FALSE with
+ * @error when the record exists already or cannot be written. */
+gboolean airlock_bundle_set_write (const char *dir, const AirlockBundleSetInput *in,
+                                   GError **error);
+
+typedef struct {
+  GPtrArray *problems;      /* AirlockBundleProblem *, of the set itself (file relative to
+                             * the directory: "set.json", "arm64", "arm64/manifest.json") */
+  gboolean asked[AIRLOCK_N_ARCHES];           /* the arches the set names */
+  AirlockBundleReport *bundles[AIRLOCK_N_ARCHES];  /* each bundle found, verified, or NULL */
+  char *gate_id;
+  gboolean hmac_checked;
+  gboolean hmac_present;
+} AirlockBundleSetReport;
+
+/* TRUE when @dir looks like a gate's --out directory (set.json or an
+ * ARCH/ subdirectory) rather than one bundle. */
+gboolean airlock_bundle_dir_is_set (const char *dir);
+/* Verifies the gate directory @dir as one set: set.json present, parsed,
+ * and with @key signed (set.hmac); every arch it names present as ARCH/,
+ * each bundle verified (airlock_bundle_verify()) and naming that arch,
+ * the set's gate id and image, with the manifest digest the set records;
+ * nothing else in @dir.  Never fails: the report holds the set's problems
+ * and each bundle's own report. */
+AirlockBundleSetReport *airlock_bundle_set_verify (const char *dir, GBytes *key);
+void airlock_bundle_set_report_free (AirlockBundleSetReport *report);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBundle, airlock_bundle_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBundleSetReport, airlock_bundle_set_report_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBundleReport, airlock_bundle_report_free)
 
 G_END_DECLS

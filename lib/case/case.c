@@ -155,6 +155,7 @@ struct _AirlockCase {
   AirlockPolicy *policy;
   char *bundle_dir;
   GBytes *key;
+  char *bundle_gate;        /* the gate's set id its manifest names, or NULL */
   char *test_mode;
   guint64 clock_ns;
   OutputFunc output_func;
@@ -196,6 +197,7 @@ airlock_case_free (AirlockCase *c)
   airlock_policy_free (c->policy);
   g_free (c->bundle_dir);
   g_clear_pointer (&c->key, g_bytes_unref);
+  g_free (c->bundle_gate);
   g_free (c->test_mode);
   g_free (c);
 }
@@ -233,6 +235,7 @@ case_copy (const AirlockCase *c)
   d->policy = policy_copy (c->policy);
   d->bundle_dir = g_strdup (c->bundle_dir);
   d->key = c->key ? g_bytes_ref (c->key) : NULL;
+  d->bundle_gate = g_strdup (c->bundle_gate);
   d->test_mode = g_strdup (c->test_mode);
   d->clock_ns = c->clock_ns;
   d->output_func = c->output_func;
@@ -339,6 +342,13 @@ airlock_case_set_bundle_key (AirlockCase *c, GBytes *key)
 {
   g_clear_pointer (&c->key, g_bytes_unref);
   c->key = key ? g_bytes_ref (key) : NULL;
+}
+
+void
+airlock_case_set_bundle_gate (AirlockCase *c, const char *gate_id)
+{
+  g_free (c->bundle_gate);
+  c->bundle_gate = g_strdup (gate_id);
 }
 
 void
@@ -652,6 +662,12 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
     {
       g_autoptr (GError) local = NULL;
 
+      /* Refused before the boot, not when the bundle is signed after it. */
+      if (run->c->key && !airlock_bundle_key_check (run->c->key, "the bundle key", &local))
+        {
+          g_set_error (error, AIRLOCK_CASE_ERROR, AIRLOCK_CASE_ERROR_INVALID, "%s", local->message);
+          return NULL;
+        }
       run->bundle = airlock_bundle_create (run->c->bundle_dir, &local);
       if (!run->bundle)
         {
@@ -823,6 +839,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
         .policy = run->c->policy,
         .verdict = verdict,
         .key = run->c->key,
+        .gate_id = run->c->bundle_gate,
         .started_real_us = run->started_real_us,
         .finished_real_us = g_get_real_time (),
       };

@@ -119,8 +119,13 @@ AIRLOCK_PUBLIC gboolean airlock_case_load_policy (AirlockCase *c, const char *pa
 AIRLOCK_PUBLIC void airlock_case_set_bundle_dir (AirlockCase *c, const char *dir);
 /* With a bundle: sign its manifest with HMAC-SHA256 under @key (a
  * reference is taken; NULL: unsigned), checked by `airlock verify
- * --key-file`. */
+ * --key-file`.  A key of fewer than 16 bytes (or over 64 KiB) makes
+ * airlock_session_start() fail (AIRLOCK_CASE_ERROR_INVALID). */
 AIRLOCK_PUBLIC void airlock_case_set_bundle_key (AirlockCase *c, GBytes *key);
+/* With a bundle: the gate (set of bundles, one per arch) it belongs to;
+ * its manifest names @gate_id, and the gate's set record names the
+ * bundle (docs/bundle.md).  NULL: a bundle of its own. */
+AIRLOCK_PUBLIC void airlock_case_set_bundle_gate (AirlockCase *c, const char *gate_id);
 
 /* ---- a running case ---- */
 

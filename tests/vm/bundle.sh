@@ -6,7 +6,9 @@
 # file, an added file, reordered events, an edited verdict, a forged
 # evidence byte with the manifest rewritten to match — fails naming the
 # file (and the frame, for the stream); the statement has the in-toto
-# Statement v1 layout; a run killed midway leaves its bundle marked
+# Statement v1 layout; the gate's directory verifies only as the one set
+# its signed set.json names (an arch missing, amd64's bundle copied into
+# arm64/, a bundle from another gate fail); a run killed midway leaves its bundle marked
 # incomplete, and the next run removes the domain it left.  TAP output.
 set -u
 
@@ -66,7 +68,7 @@ open(p, "wb").write(b)
 EOF
 }
 
-echo "1..30"
+echo "1..36"
 head -c 32 /dev/urandom >"$work/key"
 head -c 32 /dev/urandom >"$work/other-key"
 
@@ -94,6 +96,43 @@ else not_ok "/bundle/round-trip-verifies-with-key" "verify did not pass both bun
 "$cli" verify "$work/gate/arm64" >"$out" 2>&1
 if [ $? -eq 0 ] && grep -q "HMAC present, not checked" "$out"; then ok "/bundle/verifies-without-key"
 else not_ok "/bundle/verifies-without-key" "verify without a key failed"; fi
+
+# The set record binds the two bundles: each manifest names the gate, and
+# set.json names each manifest by its digest.
+"$cli" verify "$work/gate" --key-file "$work/key" >"$out" 2>&1
+if grep -Eq "^$work/gate: verified as one set: gate [0-9a-f]{32}, amd64 and arm64; HMAC checked\$" "$out" \
+   && python3 - "$work/gate" <<'EOF2'
+import hashlib, json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/set.json"))
+assert s["set"] == "airlock-bundle-set/v1" and s["arches"] == ["amd64", "arm64"], s
+for arch in ("amd64", "arm64"):
+    raw = open(f"{d}/{arch}/manifest.json", "rb").read()
+    m = json.loads(raw)
+    assert m["gate"] == s["gate"] and m["arch"] == arch, (m["gate"], m["arch"])
+    assert s["bundles"][arch]["manifest_sha256"] == hashlib.sha256(raw).hexdigest()
+    assert m["inputs"]["image"]["index"] == s["image"]["index"]
+EOF2
+then ok "/bundle/set/gate-writes-a-signed-set"
+else not_ok "/bundle/set/gate-writes-a-signed-set" "no set line, or set.json does not name both bundles"; fi
+
+# Finding 5 of issue 19: a failing arm64 result hidden, or swapped for the
+# passing amd64 one.
+d=$(copy "$work/gate"); rm -rf "$d/arm64"
+expect_fail /bundle/set/missing-arch-fails "$d" ": arm64: is missing: the set asks for arm64" \
+  --key-file "$work/key"
+d=$(copy "$work/gate"); rm -rf "$d/arm64"; cp -a "$d/amd64" "$d/arm64"
+expect_fail /bundle/set/swapped-arch-fails "$d" \
+  ": arm64/manifest\.json: is the bundle of arch 'amd64', under arm64/" --key-file "$work/key"
+if grep -q "^2 of 2 bundles verified; not as the set they must make$" "$out"; then
+  ok "/bundle/set/swapped-arch-is-not-2-of-2"
+else not_ok "/bundle/set/swapped-arch-is-not-2-of-2" "the summary line does not say the set failed"; fi
+
+head -c 6 /dev/urandom >"$work/short-key"
+"$cli" verify "$work/gate" --key-file "$work/short-key" >"$out" 2>&1
+if [ $? -eq 2 ] && grep -q "holds 6 bytes: an HMAC key is 16 bytes to 64 KiB" "$out"; then
+  ok "/bundle/verify-refuses-the-key-gate-refuses"
+else not_ok "/bundle/verify-refuses-the-key-gate-refuses" "verify accepted a 6-byte key"; fi
 
 expect_fail /bundle/wrong-key-fails "$work/gate/amd64" '^amd64: manifest.hmac: does not match' \
   --key-file "$work/other-key"
@@ -226,7 +265,13 @@ else
 fi
 expect_fail /bundle/incomplete-does-not-verify "$work/killed/amd64" '^amd64: INCOMPLETE: the bundle was not finished|INCOMPLETE'
 
-"$cli" run --arch amd64 --image "oci:$samples/clean" >"$out" 2>&1
+"$cli" run --arch amd64 --image "oci:$samples/clean" --out "$work/second" >"$out" 2>&1
 if [ $? -eq 0 ] && grep -q "removed domain '.*' left behind by a crashed run" "$out"; then
   ok "/bundle/next-run-removes-the-leftover-domain"
 else not_ok "/bundle/next-run-removes-the-leftover-domain" "no leftover domain was removed"; fi
+
+# That run's bundle is another gate's: put in the first gate's set, it
+# fails by its gate id (and its image), however it verifies alone.
+d=$(copy "$work/gate"); rm -rf "$d/amd64"; cp -a "$work/second/amd64" "$d/amd64"
+expect_fail /bundle/set/bundle-of-another-gate-fails "$d" \
+  ": amd64/manifest\.json: belongs to gate [0-9a-f]{32}; the set is gate [0-9a-f]{32}"
