@@ -918,6 +918,25 @@ handle_sendmmsg (struct call *c)
   if (vlen > MSG_UIO_MAXIOV)
     vlen = MSG_UIO_MAXIOV;   /* net/socket.c __sys_sendmmsg */
   sock_info_get (c->pi.tgid ? c->pi.tgid : req->pid, fd, &si);
+  /* A descriptor that is not open, or no socket: the kernel fails the call
+   * (EBADF, ENOTSOCK) before it reads the vector, so none of its entries
+   * exist.  One record of the call, not up to 1024 records of messages
+   * nobody sends. */
+  if (!si.is_socket && (si.fd >= 0 || si.dup_errno == EBADF))
+    {
+      if (still_valid (c->n, req->id))
+        {
+          struct record rec;
+
+          rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
+          record_mmsg_empty (&rec, &c->pi, fd, &si);
+          record_note (&rec, "vector not read: the kernel refuses the descriptor first");
+          rec_send (&rec, NULL);
+          respond (c->n, req->id, 0, 0, true);
+        }
+      sock_info_clear (&si);
+      return;
+    }
   copies = calloc (vlen ? vlen : 1, sizeof *copies);
   errs = calloc (vlen ? vlen : 1, sizeof *errs);
   if (!copies || !errs)

@@ -125,7 +125,8 @@ void record_sendto (struct record *r, const struct proc_info *pi, int fd,
 void record_message (struct record *r, const struct proc_info *pi, int fd,
                      const struct sock_info *si, int flags, const struct msg_copy *mc,
                      int copy_err, uint32_t index, uint32_t count, bool indexed);
-/* sendmmsg() with nothing to read (vlen 0). */
+/* sendmmsg() whose vector is not read (vlen 0, or a descriptor the kernel
+ * refuses before it reads anything). */
 void record_mmsg_empty (struct record *r, const struct proc_info *pi, int fd,
                         const struct sock_info *si);
 /* write(), writev() on an inet socket: @data as gathered. */

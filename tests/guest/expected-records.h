@@ -156,6 +156,7 @@ static const TestprogExpectation testprog_expectations[] = {
       "sendmsg emulate inet/dgram/udp 127.0.0.1:9",
       "sendmmsg continue -",
       "sendmmsg continue -",
+      "sendmmsg continue -",
       "sendmmsg emulate inet/dgram/udp -",
       "sendmmsg continue inet/dgram/udp -",
       "sendmmsg emulate inet/dgram/udp 127.0.0.1:9",
