@@ -851,7 +851,8 @@ handle_sendmsg (struct call *c)
   sock_info_get (c->pi.tgid ? c->pi.tgid : req->pid, fd, &si);
   /* Read once with the small cap to see whether the message is named. */
   err = msg_copy_read (&m, msg_addr, EMULATE_DATA_MAX, true, &mc);
-  emulate = is_inet (&si) && record_send_uses_address (&si, flags) && (mc.named || err == -EFAULT);
+  emulate = is_inet (&si) && record_send_uses_address (&si, flags)
+            && (mc.named || err == -EFAULT);
   if (emulate && err == 0 && si.type == SOCK_DGRAM && mc.data.total > 0xffff)
     err = -EMSGSIZE;
   if (!still_valid (c->n, req->id))
@@ -949,7 +950,8 @@ handle_sendmmsg (struct call *c)
     }
   for (; n_read < vlen; n_read++)
     {
-      size_t cap = is_inet (&si) && record_send_uses_address (&si, flags) ? EMULATE_DATA_MAX : PAYLOAD_MAX;
+      size_t cap = is_inet (&si) && record_send_uses_address (&si, flags) ? EMULATE_DATA_MAX
+                                                                          : PAYLOAD_MAX;
 
       if (total >= EMULATE_MMSG_MAX)
         break;   /* sendmmsg may send fewer than asked: the rest is not sent */
