@@ -38,11 +38,10 @@
 #include <unistd.h>
 
 #include "msg.h"
+#include "record.h"
 #include "supervisor.h"
 
-#define EXE_MAX 4096
-#define ARGV_MAX 4096
-#define PAYLOAD_MAX 4096
+#define PAYLOAD_MAX RECORD_PAYLOAD_MAX
 /* UDP refuses more than 64 KiB in one datagram (udp_sendmsg); a TCP Fast
  * Open send is cut here (a short send is legal on a stream). */
 #define EMULATE_DATA_MAX 65536
@@ -125,15 +124,6 @@ respond (struct notifier *n, uint64_t id, int64_t val, int error, bool cont)
 }
 
 /* ---- who is calling --------------------------------------------------------- */
-
-struct proc_info {
-  bool ok;
-  uint32_t tgid, ppid, nspid, uid, gid;
-  char exe[EXE_MAX];
-  size_t exe_len;
-  char argv[ARGV_MAX];
-  size_t argv_len;
-};
 
 static ssize_t
 read_prefix (const char *path, char *buf, size_t size)
@@ -284,19 +274,6 @@ mem_read_argv (pid_t tid, uint64_t argv_addr, char *buf, size_t size)
 
 /* ---- the socket a call names -------------------------------------------------- */
 
-struct sock_info {
-  int fd;              /* our duplicate, -1 when there is none */
-  int dup_errno;       /* why there is none (EBADF, …) */
-  bool is_socket;
-  int family, type, protocol;
-  uint64_t ino;
-  bool nonblock;
-  uint8_t peer[MSG_SOCKADDR_MAX];
-  socklen_t peer_len;
-  uint8_t local[MSG_SOCKADDR_MAX];
-  socklen_t local_len;
-};
-
 static void
 sock_info_get (uint32_t tgid, int target_fd, struct sock_info *si)
 {
@@ -358,80 +335,10 @@ is_inet (const struct sock_info *si)
 
 /* ---- records -------------------------------------------------------------------- */
 
-static void
-rec_begin (struct wire_frame *f, const struct seccomp_notif *req, uint32_t action)
-{
-  uint8_t args[48];
-
-  wire_begin (f, AIRLOCK_FRAME_EVENT, 0);
-  wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_SYSCALL);
-  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, clock_ns (CLOCK_BOOTTIME));
-  wire_put_u32 (f, AIRLOCK_TLV_EV_ACTION, action);
-  wire_put_u32 (f, AIRLOCK_TLV_EV_SYSCALL, (uint32_t) req->data.nr);
-  wire_put_u32 (f, AIRLOCK_TLV_EV_AUDIT_ARCH, req->data.arch);
-  for (int i = 0; i < 6; i++)
-    wire_le64 (args + 8 * i, req->data.args[i]);
-  wire_put (f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
-  wire_put_u32 (f, AIRLOCK_TLV_EV_TID, req->pid);
-}
-
-static void
-rec_proc (struct wire_frame *f, const struct seccomp_notif *req, const struct proc_info *pi)
-{
-  if (!pi->ok)
-    {
-      wire_put_u32 (f, AIRLOCK_TLV_EV_PID, req->pid);
-      wire_put_str (f, AIRLOCK_TLV_EV_NOTE, "process details unreadable (it exited)");
-      return;
-    }
-  wire_put_u32 (f, AIRLOCK_TLV_EV_PID, pi->tgid);
-  wire_put_u32 (f, AIRLOCK_TLV_EV_PPID, pi->ppid);
-  wire_put_u32 (f, AIRLOCK_TLV_EV_NSPID, pi->nspid);
-  wire_put_u32 (f, AIRLOCK_TLV_EV_UID, pi->uid);
-  wire_put_u32 (f, AIRLOCK_TLV_EV_GID, pi->gid);
-  wire_put (f, AIRLOCK_TLV_EV_EXE, pi->exe, pi->exe_len);
-  wire_put (f, AIRLOCK_TLV_EV_ARGV, pi->argv, pi->argv_len);
-}
-
-static void
-rec_socket_triple (struct wire_frame *f, uint32_t family, uint32_t type, uint32_t protocol)
-{
-  uint8_t b[12];
-
-  wire_le32 (b, family);
-  wire_le32 (b + 4, type);
-  wire_le32 (b + 8, protocol);
-  wire_put (f, AIRLOCK_TLV_EV_SOCKET, b, sizeof b);
-}
-
-static void
-rec_sock (struct wire_frame *f, int target_fd, const struct sock_info *si)
-{
-  wire_put_u32 (f, AIRLOCK_TLV_EV_FD, (uint32_t) target_fd);
-  if (!si->is_socket)
-    {
-      char note[96];
-
-      snprintf (note, sizeof note, "fd %d is not a socket (%s)", target_fd,
-                si->fd < 0 ? strerror (si->dup_errno) : "ENOTSOCK");
-      wire_put_str (f, AIRLOCK_TLV_EV_NOTE, note);
-      return;
-    }
-  rec_socket_triple (f, (uint32_t) si->family, (uint32_t) si->type & 0xf, (uint32_t) si->protocol);
-  wire_put_u64 (f, AIRLOCK_TLV_EV_SOCK_ID, si->ino);
-}
-
-static void
-rec_payload_if_dns (struct wire_frame *f, const uint8_t *dest, size_t dest_len,
-                    const uint8_t *data, size_t len, uint64_t total)
-{
-  wire_put_u64 (f, AIRLOCK_TLV_EV_PAYLOAD_LEN, total);
-  if (msg_sockaddr_port (dest, dest_len) == 53)
-    wire_put (f, AIRLOCK_TLV_EV_PAYLOAD, data, len < PAYLOAD_MAX ? len : PAYLOAD_MAX);
-}
-
+/* Sends one frame (a record's, a RESULT); a failure is the channel's,
+ * which the host sees as the end of the stream. */
 static int
-rec_send (struct wire_frame *f, uint64_t *ret_seq)
+rec_send_frame (struct wire_frame *f, uint64_t *ret_seq)
 {
   int r = channel_send (f, ret_seq);
 
@@ -450,7 +357,7 @@ send_result (uint64_t ref, int64_t result)
   wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, clock_ns (CLOCK_BOOTTIME));
   wire_put_u64 (&f, AIRLOCK_TLV_EV_REF, ref);
   wire_put_u64 (&f, AIRLOCK_TLV_EV_RESULT, (uint64_t) result);
-  rec_send (&f, NULL);
+  rec_send_frame (&f, NULL);
 }
 
 /* An emulated call that ends before it is made: its RESULT, then the
@@ -671,18 +578,31 @@ struct call {
   struct proc_info pi;
 };
 
+/* Starts the record of @c's call, answered with @action. */
+static void
+rec_start (struct record *rec, const struct call *c, uint32_t action)
+{
+  record_begin (rec, &c->req->data, c->req->pid, clock_ns (CLOCK_BOOTTIME), action);
+}
+
+/* Sends a record built by a record_*() builder: always one well-formed
+ * frame (record.h). */
+static int
+rec_send (struct record *rec, uint64_t *ret_seq)
+{
+  record_end (rec);
+  return rec_send_frame (&rec->f, ret_seq);
+}
+
 static void
 deny (struct call *c, uint32_t reason, int err)
 {
-  struct wire_frame f;
+  struct record rec;
 
-  rec_begin (&f, c->req, AIRLOCK_ACTION_DENY);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_REASON, reason);
-  rec_proc (&f, c->req, &c->pi);
-  if (c->req->data.nr == SYS_socket && c->req->data.arch == filter_native_arch ())
-    rec_socket_triple (&f, (uint32_t) c->req->data.args[0],
-                       (uint32_t) c->req->data.args[1] & 0xf, (uint32_t) c->req->data.args[2]);
-  rec_send (&f, NULL);
+  rec_start (&rec, c, AIRLOCK_ACTION_DENY);
+  record_deny (&rec, reason, &c->pi,
+               c->req->data.nr == SYS_socket && c->req->data.arch == filter_native_arch ());
+  rec_send (&rec, NULL);
   respond (c->n, c->req->id, 0, -err, false);
 }
 
@@ -693,7 +613,7 @@ handle_socket (struct call *c)
   int family = (int) c->req->data.args[0];
   int type = (int) c->req->data.args[1] & 0xf;
   int proto = (int) c->req->data.args[2];
-  struct wire_frame f;
+  struct record rec;
 
   switch (family)
     {
@@ -723,23 +643,21 @@ handle_socket (struct call *c)
     default:
       return deny (c, AIRLOCK_DENY_SOCKET_FAMILY, EAFNOSUPPORT);
     }
-  rec_begin (&f, c->req, AIRLOCK_ACTION_CONTINUE);
-  rec_proc (&f, c->req, &c->pi);
-  rec_socket_triple (&f, (uint32_t) family, (uint32_t) type, (uint32_t) proto);
-  rec_send (&f, NULL);
+  rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
+  record_socket_call (&rec, &c->pi, (uint32_t) family, (uint32_t) type, (uint32_t) proto);
+  rec_send (&rec, NULL);
   respond (c->n, c->req->id, 0, 0, true);
 }
 
 static void
 handle_socketpair (struct call *c)
 {
-  struct wire_frame f;
+  struct record rec;
 
-  rec_begin (&f, c->req, AIRLOCK_ACTION_CONTINUE);
-  rec_proc (&f, c->req, &c->pi);
-  rec_socket_triple (&f, (uint32_t) c->req->data.args[0], (uint32_t) c->req->data.args[1] & 0xf,
-                     (uint32_t) c->req->data.args[2]);
-  rec_send (&f, NULL);
+  rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
+  record_socket_call (&rec, &c->pi, (uint32_t) c->req->data.args[0],
+                      (uint32_t) c->req->data.args[1] & 0xf, (uint32_t) c->req->data.args[2]);
+  rec_send (&rec, NULL);
   respond (c->n, c->req->id, 0, 0, true);
 }
 
@@ -756,7 +674,7 @@ handle_connect_bind (struct call *c, bool is_connect)
   uint8_t sa[MSG_SOCKADDR_MAX];
   size_t sa_len = 0;
   struct sock_info si;
-  struct wire_frame f;
+  struct record rec;
   bool emulate, readable = true;
   uint64_t seq;
   struct job *j;
@@ -773,15 +691,9 @@ handle_connect_bind (struct call *c, bool is_connect)
   if (!still_valid (c->n, req->id))
     goto out;
 
-  rec_begin (&f, req, emulate ? AIRLOCK_ACTION_EMULATE : AIRLOCK_ACTION_CONTINUE);
-  rec_proc (&f, req, &c->pi);
-  rec_sock (&f, fd, &si);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_ADDRLEN, (uint32_t) addrlen);
-  if (readable && sa_len > 0)
-    wire_put (&f, AIRLOCK_TLV_EV_ADDR, sa, sa_len);
-  else if (!readable)
-    wire_put_str (&f, AIRLOCK_TLV_EV_NOTE, "address unreadable (EFAULT)");
-  if (rec_send (&f, &seq) < 0)
+  rec_start (&rec, c, emulate ? AIRLOCK_ACTION_EMULATE : AIRLOCK_ACTION_CONTINUE);
+  record_connect_bind (&rec, &c->pi, fd, &si, addrlen, sa, sa_len, readable);
+  if (rec_send (&rec, &seq) < 0)
     goto out;
 
   if (!emulate)
@@ -815,28 +727,17 @@ handle_fd_call (struct call *c)
 {
   int fd = (int) c->req->data.args[0];
   struct sock_info si;
-  struct wire_frame f;
+  struct record rec;
 
   sock_info_get (c->pi.tgid ? c->pi.tgid : c->req->pid, fd, &si);
   if (still_valid (c->n, c->req->id))
     {
-      rec_begin (&f, c->req, AIRLOCK_ACTION_CONTINUE);
-      rec_proc (&f, c->req, &c->pi);
-      rec_sock (&f, fd, &si);
-      if (si.local_len > 0)
-        wire_put (&f, AIRLOCK_TLV_EV_LOCAL, si.local, si.local_len);
-      rec_send (&f, NULL);
+      rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
+      record_fd_call (&rec, &c->pi, fd, &si);
+      rec_send (&rec, NULL);
       respond (c->n, c->req->id, 0, 0, true);
     }
   sock_info_clear (&si);
-}
-
-/* Whether a send on @si with @flags uses the address it carries: every
- * datagram does, a stream only for TCP Fast Open (tcp_sendmsg_fastopen). */
-static bool
-send_uses_address (const struct sock_info *si, int flags)
-{
-  return si->type == SOCK_DGRAM || (si->type == SOCK_STREAM && (flags & MSG_FASTOPEN));
 }
 
 /* sendto(fd, buf, len, flags, addr, addrlen); send() is sendto with no
@@ -856,7 +757,7 @@ handle_sendto (struct call *c)
   size_t sa_len = 0, data_len, want;
   uint8_t *data = NULL;
   struct sock_info si;
-  struct wire_frame f;
+  struct record rec;
   bool emulate, sa_ok = true, data_ok;
   int err = 0;
   uint64_t seq;
@@ -869,7 +770,7 @@ handle_sendto (struct call *c)
       sa_ok = msg_read_exact (&m, addr, sa, sa_len) == 0;
     }
   emulate = addr != 0 && addrlen >= 0 && addrlen <= MSG_SOCKADDR_MAX && is_inet (&si)
-            && send_uses_address (&si, flags);
+            && record_send_uses_address (&si, flags);
   if (len > MSG_MAX_RW_COUNT)
     len = MSG_MAX_RW_COUNT;
   want = emulate ? (len < EMULATE_DATA_MAX ? (size_t) len : EMULATE_DATA_MAX)
@@ -884,26 +785,10 @@ handle_sendto (struct call *c)
   if (!still_valid (c->n, req->id))
     goto out;
 
-  rec_begin (&f, req, emulate ? AIRLOCK_ACTION_EMULATE : AIRLOCK_ACTION_CONTINUE);
-  rec_proc (&f, req, &c->pi);
-  rec_sock (&f, fd, &si);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_MSG_FLAGS, (uint32_t) flags);
-  if (addr != 0)
-    {
-      wire_put_u32 (&f, AIRLOCK_TLV_EV_ADDRLEN, (uint32_t) addrlen);
-      if (sa_ok && sa_len > 0)
-        wire_put (&f, AIRLOCK_TLV_EV_ADDR, sa, sa_len);
-    }
-  if (si.peer_len > 0)
-    wire_put (&f, AIRLOCK_TLV_EV_PEER, si.peer, si.peer_len);
-  if (data_ok)
-    {
-      if (addr != 0 && sa_ok && send_uses_address (&si, flags))
-        rec_payload_if_dns (&f, sa, sa_len, data, data_len, len);
-      else
-        rec_payload_if_dns (&f, si.peer, si.peer_len, data, data_len, len);
-    }
-  if (rec_send (&f, &seq) < 0)
+  rec_start (&rec, c, emulate ? AIRLOCK_ACTION_EMULATE : AIRLOCK_ACTION_CONTINUE);
+  record_sendto (&rec, &c->pi, fd, &si, flags, addr, addrlen, sa, sa_len, sa_ok, data, data_len,
+                 data_ok, len);
+  if (rec_send (&rec, &seq) < 0)
     goto out;
 
   if (!emulate)
@@ -941,40 +826,11 @@ rec_message (const struct call *c, const struct sock_info *si, int fd, int flags
              const struct msg_copy *mc, int copy_err, uint32_t index, uint32_t count,
              bool indexed, uint64_t *ret_seq)
 {
-  struct wire_frame f;
+  struct record rec;
 
-  rec_begin (&f, c->req, action);
-  rec_proc (&f, c->req, &c->pi);
-  rec_sock (&f, fd, si);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_MSG_FLAGS, (uint32_t) flags);
-  if (indexed)
-    {
-      uint8_t b[8];
-
-      wire_le32 (b, index);
-      wire_le32 (b + 4, count);
-      wire_put (&f, AIRLOCK_TLV_EV_MSG_INDEX, b, sizeof b);
-    }
-  if (mc->named)
-    {
-      wire_put_u32 (&f, AIRLOCK_TLV_EV_ADDRLEN, (uint32_t) mc->namelen);
-      if (copy_err != -EFAULT || mc->name_len == 0)
-        wire_put (&f, AIRLOCK_TLV_EV_ADDR, mc->name, mc->name_len);
-    }
-  if (si->peer_len > 0)
-    wire_put (&f, AIRLOCK_TLV_EV_PEER, si->peer, si->peer_len);
-  if (copy_err < 0)
-    {
-      char note[80];
-
-      snprintf (note, sizeof note, "message unreadable or refused: %s", strerror (-copy_err));
-      wire_put_str (&f, AIRLOCK_TLV_EV_NOTE, note);
-    }
-  else if (mc->named && send_uses_address (si, flags))
-    rec_payload_if_dns (&f, mc->name, mc->name_len, mc->data.bytes, mc->data.len, mc->data.total);
-  else
-    rec_payload_if_dns (&f, si->peer, si->peer_len, mc->data.bytes, mc->data.len, mc->data.total);
-  return rec_send (&f, ret_seq);
+  rec_start (&rec, c, action);
+  record_message (&rec, &c->pi, fd, si, flags, mc, copy_err, index, count, indexed);
+  return rec_send (&rec, ret_seq);
 }
 
 static void
@@ -995,7 +851,8 @@ handle_sendmsg (struct call *c)
   sock_info_get (c->pi.tgid ? c->pi.tgid : req->pid, fd, &si);
   /* Read once with the small cap to see whether the message is named. */
   err = msg_copy_read (&m, msg_addr, EMULATE_DATA_MAX, true, &mc);
-  emulate = is_inet (&si) && send_uses_address (&si, flags) && (mc.named || err == -EFAULT);
+  emulate = is_inet (&si) && record_send_uses_address (&si, flags)
+            && (mc.named || err == -EFAULT);
   if (emulate && err == 0 && si.type == SOCK_DGRAM && mc.data.total > 0xffff)
     err = -EMSGSIZE;
   if (!still_valid (c->n, req->id))
@@ -1062,6 +919,25 @@ handle_sendmmsg (struct call *c)
   if (vlen > MSG_UIO_MAXIOV)
     vlen = MSG_UIO_MAXIOV;   /* net/socket.c __sys_sendmmsg */
   sock_info_get (c->pi.tgid ? c->pi.tgid : req->pid, fd, &si);
+  /* A descriptor that is not open, or no socket: the kernel fails the call
+   * (EBADF, ENOTSOCK) before it reads the vector, so none of its entries
+   * exist.  One record of the call, not up to 1024 records of messages
+   * nobody sends. */
+  if (!si.is_socket && (si.fd >= 0 || si.dup_errno == EBADF))
+    {
+      if (still_valid (c->n, req->id))
+        {
+          struct record rec;
+
+          rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
+          record_mmsg_empty (&rec, &c->pi, fd, &si);
+          record_note (&rec, "vector not read: the kernel refuses the descriptor first");
+          rec_send (&rec, NULL);
+          respond (c->n, req->id, 0, 0, true);
+        }
+      sock_info_clear (&si);
+      return;
+    }
   copies = calloc (vlen ? vlen : 1, sizeof *copies);
   errs = calloc (vlen ? vlen : 1, sizeof *errs);
   if (!copies || !errs)
@@ -1074,7 +950,8 @@ handle_sendmmsg (struct call *c)
     }
   for (; n_read < vlen; n_read++)
     {
-      size_t cap = is_inet (&si) && send_uses_address (&si, flags) ? EMULATE_DATA_MAX : PAYLOAD_MAX;
+      size_t cap = is_inet (&si) && record_send_uses_address (&si, flags) ? EMULATE_DATA_MAX
+                                                                          : PAYLOAD_MAX;
 
       if (total >= EMULATE_MMSG_MAX)
         break;   /* sendmmsg may send fewer than asked: the rest is not sent */
@@ -1089,7 +966,7 @@ handle_sendmmsg (struct call *c)
           break;   /* the kernel stops at the first failing entry too */
         }
     }
-  emulate = emulate && is_inet (&si) && send_uses_address (&si, flags);
+  emulate = emulate && is_inet (&si) && record_send_uses_address (&si, flags);
   if (!still_valid (c->n, req->id))
     goto out;
   for (unsigned i = 0; i < n_read; i++)
@@ -1106,12 +983,11 @@ handle_sendmmsg (struct call *c)
   if (n_read == 0)
     {
       /* vlen 0: nothing to send, nothing to record but the call. */
-      struct wire_frame f;
+      struct record rec;
 
-      rec_begin (&f, req, AIRLOCK_ACTION_CONTINUE);
-      rec_proc (&f, req, &c->pi);
-      rec_sock (&f, fd, &si);
-      rec_send (&f, NULL);
+      rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
+      record_mmsg_empty (&rec, &c->pi, fd, &si);
+      rec_send (&rec, NULL);
       respond (c->n, req->id, 0, 0, true);
       goto out;
     }
@@ -1194,7 +1070,7 @@ handle_write (struct call *c, bool vector)
   char path[64];
   struct stat st;
   struct sock_info si;
-  struct wire_frame f;
+  struct record rec;
 
   /* The cheap test first: one stat of the caller's fd link. */
   snprintf (path, sizeof path, "/proc/%d/fd/%d", req->pid, fd);
@@ -1225,13 +1101,9 @@ handle_write (struct call *c, bool vector)
     }
   if (still_valid (c->n, req->id))
     {
-      rec_begin (&f, req, AIRLOCK_ACTION_CONTINUE);
-      rec_proc (&f, req, &c->pi);
-      rec_sock (&f, fd, &si);
-      if (si.peer_len > 0)
-        wire_put (&f, AIRLOCK_TLV_EV_PEER, si.peer, si.peer_len);
-      rec_payload_if_dns (&f, si.peer, si.peer_len, data.bytes, data.len, data.total);
-      rec_send (&f, NULL);
+      rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
+      record_write (&rec, &c->pi, fd, &si, &data);
+      rec_send (&rec, NULL);
       respond (c->n, req->id, 0, 0, true);
     }
   free (data.bytes);
@@ -1244,21 +1116,16 @@ handle_exec (struct call *c, bool at)
   const struct seccomp_notif *req = c->req;
   uint64_t path_addr = at ? req->data.args[1] : req->data.args[0];
   uint64_t argv_addr = at ? req->data.args[2] : req->data.args[1];
-  static char path[4096], argv[ARGV_MAX];
+  static char path[RECORD_PATH_MAX], argv[RECORD_ARGV_MAX];
   ssize_t path_len = mem_read_string ((pid_t) req->pid, path_addr, path, sizeof path);
   size_t argv_len = mem_read_argv ((pid_t) req->pid, argv_addr, argv, sizeof argv);
-  struct wire_frame f;
+  struct record rec;
 
   if (still_valid (c->n, req->id))
     {
-      rec_begin (&f, req, AIRLOCK_ACTION_CONTINUE);
-      rec_proc (&f, req, &c->pi);
-      if (path_len >= 0)
-        wire_put (&f, AIRLOCK_TLV_EV_PATH, path, (size_t) path_len);
-      else
-        wire_put_str (&f, AIRLOCK_TLV_EV_NOTE, "path unreadable (EFAULT)");
-      wire_put (&f, AIRLOCK_TLV_EV_EXEC_ARGV, argv, argv_len);
-      rec_send (&f, NULL);
+      rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
+      record_exec (&rec, &c->pi, path, path_len, argv, argv_len);
+      rec_send (&rec, NULL);
     }
   respond (c->n, req->id, 0, 0, true);
 }

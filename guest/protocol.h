@@ -161,7 +161,9 @@ enum airlock_tlv_tag {
   AIRLOCK_TLV_EV_REF = 58,         /* u64: seq of the SYSCALL frame a RESULT belongs to */
   AIRLOCK_TLV_EV_RESULT = 59,      /* u64: return value, or -errno, as two's complement */
   AIRLOCK_TLV_EV_EXIT_STATUS = 60, /* u32: wait status of the entrypoint */
-  AIRLOCK_TLV_EV_NOTE = 61,        /* string: why something is missing ("process gone", …) */
+  AIRLOCK_TLV_EV_NOTE = 61,        /* string: why something is missing ("process gone", …);
+                                    * once per event like every tag: several reasons are
+                                    * joined with "; ", at most AIRLOCK_EV_NOTE_MAX bytes */
   AIRLOCK_TLV_EV_LOCAL = 62,       /* bytes: getsockname() of the socket, where useful */
   AIRLOCK_TLV_EV_EXEC_ARGV = 63,   /* bytes: the argv an execve/execveat passes, NUL-separated,
                                     * at most 4096 */
@@ -199,6 +201,11 @@ enum airlock_tlv_tag {
                                     * read-only at /.airlock and argv[0] becomes /.airlock/bin/sh
                                     * (a LOG frame says which ran; `airlock shell`) */
 };
+
+/* The longest EV_NOTE value.  The supervisor joins a record's reasons into
+ * one note and cuts it here (guest/record.c), because a second NOTE, like any
+ * repeated tag, is malformed. */
+#define AIRLOCK_EV_NOTE_MAX 1024
 
 /* Workload stdio on AIRLOCK_PORT_STDIO, both directions, as chunks:
  *   stream u8 (enum airlock_stdio_stream) | flags u8 | length u16 | bytes

@@ -132,7 +132,7 @@ const AirlockFrameTlvs *airlock_frame_find_checked (GBytes *payload, guint type)
 /* Bounds of the byte-string TLVs of an EVENT frame. */
 #define AIRLOCK_EVENT_SOCKADDR_MAX 128   /* ADDR, PEER, LOCAL: a sockaddr_storage */
 #define AIRLOCK_EVENT_STRING_MAX 4096    /* EXE, ARGV, PATH, PAYLOAD */
-#define AIRLOCK_EVENT_NOTE_MAX 1024
+#define AIRLOCK_EVENT_NOTE_MAX AIRLOCK_EV_NOTE_MAX  /* protocol.h */
 
 /* "syscall", "result", …; "unknown" for anything else.  Static strings. */
 const char *airlock_event_kind_to_string (guint kind);

@@ -33,6 +33,7 @@
   X ("unix-path", unix_path, TESTPROG_BOTH)                     \
   X ("unix-abstract", unix_abstract, TESTPROG_BOTH)             \
   X ("tree", tree, TESTPROG_BOTH)                               \
+  X ("bad-args", bad_args, TESTPROG_BOTH)                       \
   X ("i386-int80", i386_int80, TESTPROG_AMD64)                  \
   X ("x32", x32, TESTPROG_AMD64)                                \
   X ("aarch32", aarch32, TESTPROG_ARM64)                        \

@@ -116,6 +116,59 @@ static const TestprogExpectation testprog_expectations[] = {
       "connect continue unix/stream/0 unix:@airlock-testprog") },
   /* fork, vfork, thread, exec'd testprog-exec, daemon: ports 1001-1005.
    * Who made each is checked apart (test-supervisor.c). */
+  /* Every call is recorded, however bad its arguments, and the good send
+   * at the end too: one record the host rejected would have lost it.
+   * No socket: "-".  An inet socket whose call names an address that is
+   * absent (unreadable, a length the kernel refuses before reading) keys
+   * as the bare socket; bytes that do not decode as the socket's address
+   * (too short, unknown family) as "?".  connect/sendto/sendmsg/sendmmsg
+   * with a usable length on a UDP socket are emulated, the rest continue. */
+  { "bad-args", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "connect continue -",
+      "connect continue -",
+      "connect continue -",
+      "connect continue -",
+      "connect continue -",
+      "connect emulate inet/dgram/udp -",
+      "connect emulate inet/dgram/udp ?",
+      "connect continue inet/dgram/udp -",
+      "connect continue inet/dgram/udp -",
+      "connect emulate inet/dgram/udp ?",
+      "bind continue -",
+      "bind continue -",
+      "bind continue inet/dgram/udp -",
+      "sendto continue -",
+      "sendto continue -",
+      "sendto emulate inet/dgram/udp -",
+      "sendto emulate inet/dgram/udp 127.0.0.1:9",
+      "sendto emulate inet/dgram/udp ?",
+      "sendto continue inet/dgram/udp -",
+      "sendto emulate inet/dgram/udp ?",
+      "sendmsg continue -",
+      "sendmsg continue -",
+      "sendmsg emulate inet/dgram/udp -",
+      "sendmsg emulate inet/dgram/udp -",
+      "sendmsg emulate inet/dgram/udp -",
+      "sendmsg emulate inet/dgram/udp -",
+      "sendmsg emulate inet/dgram/udp ?",
+      "sendmsg emulate inet/dgram/udp ?",
+      "sendmsg emulate inet/dgram/udp 127.0.0.1:9",
+      "sendmmsg continue -",
+      "sendmmsg continue -",
+      "sendmmsg continue -",
+      "sendmmsg emulate inet/dgram/udp -",
+      "sendmmsg continue inet/dgram/udp -",
+      "sendmmsg emulate inet/dgram/udp 127.0.0.1:9",
+      "sendmmsg emulate inet/dgram/udp -",
+      "listen continue -",
+      "listen continue -",
+      "accept4 continue -",
+      "accept4 continue -",
+      "socketpair continue unix/stream/0 -",
+      "execve continue -",
+      "execve continue -",
+      "sendto emulate inet/dgram/udp 127.0.0.1:9") },
   { "tree", TESTPROG_BOTH, RECORDS (
       "amd64:clone3 deny:clone3 -",
       "execve continue -",
