@@ -7,6 +7,8 @@
  * the capture must produce. */
 #include "config.h"
 
+#include "bounds-private.h"
+#include "fsutil-private.h"
 #include "net/flows.h"
 #include "net/pcap.h"
 #include "evidence/sockaddr.h"
@@ -16,6 +18,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+#include <gio/gio.h>
 
 #include "capture-frames.h"
 
@@ -1248,6 +1253,63 @@ test_flow_overflow (void)
   g_assert_nonnull (strstr (first->first_reason, "more than 65536 flows"));
 }
 
+/* ---- the capture file after a run ---- */
+
+/* Bytes this process has read so far (/proc/self/io rchar). */
+static guint64
+bytes_read_so_far (void)
+{
+  g_autofree char *io = NULL;
+  const char *at;
+
+  g_assert_true (g_file_get_contents ("/proc/self/io", &io, NULL, NULL));
+  at = strstr (io, "rchar: ");
+  g_assert_nonnull (at);
+  return g_ascii_strtoull (at + 7, NULL, 10);
+}
+
+/* A capture over AIRLOCK_BOUND_CAPTURE is refused with a reason naming the
+ * bound, and without being read: what the live run does with net.pcap
+ * (lib/vm/vm.c) before the analysis, whatever size the guest made it. */
+static void
+test_capture_over_bound_refused_unread (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) bytes = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *expected = NULL;
+  guint64 before, after;
+  int fd = g_file_open_tmp ("airlock-capture-XXXXXX", &path, &error);
+
+  g_assert_no_error (error);
+  /* sparse: it costs no disk */
+  g_assert_cmpint (ftruncate (fd, (off_t) AIRLOCK_BOUND_CAPTURE + 1), ==, 0);
+  close (fd);
+
+  before = bytes_read_so_far ();
+  bytes = airlock_read_file_bounded (path, AIRLOCK_BOUND_CAPTURE, &error);
+  after = bytes_read_so_far ();
+  g_assert_null (bytes);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE);
+  expected = g_strdup_printf ("cannot read '%s': it is 268435457 bytes, over the bound of "
+                              "268435456", path);
+  g_assert_cmpstr (error->message, ==, expected);
+  /* only the /proc/self/io read itself */
+  g_assert_cmpuint (after - before, <, 4096);
+
+  /* at the bound exactly it is read, all of it: a small bound shows it */
+  g_clear_error (&error);
+  g_assert_true (g_file_set_contents (path, "0123456789", 10, &error));
+  bytes = airlock_read_file_bounded (path, 10, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), "0123456789", 10);
+  g_clear_pointer (&bytes, g_bytes_unref);
+  bytes = airlock_read_file_bounded (path, 9, &error);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE);
+  g_assert_null (bytes);
+  g_unlink (path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1289,6 +1351,8 @@ main (int argc, char **argv)
       g_test_add_data_func (path, &anomaly_cases[i], test_anomaly_class);
     }
   g_test_add_func ("/net/judge/flow-overflow", test_flow_overflow);
+  g_test_add_func ("/net/capture-file/over-bound-refused-unread",
+                   test_capture_over_bound_refused_unread);
 
   return g_test_run ();
 }
