@@ -410,9 +410,10 @@ is_qemu_frame (const AirlockCapture *capture, const NetPacket *pkt, char *why, g
           && memcmp (pkt->arp_sha, pkt->src_mac, 6) == 0 && memcmp (pkt->arp_tpa, g->ipv4, 4) == 0
           && (to_guest_mac || to_multicast_mac))
         return TRUE;
-      g_snprintf (why, why_size, "ARP from MAC %s for %s to %s is not QEMU's (it speaks for %s "
-                  "and %s, to the guest)", mac, address_text (AF_INET, pkt->arp_spa, text),
-                  address_text (AF_INET, pkt->arp_tpa, text2), "10.0.2.2", "10.0.2.3");
+      g_snprintf (why, why_size, "ARP from MAC %s for %s to %s is not QEMU's (it speaks for its "
+                  "gateway and resolver addresses, from their MACs, to the guest)", mac,
+                  address_text (AF_INET, pkt->arp_spa, text),
+                  address_text (AF_INET, pkt->arp_tpa, text2));
       return FALSE;
     }
   if (pkt->family == AF_INET)
@@ -452,8 +453,12 @@ judge_guest_arp (AirlockCapture *capture, const NetPacket *pkt)
   char mac[18], text[INET6_ADDRSTRLEN];
 
   if (pkt->arp_op != 1 && pkt->arp_op != 2)
-    note_anomaly (capture, AIRLOCK_CAPTURE_ANOMALY_NEIGHBOUR,
-                  pkt->arp_op == 3 || pkt->arp_op == 4 ? "ARP operation RARP" : "ARP operation unknown");
+    {
+      g_autofree char *reason = g_strdup_printf ("ARP operation %u, which the guest's kernel "
+                                                 "does not send", pkt->arp_op);
+
+      note_anomaly (capture, AIRLOCK_CAPTURE_ANOMALY_NEIGHBOUR, reason);
+    }
   else if (memcmp (pkt->arp_sha, g->mac, 6) != 0)
     {
       g_autofree char *reason = NULL;
