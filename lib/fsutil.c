@@ -5,7 +5,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gio/gio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Removes @name under @dirfd and everything below it, without following
@@ -48,3 +50,68 @@ airlock_rm_rf (const char *path)
   rm_rf_at (AT_FDCWD, path);
 }
 
+
+GBytes *
+airlock_read_file_bounded (const char *path, gsize max, GError **error)
+{
+  int fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  g_autofree guint8 *buf = NULL;
+  gsize len = 0, size;
+  int saved;
+
+  if (fd < 0)
+    {
+      saved = errno;
+      g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot open '%s': %s",
+                   path, g_strerror (saved));
+      return NULL;
+    }
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE,
+                   "cannot read '%s': it is not a regular file", path);
+      close (fd);
+      return NULL;
+    }
+  if ((guint64) st.st_size > max)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                   "cannot read '%s': it is %" G_GUINT64_FORMAT " bytes, over the bound of %"
+                   G_GSIZE_FORMAT, path, (guint64) st.st_size, max);
+      close (fd);
+      return NULL;
+    }
+  /* One byte more than the file had, to see it grow (it must not: its
+   * writer is gone). */
+  size = (gsize) st.st_size + 1;
+  buf = g_malloc (size);
+  for (;;)
+    {
+      ssize_t n = read (fd, buf + len, MIN (size - len, (gsize) 1 << 20));
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          saved = errno;
+          g_set_error (error, G_IO_ERROR, g_io_error_from_errno (saved), "cannot read '%s': %s",
+                       path, g_strerror (saved));
+          close (fd);
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      len += (gsize) n;
+      if (len == size)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
+                       "cannot read '%s': it grew past its %" G_GUINT64_FORMAT " bytes while "
+                       "being read", path, (guint64) st.st_size);
+          close (fd);
+          return NULL;
+        }
+    }
+  close (fd);
+  return g_bytes_new_take (g_steal_pointer (&buf), len);
+}

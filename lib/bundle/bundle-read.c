@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "bundle/bundle-read.h"
+#include "bounds-private.h"
 #include "bundle/bundle-json-private.h"
 #include "bundle/bundle.h"
 
@@ -20,9 +21,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* As verify reads them: a bundle's JSON files are small, but a bound keeps
- * a wrong directory (a disk image named events.jsonl) from being read whole. */
-#define READ_JSON_MAX ((gsize) 64 * 1024 * 1024)
 #define READ_MARKER_MAX ((gsize) 64 * 1024)
 /* The console tail is read from the last bytes only: 40 lines of a kernel
  * log fit many times over. */
@@ -667,7 +665,7 @@ airlock_bundle_read (const char *dir, guint console_lines)
       v->incomplete = g_strdup ("(the marker cannot be read)");
     }
 
-  manifest = read_or_note (v, dirfd, "manifest.json", READ_JSON_MAX);
+  manifest = read_or_note (v, dirfd, "manifest.json", AIRLOCK_BOUND_MANIFEST);
   if (manifest && (manifest_root = parse_object (v, "manifest.json", manifest)))
     {
       JsonObject *m = json_node_get_object (manifest_root);
@@ -699,10 +697,10 @@ airlock_bundle_read (const char *dir, guint console_lines)
 
   if (v->has_manifest)
     {
-      verdict = read_or_note (v, dirfd, "verdict.json", READ_JSON_MAX);
+      verdict = read_or_note (v, dirfd, "verdict.json", AIRLOCK_BOUND_DERIVED_FILE);
       if (verdict && (verdict_root = parse_object (v, "verdict.json", verdict)))
         read_verdict (v, json_node_get_object (verdict_root));
-      events = read_or_note (v, dirfd, "events.jsonl", READ_JSON_MAX);
+      events = read_or_note (v, dirfd, "events.jsonl", AIRLOCK_BOUND_DERIVED_FILE);
       if (events)
         read_events (v, events);
       /* The capture is only named, never read: tshark reads it. */

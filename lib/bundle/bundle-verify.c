@@ -18,6 +18,7 @@
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
 
+#include "bounds-private.h"
 #include "evidence/channel.h"
 #include "protocol.h"
 
@@ -28,10 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The largest file verify reads into memory: a bundle's evidence and
- * capture are bounded by the VM (pcap 256 MiB), the rest is small. */
-#define VERIFY_FILE_MAX ((gsize) 512 * 1024 * 1024)
-#define VERIFY_JSON_MAX ((gsize) 64 * 1024 * 1024)
+/* Files verify reads into memory are bounded by the same table the live
+ * run keeps to (bounds-private.h): a bundle a run wrote always fits. */
 
 static const char *const known_files[] = {
   "manifest.json", "manifest.hmac", AIRLOCK_BUNDLE_INCOMPLETE, NULL,
@@ -474,7 +473,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
 
       problem (r, AIRLOCK_BUNDLE_INCOMPLETE, "the bundle was not finished: %s", first);
     }
-  manifest_bytes = read_file (r, dirfd, "manifest.json", VERIFY_JSON_MAX, TRUE);
+  manifest_bytes = read_file (r, dirfd, "manifest.json", AIRLOCK_BOUND_MANIFEST, TRUE);
   if (!manifest_bytes)
     goto out;
   /* What a gate's set record names this bundle by (bundle-set.c). */
@@ -517,15 +516,16 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   check_files (r, dir, dirfd, files);
 
   host = read_file (r, dirfd, "host.bin", 1 << 20, TRUE);
-  evidence = read_file (r, dirfd, "evidence.bin", VERIFY_FILE_MAX, TRUE);
-  frames_text = read_file (r, dirfd, "frames.jsonl", VERIFY_JSON_MAX, TRUE);
-  events_text = read_file (r, dirfd, "events.jsonl", VERIFY_JSON_MAX, TRUE);
+  evidence = read_file (r, dirfd, "evidence.bin", AIRLOCK_BOUND_EVIDENCE_STREAM, TRUE);
+  frames_text = read_file (r, dirfd, "frames.jsonl", AIRLOCK_BOUND_DERIVED_FILE, TRUE);
+  events_text = read_file (r, dirfd, "events.jsonl", AIRLOCK_BOUND_DERIVED_FILE, TRUE);
   chain_text = read_file (r, dirfd, "chain-head", 4096, TRUE);
   policy_text = read_file (r, dirfd, "policy.txt", AIRLOCK_POLICY_TEXT_MAX, TRUE);
-  verdict_text = read_file (r, dirfd, "verdict.json", VERIFY_JSON_MAX, TRUE);
-  summary_text = read_file (r, dirfd, "summary.md", VERIFY_JSON_MAX, TRUE);
-  statement_text = read_file (r, dirfd, "attestation.intoto.json", VERIFY_JSON_MAX, TRUE);
-  pcap = read_file (r, dirfd, "net.pcap", VERIFY_FILE_MAX, FALSE);
+  verdict_text = read_file (r, dirfd, "verdict.json", AIRLOCK_BOUND_DERIVED_FILE, TRUE);
+  summary_text = read_file (r, dirfd, "summary.md", AIRLOCK_BOUND_DERIVED_FILE, TRUE);
+  statement_text = read_file (r, dirfd, "attestation.intoto.json", AIRLOCK_BOUND_DERIVED_FILE,
+                                TRUE);
+  pcap = read_file (r, dirfd, "net.pcap", AIRLOCK_BOUND_CAPTURE, FALSE);
   if (!host || !evidence || !frames_text || !events_text || !chain_text || !policy_text)
     goto out;
   recorded = parse_frames (r, frames_text);

@@ -6,6 +6,7 @@
 #include "bundle/bundle-json-private.h"
 #include "protocol.h"
 
+#include "bounds-private.h"
 #include "evidence/channel.h"
 
 #include <errno.h>
@@ -15,10 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Like the VM's in-memory copy: a workload flooding stdout must not fill
- * the disk of the machine that judges it. */
-#define BUNDLE_STDIO_CAP (16 * 1024 * 1024)
-#define BUNDLE_CONSOLE_CAP (8 * 1024 * 1024)
 
 typedef enum {
   STREAM_EVIDENCE,
@@ -180,23 +177,25 @@ airlock_bundle_record (AirlockVmRecord what, const guint8 *data, gsize len, gpoi
     {
     case AIRLOCK_VM_RECORD_EVIDENCE:
       s = STREAM_EVIDENCE;
-      cap = G_MAXUINT64;   /* the evidence is kept whole, always */
+      /* What the channel keeps: past it the run is already inconclusive
+       * (AIRLOCK_ANOMALY_BOUND), and verify reads no more. */
+      cap = AIRLOCK_BOUND_EVIDENCE_STREAM;
       break;
     case AIRLOCK_VM_RECORD_CONSOLE:
       s = STREAM_CONSOLE;
-      cap = BUNDLE_CONSOLE_CAP;
+      cap = AIRLOCK_BOUND_CONSOLE;
       break;
     case AIRLOCK_VM_RECORD_STDIN:
       s = STREAM_STDIN;
-      cap = BUNDLE_STDIO_CAP;
+      cap = AIRLOCK_BOUND_STDIO;
       break;
     case AIRLOCK_VM_RECORD_STDOUT:
       s = STREAM_STDOUT;
-      cap = BUNDLE_STDIO_CAP;
+      cap = AIRLOCK_BOUND_STDIO;
       break;
     case AIRLOCK_VM_RECORD_STDERR:
       s = STREAM_STDERR;
-      cap = BUNDLE_STDIO_CAP;
+      cap = AIRLOCK_BOUND_STDIO;
       break;
     default:
       return;

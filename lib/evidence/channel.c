@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "channel.h"
+#include "bounds-private.h"
 #include "chain-private.h"
 #include "frame-private.h"
 
@@ -87,8 +88,8 @@ struct _AirlockChannel {
   char *reason;
 
   /* Every byte as received, in every state: the bundle stores it and
-   * `airlock verify` re-derives the verdict from it.  Not bounded here: the
-   * run's time limit bounds it.  Its own mapping, grown with mremap(), so
+   * `airlock verify` re-derives the verdict from it.  Bounded by
+   * AIRLOCK_BOUND_EVIDENCE_STREAM (see feed()).  Its own mapping, grown with mremap(), so
    * a long stream is never copied to grow (a realloc() from the heap copies
    * it each time it doubles, and faults in every page twice). */
   RawBuffer raw;
@@ -734,7 +735,7 @@ void
 airlock_channel_feed (AirlockChannel *channel, const guint8 *data, gsize len, gint64 mono_us,
                       gint64 real_us)
 {
-  gsize at;
+  gsize at, kept;
 
   g_return_if_fail (channel != NULL);
   g_return_if_fail (data != NULL || len == 0);
@@ -743,7 +744,10 @@ airlock_channel_feed (AirlockChannel *channel, const guint8 *data, gsize len, gi
   g_return_if_fail (!channel->in_feed);
 
   at = channel->raw.len;
-  raw_append (channel, data, len);
+  /* Reaching the bound (not only passing it) ends the run, so a replay of
+   * the bytes kept, which stops exactly at the bound, ends the same. */
+  kept = MIN (len, AIRLOCK_BOUND_EVIDENCE_STREAM - MIN (at, AIRLOCK_BOUND_EVIDENCE_STREAM));
+  raw_append (channel, data, kept);
 
   if (channel->state == AIRLOCK_CHANNEL_COMPLETE)
     {
@@ -764,6 +768,17 @@ airlock_channel_feed (AirlockChannel *channel, const guint8 *data, gsize len, gi
   channel->in_feed = TRUE;
   channel_decode (channel, mono_us, real_us);
   channel->in_feed = FALSE;
+
+  /* Whatever was decoded up to the bound counts; then the run ends.  (A
+   * stream at its bound that is already final was ended by the trailer's
+   * extra bytes or an earlier anomaly.) */
+  if (channel->raw.len >= AIRLOCK_BOUND_EVIDENCE_STREAM
+      && channel->state != AIRLOCK_CHANNEL_INCONCLUSIVE)
+    channel_set_anomaly (channel, AIRLOCK_ANOMALY_BOUND,
+                         "the evidence stream reached its bound of %" G_GSIZE_FORMAT
+                         " bytes after frame %" G_GUINT64_FORMAT ": the rest was not kept",
+                         AIRLOCK_BOUND_EVIDENCE_STREAM,
+                         channel->next_seq > 0 ? channel->next_seq - 1 : 0);
 }
 
 void
@@ -889,6 +904,8 @@ airlock_anomaly_to_string (AirlockAnomaly anomaly)
       return "not-exclusive";
     case AIRLOCK_ANOMALY_EXTERNAL:
       return "external";
+    case AIRLOCK_ANOMALY_BOUND:
+      return "bound";
     default:
       g_return_val_if_reached ("invalid");
     }

@@ -35,6 +35,7 @@ typedef enum {
   AIRLOCK_ANOMALY_AFTER_TRAILER,     /* bytes after the trailer */
   AIRLOCK_ANOMALY_NOT_EXCLUSIVE,     /* the guest's second open of the port did not fail with EBUSY */
   AIRLOCK_ANOMALY_EXTERNAL,          /* the caller ended the run (boot timeout, VM died, …) */
+  AIRLOCK_ANOMALY_BOUND,             /* the stream reached its bound (lib/bounds-private.h) */
 } AirlockAnomaly;
 
 /* One accepted frame.  Owned by the channel; valid until it is freed. */
@@ -89,8 +90,12 @@ AIRLOCK_PUBLIC void airlock_channel_set_frame_func (AirlockChannel *channel, Air
                                                     gpointer user_data);
 
 /* Feeds bytes as received.  They are appended to the raw stream in every
- * state (no evidence is dropped, even after an anomaly); they are decoded
- * only while the channel is AWAITING_HELLO or OPEN. */
+ * state (no evidence is dropped, even after an anomaly) up to the stream
+ * bound, AIRLOCK_BOUND_EVIDENCE_STREAM bytes: a stream that reaches it
+ * keeps its first bound bytes and ends INCONCLUSIVE (AIRLOCK_ANOMALY_BOUND)
+ * unless an earlier anomaly ended it.  A replay of the kept bytes reaches
+ * the same end.  They are decoded only while the channel is AWAITING_HELLO
+ * or OPEN. */
 AIRLOCK_PUBLIC void airlock_channel_feed (AirlockChannel *channel, const guint8 *data, gsize len,
                                           gint64 mono_us, gint64 real_us);
 /* Checks the heartbeat deadline against @mono_us.  Call it periodically. */

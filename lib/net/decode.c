@@ -130,17 +130,18 @@ decode_udp (const guint8 *p, gsize have, gsize wire, NetPacket *pkt)
   pkt->have_transport = TRUE;
 }
 
+/* ICMP, ICMPv6 and IGMP share a layout: type, code, checksum and 4 more
+ * bytes (identifier and sequence, unused, MTU or pointer; IGMP's group or
+ * record count), then a body. */
 static void
-decode_icmp (const guint8 *p, gsize have, gsize wire, NetPacket *pkt, gboolean v6)
+decode_icmp (const guint8 *p, gsize have, gsize wire, NetPacket *pkt,
+             AirlockCaptureAnomalyKind kind, const char *what)
 {
-  AirlockCaptureAnomalyKind kind = v6 ? AIRLOCK_CAPTURE_ANOMALY_ICMPV6 : AIRLOCK_CAPTURE_ANOMALY_ICMP;
-
-  /* Every ICMP and ICMPv6 message has 4 bytes after type, code and
-   * checksum (identifier and sequence, or unused, or MTU/pointer). */
-  if (!need (pkt, kind, v6 ? "ICMPv6 header" : "ICMP header", 0, ICMP_HEADER, have, wire))
+  if (!need (pkt, kind, what, 0, ICMP_HEADER, have, wire))
     return;
   pkt->icmp_type = p[0];
   pkt->icmp_code = p[1];
+  pkt->icmp_rest = get_be32 (p + 4);
   pkt->icmp_body = p + ICMP_HEADER;
   pkt->icmp_body_len = have - ICMP_HEADER;
   pkt->have_transport = TRUE;
@@ -161,14 +162,20 @@ decode_transport (const guint8 *p, gsize have, gsize wire, NetPacket *pkt)
       break;
     case IPPROTO_ICMP:
       if (pkt->family == AF_INET)
-        decode_icmp (p, have, wire, pkt, FALSE);
+        decode_icmp (p, have, wire, pkt, AIRLOCK_CAPTURE_ANOMALY_ICMP, "ICMP header");
       break;
     case IPPROTO_ICMPV6:
       if (pkt->family == AF_INET6)
-        decode_icmp (p, have, wire, pkt, TRUE);
+        decode_icmp (p, have, wire, pkt, AIRLOCK_CAPTURE_ANOMALY_ICMPV6, "ICMPv6 header");
+      break;
+    case IPPROTO_IGMP:
+      /* Its groups are what the capture judges (flows.c: IGMP names only
+       * groups the guest's kernel joins itself). */
+      if (pkt->family == AF_INET)
+        decode_icmp (p, have, wire, pkt, AIRLOCK_CAPTURE_ANOMALY_IGMP, "IGMP header");
       break;
     default:
-      /* IGMP and every other protocol: the IP header is all a flow needs. */
+      /* Every other protocol: the IP header is all a flow needs. */
       break;
     }
 }
@@ -359,6 +366,11 @@ decode_arp (const guint8 *p, gsize have, gsize wire, NetPacket *pkt)
       return;
     }
   pkt->arp = TRUE;
+  pkt->arp_op = get_be16 (p + 6);
+  memcpy (pkt->arp_sha, p + 8, 6);
+  memcpy (pkt->arp_spa, p + 14, 4);
+  memcpy (pkt->arp_tha, p + 18, 6);
+  memcpy (pkt->arp_tpa, p + 24, 4);
 }
 
 void

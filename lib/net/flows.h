@@ -13,18 +13,18 @@
  *   - housekeeping: what the guest's kernel sends on its own (ARP,
  *     neighbour discovery, MLD, IGMP, ICMP errors about packets sent to
  *     the guest), counted by kind and never taken as egress;
- *   - anomalies: frames that did not decode, by kind, with the first
- *     reason.
+ *   - anomalies: frames that no flow, QEMU or the guest kernel's
+ *     housekeeping explains, or that did not decode, by kind, with the
+ *     first frame and reason (airlock_capture_get_anomalies()).
  *
- * Direction is decided by the Ethernet addresses (a pcap records no
+ * Direction is decided by the Ethernet and IP addresses (a pcap records no
  * direction): a frame whose source MAC is the guest's NIC was sent by the
- * guest; a frame to the guest's MAC or to a broadcast / multicast address
- * from another source came from QEMU (its gateway, its DNS server, or the
- * far end it emulates) and is a reply.  Replies are attached to the flow
- * they answer (the flow keyed by their source) and create none.  A unicast
- * frame neither from nor to the guest's MAC can only be the guest sending
- * under a forged source: it is taken as the guest's (egress) and is also
- * an anomaly (FOREIGN_MAC).
+ * guest; a frame from QEMU's MAC and addresses to the guest came from QEMU
+ * (its gateway, its DNS server, or the far end it emulates) and is a
+ * reply.  Replies are attached to the flow they answer (the flow keyed by
+ * their source) and create none.  Any other frame can only be the guest
+ * sending under a forged source: it is taken as the guest's (egress) and
+ * is also an anomaly (FOREIGN_MAC).
  *
  * Every IP packet the guest sends ends up in a flow or in housekeeping:
  * when its transport header is malformed or missing (a fragment whose first
@@ -57,16 +57,23 @@ G_BEGIN_DECLS
 /* IP fragment trains remembered so later fragments find their flow. */
 #define AIRLOCK_CAPTURE_FRAGMENTS_MAX 4096
 
-/* The guest's side of the link: its NIC's MAC and its static addresses
- * (QEMU user networking: 10.0.2.15 and fec0::15 by default). */
+/* The link as QEMU's user network (slirp) sets it up, per lib/vm/domain-xml.c's
+ * -netdev and guest/supervisor.c's configure_network(): the guest's NIC
+ * MAC and static addresses, its link-local address (EUI-64 of the MAC,
+ * the kernel's default), and the addresses QEMU answers as.  Every frame
+ * is judged against these (see airlock_capture_get_anomalies()). */
 typedef struct {
   guint8 mac[6];
-  guint8 ipv4[4];
-  guint8 ipv6[16];
+  guint8 ipv4[4];           /* 10.0.2.15, on 10.0.2.0/24 */
+  guint8 ipv6[16];          /* fec0::15, on fec0::/64 */
+  guint8 link_local[16];    /* fe80::5054:ff:fe…, from @mac */
+  guint8 gateway4[4];       /* QEMU: 10.0.2.2 */
+  guint8 dns4[4];           /* QEMU: 10.0.2.3 */
 } AirlockCaptureGuest;
 
-/* Fills @guest with @mac and QEMU user networking's default guest
- * addresses, 10.0.2.15 and fec0::15. */
+/* Fills @guest with @mac, QEMU user networking's default guest addresses
+ * (10.0.2.15, fec0::15), the link-local address the kernel derives from
+ * @mac, and QEMU's own addresses (10.0.2.2, 10.0.2.3). */
 void airlock_capture_guest_init (AirlockCaptureGuest *guest, const guint8 mac[6]);
 
 typedef struct {
@@ -152,7 +159,22 @@ typedef enum {
   AIRLOCK_CAPTURE_ANOMALY_ICMP,
   AIRLOCK_CAPTURE_ANOMALY_ICMPV6,
   AIRLOCK_CAPTURE_ANOMALY_FRAGMENT,   /* a fragment whose first fragment was not seen */
-  AIRLOCK_CAPTURE_ANOMALY_FOREIGN_MAC, /* unicast, neither from nor to the guest's MAC */
+  /* A source MAC that is neither the guest's nor QEMU's own for the
+   * frame's addresses (QEMU's MAC to a destination QEMU never sends to). */
+  AIRLOCK_CAPTURE_ANOMALY_FOREIGN_MAC,
+  AIRLOCK_CAPTURE_ANOMALY_IGMP,       /* a cut IGMP header */
+  /* An IP packet from the guest's MAC whose source address is not one of
+   * the guest's own. */
+  AIRLOCK_CAPTURE_ANOMALY_FOREIGN_SOURCE,
+  /* ARP or neighbour discovery about an address that is not the guest's
+   * own (or not on its link), a link-layer option naming another MAC, or
+   * a message only a router sends (router advertisement, redirect, MLD
+   * query). */
+  AIRLOCK_CAPTURE_ANOMALY_NEIGHBOUR,
+  /* MLD or IGMP naming a group the guest's kernel does not join for its
+   * own addresses, or with sources. */
+  AIRLOCK_CAPTURE_ANOMALY_MULTICAST,
+  AIRLOCK_CAPTURE_ANOMALY_VLAN_TAG,   /* an 802.1Q tag: the guest has no VLAN interface */
   AIRLOCK_CAPTURE_ANOMALY_LIMIT,      /* a cap above was reached: the analysis is incomplete */
   AIRLOCK_CAPTURE_ANOMALY_N_KINDS,
 } AirlockCaptureAnomalyKind;
@@ -161,8 +183,9 @@ typedef struct {
   AirlockCaptureAnomalyKind kind;
   guint64 count;
   guint64 from_guest;    /* how many of them the guest sent */
-  guint64 first_record;
-  /* "record 7 at offset 1234 (from the guest): IPv4 header length 4 is
+  guint64 first_record;  /* pcap record index, 0 for the first */
+  guint64 first_frame;   /* … as Wireshark and tcpdump number it: first_record + 1 */
+  /* "frame 8 at offset 1234 (from the guest): IPv4 header length 4 is
    * below 20"; guest bytes never appear in it unescaped. */
   char *first_reason;
 } AirlockCaptureAnomaly;
@@ -185,8 +208,32 @@ const AirlockFlow *airlock_capture_lookup_flow (AirlockCapture *capture, const c
 /* AirlockHousekeeping *, one per kind seen, in AirlockHousekeepingKind
  * order.  Transfer none. */
 GPtrArray *airlock_capture_get_housekeeping (AirlockCapture *capture);
-/* AirlockCaptureAnomaly *, one per kind seen, in kind order.  Transfer none. */
+/* Capture anomalies: AirlockCaptureAnomaly *, one per kind seen, in kind
+ * order; empty when every frame was judged and explained.  Transfer none.
+ *
+ * Every captured frame is one of:
+ *   - the guest's egress: an IP packet from the guest's MAC and addresses,
+ *     which makes (or joins) a flow the verdict matches to a record;
+ *   - QEMU's own: from QEMU's MAC *and* its addresses (slirp's 52:55:…
+ *     with 10.0.2.2 / 10.0.2.3 for ARP and IPv4, 52:56: and the low four
+ *     bytes of the IPv6 source for IPv6), to the guest's MAC and
+ *     addresses: ARP answers, replies, neighbour discovery;
+ *   - the guest kernel's link housekeeping for its own addresses: ARP from
+ *     its MAC and IPv4 about an on-link address; neighbour solicitations
+ *     from its addresses for an on-link target (or for its own, from ::);
+ *     advertisements of its own addresses; router solicitations; MLD
+ *     reports of the solicited-node groups of its own addresses; ICMP
+ *     errors about packets sent to it;
+ * and anything else is an anomaly with the frame that showed it: a spoofed
+ * or unknown source MAC, a foreign source address, ARP / ND / MLD / IGMP
+ * about foreign addresses or groups, an unknown EtherType or a VLAN tag, a
+ * frame that does not decode, and a cap reached (LIMIT: frames past it
+ * were not judged).  A gate must not pass a run with any anomaly: each
+ * names its first frame (first_frame, first_reason). */
 GPtrArray *airlock_capture_get_anomalies (AirlockCapture *capture);
+/* The anomaly seen first in the capture (the lowest first_record), or NULL
+ * when there is none: what a verdict names.  Transfer none. */
+const AirlockCaptureAnomaly *airlock_capture_get_first_anomaly (AirlockCapture *capture);
 /* Records in the file; of them, frames the guest sent. */
 guint64 airlock_capture_get_frames (AirlockCapture *capture);
 guint64 airlock_capture_get_guest_frames (AirlockCapture *capture);

@@ -25,8 +25,14 @@ typedef struct {
   gboolean vlan;            /* one 802.1Q tag was removed */
   guint16 ethertype;        /* after the tag */
 
-  /* an Ethernet/IPv4 ARP packet */
+  /* an Ethernet/IPv4 ARP packet: its operation and the sender's and
+   * target's hardware and protocol addresses */
   gboolean arp;
+  guint16 arp_op;
+  guint8 arp_sha[6];
+  guint8 arp_spa[4];
+  guint8 arp_tha[6];
+  guint8 arp_tpa[4];
 
   /* IP: family 0 when the frame is not IP or its header did not decode */
   int family;
@@ -48,6 +54,7 @@ typedef struct {
   guint8 tcp_flags;
   guint8 icmp_type;
   guint8 icmp_code;
+  guint32 icmp_rest;        /* the 4 bytes after type, code and checksum */
   const guint8 *icmp_body;  /* after type, code, checksum, and the 4 bytes that follow */
   gsize icmp_body_len;
   const guint8 *payload;    /* TCP / UDP payload as captured */

@@ -2,6 +2,8 @@
 
 #include "vm/vm-private.h"
 
+#include "bounds-private.h"
+#include "fsutil-private.h"
 #include "protocol.h"
 #include "wire.h"
 #include "evidence/event.h"
@@ -30,8 +32,7 @@
  * by then, so a daemon-run guest gets only this long before it is destroyed. */
 #define POWEROFF_GRACE_MS 300
 /* A hostile guest kernel can print forever: keep the head of the console
- * log, which holds the boot and the first failure. */
-#define CONSOLE_CAP (8 * 1024 * 1024)
+ * log (AIRLOCK_BOUND_CONSOLE), which holds the boot and the first failure. */
 
 /* Where the console or the evidence channel is read: a unix socket we
  * connected to ourselves (embedded driver: QEMU is local and binds its
@@ -416,8 +417,6 @@ evidence_reader (gpointer data)
   return NULL;
 }
 
-#define STDIO_CAP (16 * 1024 * 1024)
-#define PCAP_CAP (256 * 1024 * 1024)
 
 /* The workload's stdio port: sends stdin (then end of file), and keeps
  * stdout and stderr.  Nothing on this port is evidence: chunks are only
@@ -544,7 +543,7 @@ stdio_worker (gpointer data)
                   g_mutex_lock (&vm->lock);
                 }
 
-              if (out->len + clen <= STDIO_CAP)
+              if (out->len + clen <= AIRLOCK_BOUND_STDIO)
                 g_byte_array_append (out, pending->data + AIRLOCK_STDIO_HEADER_SIZE, (guint) clen);
               else
                 vm->out_truncated = TRUE;
@@ -605,7 +604,7 @@ console_reader (gpointer data)
         {
           if (!vm->t.first_console)
             vm->t.first_console = g_get_monotonic_time ();
-          if (vm->console->len + n <= CONSOLE_CAP)
+          if (vm->console->len + n <= AIRLOCK_BOUND_CONSOLE)
             {
               if (vm->opts.record_func)
                 vm->opts.record_func (AIRLOCK_VM_RECORD_CONSOLE, (const guint8 *) buf, (gsize) n,
@@ -1214,17 +1213,15 @@ teardown (AirlockVm *vm)
   if (vm->dom)
     virDomainFree (g_steal_pointer (&vm->dom));
   /* QEMU is gone: the dump is whole (filter-dump writes each frame as it
-   * passes).  Kept in memory for the caller, bounded like the console. */
+   * passes).  Kept in memory for the caller, up to AIRLOCK_BOUND_CAPTURE,
+   * checked before a byte is read: the guest decides how large it is. */
   if (vm->pcap_path)
     {
-      g_autofree char *data = NULL;
-      gsize len = 0;
       g_autoptr (GError) perr = NULL;
 
-      if (g_file_get_contents (vm->pcap_path, &data, &len, &perr) && len <= PCAP_CAP)
-        vm->pcap = g_bytes_new_take (g_steal_pointer (&data), len);
-      else
-        vm->pcap_error = g_strdup (perr ? perr->message : "the capture is larger than airlock keeps");
+      vm->pcap = airlock_read_file_bounded (vm->pcap_path, AIRLOCK_BOUND_CAPTURE, &perr);
+      if (!vm->pcap)
+        vm->pcap_error = g_strdup_printf ("the capture was refused: %s", perr->message);
     }
   if (vm->run_dir)
     airlock_rm_rf (vm->run_dir);

@@ -56,18 +56,25 @@ check_names (GPtrArray *names)
     }
 }
 
+/* @guest_mac_frames: frames from the guest's MAC, or G_MAXUINT64 when not
+ * known. */
 static void
-check_capture (AirlockCapture *capture, guint64 records, guint64 guest_frames)
+check_capture (AirlockCapture *capture, guint64 records, guint64 guest_mac_frames)
 {
   GPtrArray *flows = airlock_capture_get_flows (capture);
   GPtrArray *housekeeping = airlock_capture_get_housekeeping (capture);
   GPtrArray *anomalies = airlock_capture_get_anomalies (capture);
   g_autoptr (GHashTable) keys = g_hash_table_new (g_str_hash, g_str_equal);
-  guint64 in_flows = 0, in_housekeeping = 0, in_anomalies = 0;
+  guint64 in_flows = 0, in_housekeeping = 0, in_anomalies = 0, forged = 0, guest_frames;
 
   fuzz_check (airlock_capture_get_frames (capture) == records);
-  if (guest_frames != G_MAXUINT64)
-    fuzz_check (airlock_capture_get_guest_frames (capture) == guest_frames);
+  /* every frame that is neither from the guest's MAC nor QEMU's own is the
+   * guest's under a forged source, and a FOREIGN_MAC anomaly */
+  for (guint i = 0; i < anomalies->len; i++)
+    if (((AirlockCaptureAnomaly *) anomalies->pdata[i])->kind == AIRLOCK_CAPTURE_ANOMALY_FOREIGN_MAC)
+      forged = ((AirlockCaptureAnomaly *) anomalies->pdata[i])->count;
+  if (guest_mac_frames != G_MAXUINT64)
+    fuzz_check (airlock_capture_get_guest_frames (capture) == guest_mac_frames + forged);
   guest_frames = airlock_capture_get_guest_frames (capture);
   fuzz_check (flows->len <= AIRLOCK_CAPTURE_FLOWS_MAX);
 
@@ -117,12 +124,15 @@ check_capture (AirlockCapture *capture, guint64 records, guint64 guest_frames)
 
       fuzz_check (a->count > 0 && a->from_guest <= a->count);
       fuzz_check (a->first_record < records);
+      fuzz_check (a->first_frame == a->first_record + 1);
+      fuzz_check (airlock_capture_get_first_anomaly (capture)->first_record <= a->first_record);
       fuzz_check_safe_text (a->first_reason);
       fuzz_check (strcmp (airlock_capture_anomaly_kind_to_string (a->kind), "invalid") != 0);
       /* a forged MAC says who sent the frame, not where it went */
       if (a->kind != AIRLOCK_CAPTURE_ANOMALY_FOREIGN_MAC)
         in_anomalies += a->from_guest;
     }
+  fuzz_check ((anomalies->len == 0) == (airlock_capture_get_first_anomaly (capture) == NULL));
   /* a fragment whose head was missed is both a flow packet and an
    * anomaly, so only the lower bound is exact */
   fuzz_check (in_flows + in_housekeeping <= guest_frames);
@@ -167,9 +177,7 @@ run_frames (const guint8 *data, gsize size)
       if ((flags & FUZZ_CAPTURE_FROM_GUEST) && len >= 12)
         memcpy (frame + 6, guest_mac, 6);
       caplen = (flags & FUZZ_CAPTURE_CLIPPED) ? len / 2 : len;
-      /* flows.h: from the guest's MAC, or unicast to another MAC */
-      if (caplen >= 12 && (memcmp (frame + 6, guest_mac, 6) == 0
-                           || ((frame[0] & 1) == 0 && memcmp (frame, guest_mac, 6) != 0)))
+      if (caplen >= 12 && memcmp (frame + 6, guest_mac, 6) == 0)
         guest_frames++;
 
       put_le32 (pcap, (guint32) records);

@@ -221,6 +221,90 @@ seed_clipped (GByteArray *s)
        tcp4 ("192.0.2.1", 40000, 80, 1, CF_ACK, http_request, strlen (http_request)));
 }
 
+/* ---- frames no flow, QEMU or the guest kernel's housekeeping explains ---- */
+
+/* UDP to the broadcast MAC under QEMU's own source MAC, from the guest's
+ * address to a foreign one (not QEMU's: it sends only to the guest). */
+static void
+seed_spoofed_qemu_mac (GByteArray *s)
+{
+  add (s, 0, cf_ethernet (capture_broadcast_mac, capture_gateway_mac, 0x0800,
+                          cf_ipv4 (GUEST4, "192.0.2.45", IPPROTO_UDP, cf_udp (1, 9, "x", 1))));
+}
+
+/* A neighbour advertisement of the gateway's address, with a link-layer
+ * option, and a solicitation for an off-link target. */
+static void
+seed_nd_foreign (GByteArray *s)
+{
+  GByteArray *body = g_byte_array_new ();
+
+  cf_addr6 (body, "fec0::2");
+  cf_u8 (body, 2);
+  cf_u8 (body, 1);
+  cf_raw (body, capture_guest_mac, 6);
+  out (s, cf_from_guest (0x86dd, cf_ipv6 (GUEST6, "ff02::1", IPPROTO_ICMPV6,
+                                          cf_icmp (136, 0, 0x20000000, body->data, body->len))));
+  g_byte_array_set_size (body, 0);
+  cf_addr6 (body, "2001:db8::1");
+  out (s, cf_from_guest (0x86dd, cf_ipv6 (GUEST6, "ff02::1:ff00:1", IPPROTO_ICMPV6,
+                                          cf_icmp (135, 0, 0, body->data, body->len))));
+  g_byte_array_unref (body);
+}
+
+/* MLDv2 records about a foreign group and with a source; an IGMPv3 report
+ * of a foreign group. */
+static void
+seed_multicast_foreign (GByteArray *s)
+{
+  GByteArray *records = g_byte_array_new ();
+  GByteArray *igmp = g_byte_array_new ();
+
+  cf_u8 (records, 4);
+  cf_u8 (records, 0);
+  cf_be16 (records, 0);
+  cf_addr6 (records, "ff0e::db8:1");
+  cf_u8 (records, 1);
+  cf_u8 (records, 0);
+  cf_be16 (records, 1);
+  cf_addr6 (records, "ff02::1:ff00:15");
+  cf_addr6 (records, "2001:db8::7");
+  out (s, cf_from_guest (0x86dd, cf_ipv6 ("fe80::5054:ff:fe12:3456", "ff02::16", 0,
+                                          cf_ipv6_router_alert (IPPROTO_ICMPV6,
+                                                                cf_icmp (143, 0, 2, records->data,
+                                                                         records->len)))));
+  cf_u8 (igmp, 4);
+  cf_u8 (igmp, 0);
+  cf_be16 (igmp, 0);
+  cf_addr4 (igmp, "239.1.2.3");
+  out (s, cf_from_guest (0x0800, cf_ipv4_full (GUEST4, "224.0.0.22", IPPROTO_IGMP, 1, 2, 0x4000,
+                                               cf_icmp (0x22, 0, 1, igmp->data, igmp->len))));
+  g_byte_array_unref (records);
+  g_byte_array_unref (igmp);
+}
+
+/* ARP claiming the gateway's address, and ARP for an off-link one. */
+static void
+seed_arp_foreign (GByteArray *s)
+{
+  out (s, cf_ethernet (capture_broadcast_mac, capture_guest_mac, 0x0806,
+                       cf_arp (2, capture_guest_mac, "10.0.2.2", GUEST4)));
+  out (s, cf_ethernet (capture_broadcast_mac, capture_guest_mac, 0x0806,
+                       cf_arp (1, capture_guest_mac, GUEST4, "192.0.2.1")));
+}
+
+/* An unknown EtherType, and IPv4 from an address that is not the guest's. */
+static void
+seed_unknown_ethertype_foreign_source (GByteArray *s)
+{
+  GByteArray *payload = g_byte_array_new ();
+
+  cf_zeros (payload, 46);
+  out (s, cf_from_guest (0x88b5, payload));
+  out (s, cf_from_guest (0x0800, cf_ipv4 ("10.0.2.2", "192.0.2.8", IPPROTO_UDP,
+                                          cf_udp (1, 9, "s", 1))));
+}
+
 /* A whole pcap file, as filter-dump writes it. */
 static void
 seed_pcap_file (GByteArray *s)
@@ -268,6 +352,11 @@ static const SeedSpec seeds[] = {
   { "fragments", seed_fragments },
   { "gateway-rst", seed_gateway_rst },
   { "clipped", seed_clipped },
+  { "spoofed-qemu-mac", seed_spoofed_qemu_mac },
+  { "nd-foreign", seed_nd_foreign },
+  { "multicast-foreign", seed_multicast_foreign },
+  { "arp-foreign", seed_arp_foreign },
+  { "unknown-ethertype-foreign-source", seed_unknown_ethertype_foreign_source },
   { "pcap-file", seed_pcap_file },
   { "tls-payload", seed_tls_payload },
   { "http-payload", seed_http_payload },

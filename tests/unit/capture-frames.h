@@ -280,10 +280,20 @@ cf_from_guest (guint16 ethertype, GByteArray *payload)
   return cf_ethernet (capture_gateway_mac, capture_guest_mac, ethertype, payload);
 }
 
+/* From QEMU: slirp sends IPv4 and ARP from 52:55 and its IPv4 address,
+ * IPv6 from 52:56 and the low four bytes of the packet's source. */
 static inline GByteArray *
 cf_to_guest (guint16 ethertype, GByteArray *payload)
 {
-  return cf_ethernet (capture_guest_mac, capture_gateway_mac, ethertype, payload);
+  guint8 mac[6];
+
+  memcpy (mac, capture_gateway_mac, 6);
+  if (ethertype == 0x86dd && payload->len >= 24)
+    {
+      mac[1] = 0x56;
+      memcpy (mac + 2, payload->data + 20, 4);
+    }
+  return cf_ethernet (capture_guest_mac, mac, ethertype, payload);
 }
 
 /* An ARP request (op 1) or reply (op 2) between @sender and @target. */

@@ -6,7 +6,10 @@
  * verdict must not depend on how the transport split the stream. */
 #include "config.h"
 
+#include "bounds-private.h"
+#include "bundle/bundle.h"
 #include "evidence/channel.h"
+#include "evidence/event.h"
 #include "evidence/frame-private.h"
 
 #include "wire.h"
@@ -1580,7 +1583,7 @@ test_anomaly_names_are_distinct (void)
 {
   g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
 
-  for (int a = AIRLOCK_ANOMALY_NONE; a <= AIRLOCK_ANOMALY_EXTERNAL; a++)
+  for (int a = AIRLOCK_ANOMALY_NONE; a <= AIRLOCK_ANOMALY_BOUND; a++)
     {
       const char *name = airlock_anomaly_to_string ((AirlockAnomaly) a);
 
@@ -1592,6 +1595,169 @@ test_anomaly_names_are_distinct (void)
   g_assert_cmpstr (airlock_anomaly_to_string (AIRLOCK_ANOMALY_SEQUENCE), ==, "sequence");
   g_assert_cmpstr (airlock_anomaly_to_string (AIRLOCK_ANOMALY_HEARTBEAT_GAP), ==,
                    "heartbeat-gap");
+}
+
+/* ---- bounds (lib/bounds-private.h) ---- */
+
+/* A stream fed past AIRLOCK_BOUND_EVIDENCE_STREAM keeps exactly the bound's
+ * bytes and ends inconclusive with an anomaly naming the bound; a replay
+ * of the kept bytes (what evidence.bin holds, what verify feeds) ends the
+ * same way, with the same frames. */
+static void
+test_stream_bound_is_inconclusive (void)
+{
+  g_autoptr (Stream) s = stream_new ();
+  g_autofree char *message = g_strnfill (8000, 'x');
+  g_autoptr (AirlockChannel) live = NULL;
+  g_autoptr (AirlockChannel) replay = NULL;
+  g_autoptr (GBytes) kept = NULL;
+  g_autofree char *live_reason = NULL;
+  guint live_frames;
+  gsize hello_size, log_size;
+
+  stream_hello (s);
+  while (s->bytes->len < AIRLOCK_BOUND_EVIDENCE_STREAM + 100000)
+    stream_log (s, message);
+
+  live = test_channel_new ();
+  feed_chunked (live, s->bytes->data, s->bytes->len, 65536, 1000);
+  assert_inconclusive (live, AIRLOCK_ANOMALY_BOUND);
+  assert_reason_contains (live, "evidence stream reached its bound of 67108864 bytes");
+  g_assert_cmpstr (airlock_anomaly_to_string (AIRLOCK_ANOMALY_BOUND), ==, "bound");
+  kept = g_bytes_ref (airlock_channel_get_raw (live));
+  g_assert_cmpuint (g_bytes_get_size (kept), ==, AIRLOCK_BOUND_EVIDENCE_STREAM);
+  g_assert_true (memcmp (g_bytes_get_data (kept, NULL), s->bytes->data,
+                         AIRLOCK_BOUND_EVIDENCE_STREAM) == 0);
+  /* frames that ended before the bound were accepted: the evidence up to
+   * it is kept and judged */
+  hello_size = g_array_index (s->offsets, gsize, 1);
+  log_size = g_array_index (s->offsets, gsize, 2) - hello_size;
+  live_frames = airlock_channel_get_frames (live)->len;
+  g_assert_cmpuint (live_frames, ==, 1 + (AIRLOCK_BOUND_EVIDENCE_STREAM - hello_size) / log_size);
+  live_reason = g_strdup (airlock_channel_get_reason (live));
+  g_clear_pointer (&live, airlock_channel_free);
+
+  /* more bytes after the bound change nothing and are not kept */
+  replay = test_channel_new ();
+  feed_chunked (replay, g_bytes_get_data (kept, NULL), g_bytes_get_size (kept), 4096, 1000);
+  airlock_channel_feed (replay, (const guint8 *) "ALKF", 4, 1000, 1000);
+  assert_inconclusive (replay, AIRLOCK_ANOMALY_BOUND);
+  g_assert_cmpstr (airlock_channel_get_reason (replay), ==, live_reason);
+  g_assert_cmpuint (airlock_channel_get_frames (replay)->len, ==, live_frames);
+  g_assert_cmpuint (g_bytes_get_size (airlock_channel_get_raw (replay)), ==,
+                    AIRLOCK_BOUND_EVIDENCE_STREAM);
+}
+
+/* verify reads a derived file only up to AIRLOCK_BOUND_DERIVED_FILE, which
+ * is AIRLOCK_BOUND_DERIVED_PER_STREAM_BYTE times the stream bound: so the
+ * worst a stream can become in frames.jsonl and events.jsonl must stay
+ * within that factor, or a run at the stream bound writes a bundle verify
+ * refuses.  Measured on the worst shapes known: the smallest frames with
+ * the widest numbers, and events whose guest bytes all need escaping. */
+static double
+frames_jsonl_ratio (void)
+{
+  AirlockFrame frame = { 0 };
+  g_autoptr (GPtrArray) frames = g_ptr_array_new ();
+  g_autofree char *text = NULL;
+
+  /* Numbers as wide as a run at the bound can make them; a frame is never
+   * shorter than its header. */
+  frame.seq = AIRLOCK_BOUND_EVIDENCE_STREAM;
+  frame.type = AIRLOCK_FRAME_HEARTBEAT;
+  frame.offset = AIRLOCK_BOUND_EVIDENCE_STREAM;
+  frame.size = AIRLOCK_FRAME_HEADER_SIZE;
+  frame.received_mono_us = G_MININT64;
+  frame.received_real_us = G_MININT64;
+  memset (frame.chain, 0xab, sizeof frame.chain);
+  g_ptr_array_add (frames, &frame);
+  text = airlock_bundle_frames_jsonl (frames);
+  return (double) strlen (text) / AIRLOCK_FRAME_HEADER_SIZE;
+}
+
+/* events.jsonl bytes per stream byte of one EVENT frame built by @build. */
+static double
+events_jsonl_ratio (void (*build) (struct wire_frame *f))
+{
+  g_autoptr (Stream) s = stream_new ();
+  g_autoptr (AirlockChannel) channel = test_channel_new ();
+  g_autoptr (GError) error = NULL;
+  AirlockEventLog *log = airlock_event_log_new ();
+  g_autofree char *text = NULL;
+  const AirlockFrame *frame;
+  double ratio;
+
+  stream_hello (s);
+  build (stream_begin (s, AIRLOCK_FRAME_EVENT));
+  stream_end (s);
+  feed_chunked (channel, s->bytes->data, s->bytes->len, 0, 1000);
+  g_assert_cmpuint (airlock_channel_get_frames (channel)->len, ==, 2);
+  frame = airlock_channel_get_frames (channel)->pdata[1];
+  g_assert_true (airlock_event_log_add_frame (log, frame, &error));
+  g_assert_no_error (error);
+  text = airlock_bundle_events_jsonl (AIRLOCK_ARCH_AMD64, airlock_event_log_get_events (log));
+  ratio = (double) strlen (text) / frame->size;
+  airlock_event_log_free (log);
+  return ratio;
+}
+
+static void
+put_syscall_head (struct wire_frame *f, guint32 nr)
+{
+  guint8 args[48];
+
+  memset (args, 0xff, sizeof args);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_SYSCALL);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, G_MAXUINT64);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_SYSCALL, nr);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_AUDIT_ARCH, 0xc000003e); /* AUDIT_ARCH_X86_64 */
+  wire_put (f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_PID, G_MAXUINT32);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_TID, G_MAXUINT32);
+}
+
+/* The smallest syscall event: fixed JSON around few bytes. */
+static void
+build_minimal_event (struct wire_frame *f)
+{
+  put_syscall_head (f, 42);
+}
+
+/* An execve whose exe, argv, exec argv and path are bytes that all need
+ * escaping, as one argument each and as many one-byte arguments. */
+static void
+build_escaped_execve (struct wire_frame *f)
+{
+  guint8 one_arg[2000], many_args[2000];
+
+  memset (one_arg, 0x01, sizeof one_arg);
+  for (gsize i = 0; i < sizeof many_args; i++)
+    many_args[i] = i % 2 == 0 ? 0x01 : 0;
+  put_syscall_head (f, 59);
+  wire_put (f, AIRLOCK_TLV_EV_EXE, one_arg, 1000);
+  wire_put (f, AIRLOCK_TLV_EV_ARGV, many_args, sizeof many_args);
+  wire_put (f, AIRLOCK_TLV_EV_EXEC_ARGV, many_args, sizeof many_args);
+  wire_put (f, AIRLOCK_TLV_EV_PATH, one_arg, 1000);
+}
+
+static void
+test_derived_bound_holds_a_maximal_run (void)
+{
+  double frames = frames_jsonl_ratio ();
+  double minimal = events_jsonl_ratio (build_minimal_event);
+  double escaped = events_jsonl_ratio (build_escaped_execve);
+
+  g_test_message ("derived bytes per stream byte: frames.jsonl %.2f, events.jsonl %.2f "
+                  "(minimal event), %.2f (escaped execve); the bound allows %d", frames, minimal,
+                  escaped, AIRLOCK_BOUND_DERIVED_PER_STREAM_BYTE);
+  g_assert_cmpfloat (frames, <=, AIRLOCK_BOUND_DERIVED_PER_STREAM_BYTE);
+  g_assert_cmpfloat (minimal, <=, AIRLOCK_BOUND_DERIVED_PER_STREAM_BYTE);
+  g_assert_cmpfloat (escaped, <=, AIRLOCK_BOUND_DERIVED_PER_STREAM_BYTE);
+  /* the table's own arithmetic: verify's bound is derived from the
+   * stream's, and the stream bound is what the bundle writer keeps */
+  g_assert_cmpuint (AIRLOCK_BOUND_DERIVED_FILE, ==,
+                    AIRLOCK_BOUND_EVIDENCE_STREAM * AIRLOCK_BOUND_DERIVED_PER_STREAM_BYTE);
 }
 
 int
@@ -1652,6 +1818,9 @@ main (int argc, char **argv)
   g_test_add_func ("/evidence/frame/header-errors-are-early", test_header_errors_are_early);
   g_test_add_func ("/evidence/frame/tlv-iter-bounds", test_tlv_iter_bounds);
   g_test_add_func ("/evidence/anomaly/names-are-distinct", test_anomaly_names_are_distinct);
+  g_test_add_func ("/evidence/bound/stream-bound-is-inconclusive", test_stream_bound_is_inconclusive);
+  g_test_add_func ("/evidence/bound/derived-bound-holds-a-maximal-run",
+                   test_derived_bound_holds_a_maximal_run);
 
   return g_test_run ();
 }
