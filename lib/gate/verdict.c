@@ -373,6 +373,30 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
   if (in->controls_ran)
     check_controls (v, in, control_keys);
 
+  /* Every captured frame is judged (lib/net/flows.h): one that is neither
+   * the guest's egress, nor QEMU's own, nor the guest kernel's housekeeping
+   * for its own addresses needs a compromised guest kernel or a spoofer —
+   * what the capture exists to catch.  A cap reached means frames went
+   * unjudged: nothing can be said of them. */
+  if (in->capture)
+    {
+      GPtrArray *anomalies = airlock_capture_get_anomalies (in->capture);
+
+      for (guint i = 0; i < anomalies->len; i++)
+        {
+          const AirlockCaptureAnomaly *an = anomalies->pdata[i];
+
+          if (an->kind == AIRLOCK_CAPTURE_ANOMALY_LIMIT)
+            add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                        "the capture was not judged whole: %s", an->first_reason);
+          else
+            add_reason (v, AIRLOCK_VERDICT_FAIL,
+                        "capture anomaly (%s, %" G_GUINT64_FORMAT " frame(s)): %s",
+                        airlock_capture_anomaly_kind_to_string (an->kind), an->count,
+                        an->first_reason);
+        }
+    }
+
   /* What left the guest's NIC and no record explains. */
   if (in->capture)
     {

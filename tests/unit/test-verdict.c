@@ -464,6 +464,34 @@ build_probe_missing (Run *r)
   run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
 }
 
+/* A compromised guest kernel: a broadcast datagram sent with QEMU's MAC
+ * (it would count as QEMU's own if only the MAC were looked at). */
+static void
+build_spoofed_mac (Run *r)
+{
+  static const guint8 bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+  run_clean (r);
+  cf_pcap_add (r->pcap, ++r->pcap_sec,
+               cf_ethernet (bcast, capture_gateway_mac, 0x0800,
+                            cf_ipv4 ("10.0.2.2", "255.255.255.255", IPPROTO_UDP,
+                                     cf_udp (68, 67, "x", 1))));
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* A frame of an EtherType nothing in the guest's network speaks. */
+static void
+build_unknown_ethertype (Run *r)
+{
+  GByteArray *payload = g_byte_array_new ();
+
+  run_clean (r);
+  cf_zeros (payload, 46);
+  cf_pcap_add (r->pcap, ++r->pcap_sec,
+               cf_ethernet (capture_gateway_mac, guest_mac (), 0x88b5, payload));
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
 /* A non-zero exit is not doubt: the image ran, and was watched. */
 static void
 build_exit_nonzero (Run *r)
@@ -520,6 +548,10 @@ static const Row rows[] = {
     "egress not admitted by the policy", FALSE, NULL },
   { "/verdict/egress-admitted-passes", build_egress, "allow tcp 2001:db8:1::443 port 443\n",
     AIRLOCK_VERDICT_PASS, NULL, FALSE, NULL },
+  { "/verdict/spoofed-mac-fails", build_spoofed_mac, NULL, AIRLOCK_VERDICT_FAIL,
+    "capture anomaly (foreign-mac, 1 frame(s)): frame 13 ", FALSE, NULL },
+  { "/verdict/unknown-ethertype-fails", build_unknown_ethertype, NULL, AIRLOCK_VERDICT_FAIL,
+    "capture anomaly (non-ip, 1 frame(s)): frame 13 ", FALSE, NULL },
   { "/verdict/unattributed-flow-fails", build_unattributed, NULL, AIRLOCK_VERDICT_FAIL,
     "unattributed egress inet/dgram/udp 198.51.100.7:9999", FALSE, NULL },
 };
