@@ -38,6 +38,7 @@
 #include "image/disk-private.h"
 #include "image/printable-private.h"
 #include "fsutil-private.h"
+#include "json-bounded-private.h"
 #include "vm/libvirt-env-private.h"
 
 #include <dlfcn.h>
@@ -224,7 +225,7 @@ static gboolean write_meta (const DiskPaths *paths, const AirlockImage *image, c
 static gboolean
 check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonNode) parsed = NULL;
   g_autoptr (GError) local_error = NULL;
   g_autofree char *sha256 = NULL;
   g_autofree char *identity = NULL;
@@ -247,13 +248,13 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
       *ret_why = g_strdup_printf ("'%s' is missing", META_FILE);
       return FALSE;
     }
-  if (!json_parser_load_from_mapped_file (parser, paths->meta, &local_error)
-      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  parsed = airlock_json_load_bounded (paths->meta, NULL, &local_error);
+  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
     {
       *ret_why = g_strdup_printf ("'%s' does not parse", paths->meta);
       return FALSE;
     }
-  o = json_node_get_object (json_parser_get_root (parser));
+  o = json_node_get_object (parsed);
   if (json_object_get_int_member_with_default (o, "builder_version", 0)
           != AIRLOCK_IMAGE_DISK_BUILDER_VERSION
       || g_strcmp0 (json_object_get_string_member_with_default (o, "manifest_digest", NULL),

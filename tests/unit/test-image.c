@@ -964,6 +964,60 @@ test_bad_malformed_json (Fixture *f, gconstpointer data)
   expect_resolve_error (top_ref, AIRLOCK_IMAGE_ERROR_MALFORMED, "index.json");
 }
 
+/* @n '[' (unclosed: the depth check refuses before the end). */
+static char *
+deep_brackets (guint n)
+{
+  char *text = g_malloc (n + 1);
+
+  memset (text, '[', n);
+  text[n] = '\0';
+  return text;
+}
+
+/* JSON nested past the bound in each document intake parses: refused as
+ * over a bound (exit 17), naming the document, where json-glib alone
+ * overflowed its stack (100,000 '[' in index.json crashed `images
+ * inspect`). */
+static void
+test_bad_deep_json (Fixture *f, gconstpointer data)
+{
+  g_autofree char *deep = deep_brackets (100000);
+  g_autofree char *deep_manifest = g_strconcat ("{\"schemaVersion\":2,\"config\":", deep, NULL);
+  g_autoptr (Layout) top = layout_new ();
+  g_autoptr (Layout) l = layout_new ();
+  g_autoptr (Layout) docker = layout_new ();
+  g_auto (Built) b = { NULL };
+  ImageSpec spec = { .arch = "amd64", .compression = AIRLOCK_LAYER_GZIP,
+                     .manifest_text = deep_manifest };
+  g_autofree char *top_ref = NULL, *ref = NULL, *docker_ref = NULL;
+  g_autofree char *docker_file = g_build_filename (f->dir, "deep-docker.tar", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockImageSource) source = NULL;
+
+  layout_put_text (top, "index.json", deep);
+  top_ref = write_oci (f, top, "deep-index");
+  source = airlock_image_source_open (top_ref, &error);
+  if (source)
+    g_assert_null (airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error));
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_LIMIT, top_ref, "index.json");
+  g_assert_nonnull (strstr (error->message, "JSON nested more than 64 levels deep"));
+  g_clear_error (&error);
+  g_clear_pointer (&source, airlock_image_source_free);
+
+  single_layout (l, &spec, &b, 0, NULL);
+  ref = write_oci (f, l, "deep-manifest");
+  expect_resolve_error (ref, AIRLOCK_IMAGE_ERROR_LIMIT, b.manifest_digest);
+
+  layout_put_text (docker, "manifest.json", deep);
+  layout_write_tar (docker, docker_file);
+  docker_ref = g_strconcat ("docker-archive:", docker_file, NULL);
+  source = airlock_image_source_open (docker_ref, &error);
+  if (source)
+    g_assert_null (airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error));
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_LIMIT, docker_ref, "manifest.json");
+}
+
 static void
 test_bad_unknown_media_types (Fixture *f, gconstpointer data)
 {
@@ -1731,6 +1785,7 @@ main (int argc, char **argv)
   ADD ("/image/bad/missing-blob", test_bad_missing_blob);
   ADD ("/image/bad/truncated-archive", test_bad_truncated_archive);
   ADD ("/image/bad/malformed-json", test_bad_malformed_json);
+  ADD ("/image/bad/json-nested-too-deep", test_bad_deep_json);
   ADD ("/image/bad/unknown-media-types", test_bad_unknown_media_types);
   ADD ("/image/bad/index-without-arch", test_bad_no_arch);
   ADD ("/image/bad/config-arch-contradicts-index", test_bad_config_arch_lies);
