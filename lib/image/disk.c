@@ -574,6 +574,67 @@ tar_in_thread (gpointer data)
   return NULL;
 }
 
+gboolean
+airlock_image_parse_size (const char *text, guint64 *ret_bytes, GError **error)
+{
+  static const char units[] = "KMGT";
+  guint64 value;
+  char *end = NULL;
+  const char *unit;
+  guint shift = 0;
+
+  if (text && g_ascii_isdigit (*text))
+    {
+      errno = 0;
+      value = g_ascii_strtoull (text, &end, 10);
+      if (errno == 0 && value > 0)
+        {
+          if (*end && (unit = strchr (units, g_ascii_toupper (*end))))
+            {
+              shift = 10 * (guint) (unit - units + 1);
+              end++;
+              if (end[0] == 'i' && end[1] == 'B')
+                end += 2;
+              else if (end[0] == 'B')
+                end++;
+            }
+          if (!*end && value <= (G_MAXUINT64 >> shift))
+            {
+              *ret_bytes = value << shift;
+              return TRUE;
+            }
+        }
+    }
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+               "'%s' is not a size: give bytes, or a number with K, M, G or T (e.g. '8G')",
+               text ? text : "");
+  return FALSE;
+}
+
+/* The bound for this build: the caller's, else the environment's, else
+ * the default. */
+static gboolean
+image_size_bound (const AirlockImageDiskOptions *options, guint64 *ret_bytes, GError **error)
+{
+  const char *env = g_getenv ("AIRLOCK_MAX_IMAGE_SIZE");
+  g_autoptr (GError) local = NULL;
+
+  if (options->max_image_bytes)
+    *ret_bytes = options->max_image_bytes;
+  else if (env && *env)
+    {
+      /* Not an image error: the environment is wrong (exit 4, not 17). */
+      if (!airlock_image_parse_size (env, ret_bytes, &local))
+        {
+          g_propagate_prefixed_error (error, g_steal_pointer (&local), "AIRLOCK_MAX_IMAGE_SIZE: ");
+          return FALSE;
+        }
+    }
+  else
+    *ret_bytes = AIRLOCK_IMAGE_DEFAULT_MAX_BYTES;
+  return TRUE;
+}
+
 typedef struct {
   const AirlockImageDiskOptions *options;
   const char *stage;
@@ -659,7 +720,7 @@ extract_layer (guestfs_h *g, const AirlockImage *image, guint index, AirlockLaye
 static gboolean
 build_disk (const AirlockImage *image, const char *hex, const char *path, const char *cache_dir,
             AirlockLayerOpenFunc open_layer, gpointer open_data,
-            const AirlockImageDiskOptions *options, GError **error)
+            const AirlockImageDiskOptions *options, guint64 max_image_bytes, GError **error)
 {
   g_autoptr (AirlockRootfsModel) model = airlock_rootfs_model_new ();
   g_autoptr (GPtrArray) plans = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_layer_plan_free);
@@ -667,7 +728,7 @@ build_disk (const AirlockImage *image, const char *hex, const char *path, const 
   g_autofree char *uuid = NULL;
   g_autofree char *stage = NULL;
   gboolean tcg = !kvm_proven (cache_dir);
-  guint64 need = 0, entries = 0, size;
+  guint64 need = 0, entries = 0, tar_bytes = 0, size;
   guint i;
 
   for (i = 0; i < image->layers->len; i++)
@@ -682,9 +743,10 @@ build_disk (const AirlockImage *image, const char *hex, const char *path, const 
       stream = open_layer (layer, i, open_data, error);
       if (!stream)
         return FALSE;
-      plan = airlock_layer_scan (stream, i, model, what, error);
+      plan = airlock_layer_scan (stream, i, model, tar_bytes, max_image_bytes, what, error);
       if (!plan)
         return FALSE;
+      tar_bytes += airlock_layer_plan_get_tar_bytes (plan);
       need += airlock_layer_plan_get_disk_bytes (plan);
       entries += airlock_layer_plan_get_entries (plan);
       g_ptr_array_add (plans, plan);
@@ -794,11 +856,14 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
   struct stat st;
   int lock_fd = -1, fd;
   char *ret = NULL;
+  guint64 max_image_bytes;
 
   g_return_val_if_fail (image != NULL, NULL);
   g_return_val_if_fail (open_layer != NULL, NULL);
   if (!options)
     options = &no_options;
+  if (!image_size_bound (options, &max_image_bytes, error))
+    return NULL;
 
   hex = manifest_hex (image->manifest_digest);
   if (!hex)
@@ -856,7 +921,8 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
       goto out;
     }
   close (fd);
-  if (!build_disk (image, hex, tmp, cache_dir, open_layer, open_data, options, error))
+  if (!build_disk (image, hex, tmp, cache_dir, open_layer, open_data, options, max_image_bytes,
+                   error))
     goto out_unlink;
 
   /* Durable before it is named, then named before it is recorded: a crash
