@@ -374,18 +374,19 @@ static JsonNode *
 parse_json (const char *data, gsize length, const char *what, GError **error)
 {
   g_autoptr (GError) local = NULL;
-  g_autoptr (JsonNode) root = airlock_json_parse_bounded (data, length, what, &local);
+  g_autoptr (JsonNode) root = airlock_json_parse_bounded (data, length, NULL, &local);
 
   if (!root)
     {
       /* json-glib quotes the token it did not expect, and a string token
-       * is the image's bytes as they are (control characters included). */
+       * is the image's bytes as they are (control characters included):
+       * shown printable and cut, after @what whole. */
       g_autofree char *reason = airlock_image_printable (local->message);
 
-      g_set_error_literal (error, AIRLOCK_IMAGE_ERROR,
-                           local->code == AIRLOCK_JSON_ERROR_TOO_DEEP ? AIRLOCK_IMAGE_ERROR_LIMIT
-                                                                      : AIRLOCK_IMAGE_ERROR_MALFORMED,
-                           reason);
+      g_set_error (error, AIRLOCK_IMAGE_ERROR,
+                   local->code == AIRLOCK_JSON_ERROR_TOO_DEEP ? AIRLOCK_IMAGE_ERROR_LIMIT
+                                                              : AIRLOCK_IMAGE_ERROR_MALFORMED,
+                   "%s: %s", what, reason);
       return NULL;
     }
   if (!JSON_NODE_HOLDS_OBJECT (root) && !JSON_NODE_HOLDS_ARRAY (root))
