@@ -4,8 +4,8 @@
  * Differential: the check must see the strings json-glib sees, or a
  * bracket hidden from it (in what it took for a string, json-glib for
  * structure) would reach json-glib's recursion uncounted.  So for any
- * input the check accepts under a small bound, json-glib's tree is at
- * most that deep.  Also: the check fails only with AIRLOCK_JSON_ERROR and
+ * input the check accepts under a small bound, json-glib goes no deeper
+ * while it parses (its start signals), and its tree is no deeper.  Also: the check fails only with AIRLOCK_JSON_ERROR and
  * a printable-free-of-NUL message, and airlock_json_parse_bounded() never
  * returns a tree deeper than AIRLOCK_JSON_MAX_DEPTH.
  *
@@ -46,6 +46,32 @@ tree_depth (JsonNode *node)
   return 0;
 }
 
+/* The depth json-glib reaches while it parses, from its start and end
+ * signals: a parse that recurses deep and then fails (an unterminated
+ * string after the brackets) would still have overflowed the stack. */
+typedef struct {
+  guint depth;
+  guint deepest;
+} Reached;
+
+static void
+on_start (JsonParser *parser, gpointer user_data)
+{
+  Reached *r = user_data;
+
+  r->depth++;
+  r->deepest = MAX (r->deepest, r->depth);
+}
+
+static void
+on_end (JsonParser *parser, gpointer node, gpointer user_data)
+{
+  Reached *r = user_data;
+
+  if (r->depth)
+    r->depth--;
+}
+
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 int
@@ -58,12 +84,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   if (airlock_json_check_depth (text, size, SMALL_DEPTH, "fuzz.json", &error))
     {
       g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+      Reached reached = { 0 };
 
       fuzz_check (error == NULL);
-      /* Safe: the check said at most SMALL_DEPTH deep. */
+      g_signal_connect (parser, "array-start", G_CALLBACK (on_start), &reached);
+      g_signal_connect (parser, "object-start", G_CALLBACK (on_start), &reached);
+      g_signal_connect (parser, "array-end", G_CALLBACK (on_end), &reached);
+      g_signal_connect (parser, "object-end", G_CALLBACK (on_end), &reached);
+      /* Safe: the check said at most SMALL_DEPTH deep.  Whether or not
+       * json-glib then fails, it must not have gone deeper. */
       if (size && json_parser_load_from_data (parser, text, (gssize) size, NULL)
           && json_parser_get_root (parser))
         fuzz_check (tree_depth (json_parser_get_root (parser)) <= SMALL_DEPTH);
+      fuzz_check (reached.deepest <= SMALL_DEPTH);
     }
   else
     {
