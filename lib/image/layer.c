@@ -144,7 +144,7 @@ stream_count (StreamReader *sr, gsize n)
   sr->bytes += n;
   if (sr->image_max && sr->image_before + sr->bytes > sr->image_max)
     {
-      g_autofree char *shown = g_format_size (sr->image_max);
+      g_autofree char *shown = g_format_size_full (sr->image_max, G_FORMAT_SIZE_IEC_UNITS);
 
       g_set_error (&sr->error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_LIMIT,
                    "the image's layers decompress to more than %s (%" G_GUINT64_FORMAT
