@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include "guestimg/bzimage-private.h"
+#include "json-bounded-private.h"
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -60,14 +61,14 @@ names_of (JsonNode *node)
 static void
 print_manifest_details (const char *manifest_path)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonNode) root = airlock_json_load_bounded (manifest_path, NULL, NULL);
   JsonNode *outputs, *how;
   g_autofree char *modules = NULL;
   g_autofree char *builtin = NULL;
 
-  if (!json_parser_load_from_file (parser, manifest_path, NULL))
+  if (!root)
     return;
-  outputs = member_of (json_parser_get_root (parser), "outputs");
+  outputs = member_of (root, "outputs");
   how = member_of (member_of (outputs, "kernel"), "how");
   if (how && JSON_NODE_HOLDS_VALUE (how) && json_node_get_value_type (how) == G_TYPE_STRING)
     printf ("  %-17s %s\n", "kernel format", json_node_get_string (how));

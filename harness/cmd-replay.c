@@ -19,6 +19,7 @@
 #include "case/case-private.h"
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
 #include <stdio.h>
@@ -62,7 +63,6 @@ load_recorded (const char *dir, Recorded *r, GError **error)
 {
   g_autofree char *path = g_build_filename (dir, "manifest.json", NULL);
   g_autofree char *marker = g_build_filename (dir, "INCOMPLETE", NULL);
-  g_autoptr (JsonParser) parser = json_parser_new ();
 
   r->dir = g_strdup (dir);
   if (g_file_test (marker, G_FILE_TEST_EXISTS))
@@ -71,9 +71,9 @@ load_recorded (const char *dir, Recorded *r, GError **error)
                    "the bundle '%s' is incomplete (its run did not finish): nothing to replay", dir);
       return FALSE;
     }
-  if (!json_parser_load_from_file (parser, path, error))
+  r->root = airlock_json_load_bounded (path, path, error);
+  if (!r->root)
     return FALSE;
-  r->root = json_node_ref (json_parser_get_root (parser));
   if (!JSON_NODE_HOLDS_OBJECT (r->root)
       || g_strcmp0 (airlock_json_get_string (json_node_get_object (r->root), "bundle"), "airlock-bundle/v1") != 0)
     {
@@ -204,14 +204,14 @@ recorded_attempts (const Recorded *r, GError **error)
   lines = g_strsplit (text, "\n", -1);
   for (guint i = 0; lines[i]; i++)
     {
-      g_autoptr (JsonParser) parser = json_parser_new ();
+      g_autoptr (JsonNode) root = NULL;
       JsonObject *o;
       char *key;
 
-      if (!*lines[i] || !json_parser_load_from_data (parser, lines[i], -1, NULL)
-          || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+      if (!*lines[i] || !(root = airlock_json_parse_bounded (lines[i], strlen (lines[i]), NULL, NULL))
+          || !JSON_NODE_HOLDS_OBJECT (root))
         continue;
-      o = json_node_get_object (json_parser_get_root (parser));
+      o = json_node_get_object (root);
       if (g_strcmp0 (airlock_json_get_string (o, "kind"), "syscall") != 0 || g_strcmp0 (airlock_json_get_string (o, "phase"), "workload") != 0
           || g_strcmp0 (airlock_json_get_string (o, "syscall"), "execve") == 0 || g_strcmp0 (airlock_json_get_string (o, "syscall"), "execveat") == 0)
         continue;
@@ -279,15 +279,15 @@ static void
 diff_controls (const Recorded *r, AirlockResult *result, GPtrArray *diffs, GError **error)
 {
   g_autofree char *path = g_build_filename (r->dir, "verdict.json", NULL);
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonNode) root = airlock_json_load_bounded (path, path, error);
   GPtrArray *now = airlock_result_get_controls (result);
   JsonObject *v, *controls;
   JsonNode *each;
   const char *kind;
 
-  if (!json_parser_load_from_file (parser, path, error) || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
     return;
-  v = json_node_get_object (json_parser_get_root (parser));
+  v = json_node_get_object (root);
   controls = airlock_json_get_object (v, "controls");
   each = controls ? json_object_get_member (controls, "each") : NULL;
   for (guint i = 0; each && JSON_NODE_HOLDS_ARRAY (each) && i < json_array_get_length (json_node_get_array (each)); i++)

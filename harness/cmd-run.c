@@ -13,6 +13,7 @@
 #include "evidence/frame-private.h"
 #include "case/case-private.h"
 #include "bundle/bundle.h"
+#include "image/disk-private.h"
 #include "protocol.h"
 
 #include <gio/gunixinputstream.h>
@@ -584,6 +585,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_autofree char *out_dir = NULL;
   g_autofree char *key_file = NULL;
   g_autofree char *case_name = NULL;
+  g_autofree char *max_image_size = NULL;
   gboolean controls = FALSE;
   g_autoptr (GBytes) stdin_data = NULL;
   g_autoptr (GBytes) key = NULL;
@@ -626,6 +628,8 @@ run_main (int argc, char **argv, gboolean gate_mode)
     { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
     { "boot-timeout", 0, 0, G_OPTION_ARG_INT, &boot_timeout, "seconds from start to hello (default: 60)", "S" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { "max-image-size", 0, 0, G_OPTION_ARG_STRING, &max_image_size,
+      "the most the image's layers may decompress to, all together, e.g. 20G (default: $AIRLOCK_MAX_IMAGE_SIZE, else 8G); over it: exit 17", "SIZE" },
     { "test-mode", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &test_mode, "guest misbehaviour, for tests", "MODE" },
     { "policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_file, "gate: the allow-list (docs/policy.md; default: no egress)", "FILE" },
     { "allow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_rules, "gate: one more allow rule, e.g. 'allow tcp 10.0.0.0/8 port 443' (repeatable)", "RULE" },
@@ -656,6 +660,11 @@ run_main (int argc, char **argv, gboolean gate_mode)
     {
       fprintf (stderr, "airlock run: unexpected argument '%s' (the program's arguments go after --)\n",
                argv[1]);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (max_image_size && !airlock_image_parse_size (max_image_size, &session_opts.max_image_bytes, &error))
+    {
+      fprintf (stderr, "airlock run: --max-image-size: %s\n", error->message);
       return HARNESS_EXIT_USAGE;
     }
   if (!arch_spec && gate_mode)

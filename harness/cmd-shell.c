@@ -17,6 +17,7 @@
 #include "case/case-private.h"
 #include "bundle/bundle.h"
 #include "evidence/event.h"
+#include "image/disk-private.h"
 #include "protocol.h"
 
 #include <errno.h>
@@ -485,6 +486,7 @@ cmd_shell (int argc, char **argv)
   g_autofree char *uri = NULL;
   g_autofree char *accel_name = NULL;
   g_autofree char *cache_dir = NULL;
+  g_autofree char *max_image_size = NULL;
   gboolean controls = FALSE;
   int timeout_s = DEFAULT_TIMEOUT_S;
   int boot_timeout = 60;
@@ -520,6 +522,8 @@ cmd_shell (int argc, char **argv)
     { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
     { "boot-timeout", 0, 0, G_OPTION_ARG_INT, &boot_timeout, "seconds from start to hello (default: 60)", "S" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { "max-image-size", 0, 0, G_OPTION_ARG_STRING, &max_image_size,
+      "the most the image's layers may decompress to, all together, e.g. 20G (default: $AIRLOCK_MAX_IMAGE_SIZE, else 8G); over it: exit 17", "SIZE" },
     { NULL },
   };
 
@@ -534,6 +538,11 @@ cmd_shell (int argc, char **argv)
   if (argc > 1)
     {
       fprintf (stderr, "airlock shell: unexpected argument '%s'\n", argv[1]);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (max_image_size && !airlock_image_parse_size (max_image_size, &session_opts.max_image_bytes, &error))
+    {
+      fprintf (stderr, "airlock shell: --max-image-size: %s\n", error->message);
       return HARNESS_EXIT_USAGE;
     }
   if (!arch_name || !airlock_arch_from_string (arch_name, &arch))

@@ -10,6 +10,7 @@
 #include "bundle/bundle-json-private.h"
 #include "bundle/bundle.h"
 
+#include "json-bounded-private.h"
 #include "evidence/frame-private.h"
 
 #include <arpa/inet.h>
@@ -221,24 +222,24 @@ read_or_note (AirlockBundleView *v, int dirfd, const char *name, gsize max)
 static JsonNode *
 parse_object (AirlockBundleView *v, const char *name, GBytes *bytes)
 {
-  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   g_autoptr (GError) error = NULL;
   gsize len;
   const char *data = g_bytes_get_data (bytes, &len);
+  g_autoptr (JsonNode) root = airlock_json_parse_bounded (data, len, NULL, &error);
 
-  if (!json_parser_load_from_data (parser, data, (gssize) len, &error))
+  if (!root)
     {
       g_autofree char *why = safe_text (error->message);
 
-      problem (v, name, "is not valid JSON: %s", why);
+      problem (v, name, "%s", why);
       return NULL;
     }
-  if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  if (!JSON_NODE_HOLDS_OBJECT (root))
     {
       problem (v, name, "is not a JSON object");
       return NULL;
     }
-  return json_node_ref (json_parser_get_root (parser));
+  return g_steal_pointer (&root);
 }
 
 /* ---- type-checked members ---- */
@@ -490,7 +491,7 @@ read_events (AirlockBundleView *v, GBytes *text)
     {
       const char *nl = memchr (data + start, '\n', len - start);
       gsize end = nl ? (gsize) (nl - data) : len;
-      g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+      g_autoptr (JsonNode) root = NULL;
       JsonObject *ev;
       const char *kind, *phase, *syscall;
       gint64 seq = 0;
@@ -501,8 +502,8 @@ read_events (AirlockBundleView *v, GBytes *text)
           start = end + 1;
           continue;
         }
-      if (!json_parser_load_from_data (parser, data + start, (gssize) (end - start), NULL)
-          || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+      root = airlock_json_parse_bounded (data + start, end - start, NULL, NULL);
+      if (!root || !JSON_NODE_HOLDS_OBJECT (root))
         {
           if (bad++ == 0)
             first_bad = line;
@@ -510,7 +511,7 @@ read_events (AirlockBundleView *v, GBytes *text)
           continue;
         }
       start = end + 1;
-      ev = json_node_get_object (json_parser_get_root (parser));
+      ev = json_node_get_object (root);
       kind = airlock_json_get_string (ev, "kind");
       phase = airlock_json_get_string (ev, "phase");
       int_member (ev, "seq", 0, G_MAXINT64, &seq);

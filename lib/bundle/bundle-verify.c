@@ -17,6 +17,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "json-bounded-private.h"
 
 #include "bounds-private.h"
 #include "evidence/channel.h"
@@ -123,17 +124,14 @@ read_file (AirlockBundleReport *r, int dirfd, const char *name, gsize max, gbool
 static JsonNode *
 parse_json (AirlockBundleReport *r, const char *name, GBytes *bytes)
 {
-  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   g_autoptr (GError) error = NULL;
   gsize len;
   const char *data = g_bytes_get_data (bytes, &len);
+  JsonNode *root = airlock_json_parse_bounded (data, len, NULL, &error);
 
-  if (!json_parser_load_from_data (parser, data, (gssize) len, &error))
-    {
-      problem (r, name, "is not valid JSON: %s", error->message);
-      return NULL;
-    }
-  return json_node_ref (json_parser_get_root (parser));
+  if (!root)
+    problem (r, name, "%s", error->message);
+  return root;
 }
 
 /* Layer 1: every listed file against its digest and size; nothing extra. */
@@ -247,21 +245,21 @@ parse_frames (AirlockBundleReport *r, GBytes *text)
   g_array_set_clear_func (frames, recorded_frame_clear);
   for (guint i = 0; lines[i]; i++)
     {
-      g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+      g_autoptr (JsonNode) root = NULL;
       RecordedFrame f = { 0 };
       JsonObject *o;
       gint64 seq;
 
       if (!*lines[i] && !lines[i + 1])
         break;
-      if (!json_parser_load_from_data (parser, lines[i], -1, NULL)
-          || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+      root = airlock_json_parse_bounded (lines[i], strlen (lines[i]), NULL, NULL);
+      if (!root || !JSON_NODE_HOLDS_OBJECT (root))
         {
           problem (r, "frames.jsonl", "line %u is not a JSON object", i + 1);
           g_array_unref (frames);
           return NULL;
         }
-      o = json_node_get_object (json_parser_get_root (parser));
+      o = json_node_get_object (root);
       if (!airlock_json_get_int (o, "seq", &seq) || !airlock_json_get_int (o, "offset", &f.offset)
           || !airlock_json_get_int (o, "size", &f.size) || !airlock_json_get_int (o, "received_mono_us", &f.mono)
           || !airlock_json_get_int (o, "received_real_us", &f.real) || !airlock_json_get_string (o, "chain")

@@ -55,6 +55,7 @@ struct _AirlockSession {
   gboolean icount;
   AirlockProgressFunc progress;
   gpointer progress_data;
+  guint64 max_image_bytes;
   AirlockGuestImage *guest;          /* the plain guest image */
   AirlockGuestImage *guest_testroot; /* with the test programs, made when a case needs it */
   gboolean busy;                     /* a run is going */
@@ -83,6 +84,7 @@ airlock_session_new (AirlockArch arch, const AirlockSessionOptions *options, GEr
   s->icount = o.icount;
   s->progress = o.progress;
   s->progress_data = o.progress_data;
+  s->max_image_bytes = o.max_image_bytes;
 
   /* Only a local hypervisor needs our QEMU; a remote URI brings its own. */
   qemu_path = g_path_is_absolute (qemu) ? g_strdup (qemu) : g_find_program_in_path (qemu);
@@ -462,6 +464,7 @@ prepare_image (AirlockRun *run, GError **error)
     .cache_dir = run->session->cache_dir,
     .progress = run->session->progress,
     .progress_data = run->session->progress_data,
+    .max_image_bytes = run->session->max_image_bytes,
   };
   gboolean have_path = FALSE;
 

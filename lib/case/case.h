@@ -48,6 +48,9 @@ typedef struct {
   /* Long work (kernel download, rootfs disk build) reports here; NULL: quiet. */
   AirlockProgressFunc progress;
   gpointer progress_data;
+  /* The most an image's layers may decompress to (AirlockImageDiskOptions);
+   * 0: $AIRLOCK_MAX_IMAGE_SIZE, else 8 GiB. */
+  guint64 max_image_bytes;
 } AirlockSessionOptions;
 
 typedef struct _AirlockSession AirlockSession;

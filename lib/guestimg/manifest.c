@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "guestimg/manifest-private.h"
+#include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -166,7 +167,7 @@ AirlockGuestImage *
 airlock_guest_manifest_load (AirlockGuestInputs *in, const char *dir, char **ret_why)
 {
   g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_GUEST_MANIFEST_FILE, NULL);
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonNode) parsed = NULL;
   g_autoptr (GError) local_error = NULL;
   g_autoptr (AirlockGuestImage) image = NULL;
   JsonObject *root, *outputs;
@@ -178,14 +179,14 @@ airlock_guest_manifest_load (AirlockGuestInputs *in, const char *dir, char **ret
       *ret_why = g_strdup ("not built yet");
       return NULL;
     }
-  if (!json_parser_load_from_file (parser, manifest_path, &local_error)
-      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  parsed = airlock_json_load_bounded (manifest_path, NULL, &local_error);
+  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
     {
       *ret_why = g_strdup_printf ("its manifest cannot be read: %s",
                                   local_error ? local_error->message : "not a JSON object");
       return NULL;
     }
-  root = json_node_get_object (json_parser_get_root (parser));
+  root = json_node_get_object (parsed);
   if (g_strcmp0 (member_string (root, "builder"), AIRLOCK_GUEST_IMAGE_BUILDER) != 0
       || g_strcmp0 (member_string (root, "key"), in->key) != 0)
     {
@@ -491,7 +492,7 @@ AirlockGuestBuild *
 airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_why)
 {
   g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_GUEST_STAGE_MANIFEST_FILE, NULL);
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonNode) parsed = NULL;
   g_autoptr (AirlockGuestBuild) build = g_new0 (AirlockGuestBuild, 1);
   JsonObject *root, *kernel;
   JsonNode *files;
@@ -505,13 +506,13 @@ airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_wh
       *ret_why = g_strdup ("not extracted yet");
       return NULL;
     }
-  if (!json_parser_load_from_file (parser, manifest_path, NULL)
-      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  parsed = airlock_json_load_bounded (manifest_path, NULL, NULL);
+  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
     {
       *ret_why = g_strdup ("its kernel.json cannot be read");
       return NULL;
     }
-  root = json_node_get_object (json_parser_get_root (parser));
+  root = json_node_get_object (parsed);
   if (g_strcmp0 (member_string (root, "builder"), AIRLOCK_GUEST_IMAGE_BUILDER) != 0
       || g_strcmp0 (member_string (root, "key"), in->kernel_key) != 0)
     {

@@ -3,6 +3,7 @@
 #include "guestimg/testroot-private.h"
 
 #include "fsutil-private.h"
+#include "json-bounded-private.h"
 #include "guestimg/guest-image.h"
 #include "guestimg/package-private.h"
 
@@ -445,7 +446,7 @@ airlock_initramfs_variant_cache_load (const char *dir, const char *key, const ch
 {
   g_autofree char *manifest_path = g_build_filename (dir, manifest_file, NULL);
   g_autofree char *path = g_build_filename (dir, initramfs_file, NULL);
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonNode) parsed = NULL;
   JsonObject *root, *initramfs;
   JsonNode *size_node;
   const char *sha256;
@@ -456,13 +457,13 @@ airlock_initramfs_variant_cache_load (const char *dir, const char *key, const ch
       *ret_why = g_strdup ("not built yet");
       return FALSE;
     }
-  if (!json_parser_load_from_file (parser, manifest_path, NULL)
-      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  parsed = airlock_json_load_bounded (manifest_path, NULL, NULL);
+  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
     {
       *ret_why = g_strdup ("its manifest cannot be read");
       return FALSE;
     }
-  root = json_node_get_object (json_parser_get_root (parser));
+  root = json_node_get_object (parsed);
   if (g_strcmp0 (member_string (root, "builder"), builder) != 0
       || g_strcmp0 (member_string (root, "key"), key) != 0)
     {

@@ -16,6 +16,19 @@ G_BEGIN_DECLS
 /* Bounds on what one image may hold (AIRLOCK_IMAGE_ERROR_LIMIT). */
 #define AIRLOCK_IMAGE_MAX_ENTRIES 2000000
 #define AIRLOCK_IMAGE_MAX_PATH 4096
+/* The decompressed size of an image's layers, all together, unless
+ * AirlockImageDiskOptions.max_image_bytes or $AIRLOCK_MAX_IMAGE_SIZE
+ * says otherwise.  The layer count and the stored sizes are bounded, but
+ * compression is not: a 67 KB zstd blob inflates to 2 GiB of zeros, and
+ * the disk is sized from what the layers hold.  8 GiB is over any
+ * runtime image we know of; a build image that needs more can say so. */
+#define AIRLOCK_IMAGE_DEFAULT_MAX_BYTES (G_GUINT64_CONSTANT (8) << 30)
+
+/* Parses a size for --max-image-size and $AIRLOCK_MAX_IMAGE_SIZE: a whole
+ * number of bytes, or with a K, M, G or T suffix (powers of 1024, an
+ * optional trailing "iB" or "B").  Sets @ret_bytes, or fails
+ * (G_OPTION_ERROR_BAD_VALUE) naming @text: 0, overflow, other suffixes. */
+gboolean airlock_image_parse_size (const char *text, guint64 *ret_bytes, GError **error);
 
 /* ---- layer.c ---- */
 
@@ -47,14 +60,18 @@ guint64 airlock_layer_plan_get_entries (AirlockLayerPlan *plan);
 /* Pass 1: reads @stream (a decompressed layer tar) to its end, so the
  * stream's digest check has passed before anything is decided, then
  * checks every entry against @model (layers below and earlier entries of
- * this one) and applies the layer to it.  @what names the layer in
- * messages ("image 'REF' layer sha256:…").  Fails with
- * AIRLOCK_IMAGE_ERROR_UNSAFE (absolute path, '..', through a symlink, a
- * hard link that escapes), MALFORMED (not a tar, a hard link to nothing,
- * an entry type a rootfs cannot hold), LIMIT, or the stream's own error
- * (digest, I/O).  @model is unusable after a failure. */
+ * this one) and applies the layer to it.  @image_bytes_before is the
+ * decompressed size of the image's layers below this one; with
+ * @image_max_bytes not 0, the read that takes the sum over it fails at
+ * once (LIMIT, naming the bound), before the digest is known.  @what
+ * names the layer in messages ("image 'REF' layer sha256:…").  Fails
+ * with AIRLOCK_IMAGE_ERROR_UNSAFE (absolute path, '..', through a
+ * symlink, a hard link that escapes), MALFORMED (not a tar, a hard link
+ * to nothing, an entry type a rootfs cannot hold), LIMIT, or the stream's
+ * own error (digest, I/O).  @model is unusable after a failure. */
 AirlockLayerPlan *airlock_layer_scan (GInputStream *stream, guint layer_index,
-                                      AirlockRootfsModel *model, const char *what,
+                                      AirlockRootfsModel *model, guint64 image_bytes_before,
+                                      guint64 image_max_bytes, const char *what,
                                       GError **error);
 
 typedef void (*AirlockLayerCopyProgress) (guint64 tar_bytes, gpointer user_data);

@@ -38,6 +38,7 @@
 #include "image/disk-private.h"
 #include "image/printable-private.h"
 #include "fsutil-private.h"
+#include "json-bounded-private.h"
 #include "vm/libvirt-env-private.h"
 
 #include <dlfcn.h>
@@ -224,7 +225,7 @@ static gboolean write_meta (const DiskPaths *paths, const AirlockImage *image, c
 static gboolean
 check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
 {
-  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonNode) parsed = NULL;
   g_autoptr (GError) local_error = NULL;
   g_autofree char *sha256 = NULL;
   g_autofree char *identity = NULL;
@@ -247,13 +248,13 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
       *ret_why = g_strdup_printf ("'%s' is missing", META_FILE);
       return FALSE;
     }
-  if (!json_parser_load_from_mapped_file (parser, paths->meta, &local_error)
-      || !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  parsed = airlock_json_load_bounded (paths->meta, NULL, &local_error);
+  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
     {
       *ret_why = g_strdup_printf ("'%s' does not parse", paths->meta);
       return FALSE;
     }
-  o = json_node_get_object (json_parser_get_root (parser));
+  o = json_node_get_object (parsed);
   if (json_object_get_int_member_with_default (o, "builder_version", 0)
           != AIRLOCK_IMAGE_DISK_BUILDER_VERSION
       || g_strcmp0 (json_object_get_string_member_with_default (o, "manifest_digest", NULL),
@@ -573,6 +574,67 @@ tar_in_thread (gpointer data)
   return NULL;
 }
 
+gboolean
+airlock_image_parse_size (const char *text, guint64 *ret_bytes, GError **error)
+{
+  static const char units[] = "KMGT";
+  guint64 value;
+  char *end = NULL;
+  const char *unit;
+  guint shift = 0;
+
+  if (text && g_ascii_isdigit (*text))
+    {
+      errno = 0;
+      value = g_ascii_strtoull (text, &end, 10);
+      if (errno == 0 && value > 0)
+        {
+          if (*end && (unit = strchr (units, g_ascii_toupper (*end))))
+            {
+              shift = 10 * (guint) (unit - units + 1);
+              end++;
+              if (end[0] == 'i' && end[1] == 'B')
+                end += 2;
+              else if (end[0] == 'B')
+                end++;
+            }
+          if (!*end && value <= (G_MAXUINT64 >> shift))
+            {
+              *ret_bytes = value << shift;
+              return TRUE;
+            }
+        }
+    }
+  g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+               "'%s' is not a size: give bytes, or a number with K, M, G or T (e.g. '8G')",
+               text ? text : "");
+  return FALSE;
+}
+
+/* The bound for this build: the caller's, else the environment's, else
+ * the default. */
+static gboolean
+image_size_bound (const AirlockImageDiskOptions *options, guint64 *ret_bytes, GError **error)
+{
+  const char *env = g_getenv ("AIRLOCK_MAX_IMAGE_SIZE");
+  g_autoptr (GError) local = NULL;
+
+  if (options->max_image_bytes)
+    *ret_bytes = options->max_image_bytes;
+  else if (env && *env)
+    {
+      /* Not an image error: the environment is wrong (exit 4, not 17). */
+      if (!airlock_image_parse_size (env, ret_bytes, &local))
+        {
+          g_propagate_prefixed_error (error, g_steal_pointer (&local), "AIRLOCK_MAX_IMAGE_SIZE: ");
+          return FALSE;
+        }
+    }
+  else
+    *ret_bytes = AIRLOCK_IMAGE_DEFAULT_MAX_BYTES;
+  return TRUE;
+}
+
 typedef struct {
   const AirlockImageDiskOptions *options;
   const char *stage;
@@ -658,7 +720,7 @@ extract_layer (guestfs_h *g, const AirlockImage *image, guint index, AirlockLaye
 static gboolean
 build_disk (const AirlockImage *image, const char *hex, const char *path, const char *cache_dir,
             AirlockLayerOpenFunc open_layer, gpointer open_data,
-            const AirlockImageDiskOptions *options, GError **error)
+            const AirlockImageDiskOptions *options, guint64 max_image_bytes, GError **error)
 {
   g_autoptr (AirlockRootfsModel) model = airlock_rootfs_model_new ();
   g_autoptr (GPtrArray) plans = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_layer_plan_free);
@@ -666,7 +728,7 @@ build_disk (const AirlockImage *image, const char *hex, const char *path, const 
   g_autofree char *uuid = NULL;
   g_autofree char *stage = NULL;
   gboolean tcg = !kvm_proven (cache_dir);
-  guint64 need = 0, entries = 0, size;
+  guint64 need = 0, entries = 0, tar_bytes = 0, size;
   guint i;
 
   for (i = 0; i < image->layers->len; i++)
@@ -681,9 +743,10 @@ build_disk (const AirlockImage *image, const char *hex, const char *path, const 
       stream = open_layer (layer, i, open_data, error);
       if (!stream)
         return FALSE;
-      plan = airlock_layer_scan (stream, i, model, what, error);
+      plan = airlock_layer_scan (stream, i, model, tar_bytes, max_image_bytes, what, error);
       if (!plan)
         return FALSE;
+      tar_bytes += airlock_layer_plan_get_tar_bytes (plan);
       need += airlock_layer_plan_get_disk_bytes (plan);
       entries += airlock_layer_plan_get_entries (plan);
       g_ptr_array_add (plans, plan);
@@ -793,11 +856,14 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
   struct stat st;
   int lock_fd = -1, fd;
   char *ret = NULL;
+  guint64 max_image_bytes;
 
   g_return_val_if_fail (image != NULL, NULL);
   g_return_val_if_fail (open_layer != NULL, NULL);
   if (!options)
     options = &no_options;
+  if (!image_size_bound (options, &max_image_bytes, error))
+    return NULL;
 
   hex = manifest_hex (image->manifest_digest);
   if (!hex)
@@ -855,7 +921,8 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
       goto out;
     }
   close (fd);
-  if (!build_disk (image, hex, tmp, cache_dir, open_layer, open_data, options, error))
+  if (!build_disk (image, hex, tmp, cache_dir, open_layer, open_data, options, max_image_bytes,
+                   error))
     goto out_unlink;
 
   /* Durable before it is named, then named before it is recorded: a crash

@@ -138,6 +138,11 @@ typedef struct {
   gboolean force;             /* rebuild even when cached */
   AirlockProgressFunc progress;
   gpointer progress_data;
+  /* The most the image's layers may decompress to, all together; a build
+   * stops at the read that crosses it (AIRLOCK_IMAGE_ERROR_LIMIT) before
+   * anything is written to a disk.  0: $AIRLOCK_MAX_IMAGE_SIZE ("8G",
+   * "512M", bytes), else 8 GiB. */
+  guint64 max_image_bytes;
 } AirlockImageDiskOptions;
 
 /* Returns the path of the ext4 disk image holding @image's root filesystem

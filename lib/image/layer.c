@@ -126,10 +126,35 @@ airlock_layer_plan_get_entries (AirlockLayerPlan *plan)
 typedef struct {
   GInputStream *in;
   guint8 *buf;
-  GError *error;      /* the stream's own failure (digest, I/O) */
+  GError *error;      /* the stream's own failure (digest, I/O), or the bound's */
   guint64 bytes;
   gboolean eof;
+  /* The image's size bound (0: none) and the tar bytes of its layers
+   * before this one: a layer is cut off at the read that crosses it, so
+   * a small compressed blob cannot make us inflate gigabytes of zeros. */
+  guint64 image_max;
+  guint64 image_before;
 } StreamReader;
+
+/* Counts @n more bytes; FALSE with sr->error set once the image's layers
+ * have decompressed to more than its bound. */
+static gboolean
+stream_count (StreamReader *sr, gsize n)
+{
+  sr->bytes += n;
+  if (sr->image_max && sr->image_before + sr->bytes > sr->image_max)
+    {
+      g_autofree char *shown = g_format_size_full (sr->image_max, G_FORMAT_SIZE_IEC_UNITS);
+
+      g_set_error (&sr->error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_LIMIT,
+                   "the image's layers decompress to more than %s (%" G_GUINT64_FORMAT
+                   " bytes), the bound on one image's size (--max-image-size, "
+                   "AIRLOCK_MAX_IMAGE_SIZE)",
+                   shown, sr->image_max);
+      return FALSE;
+    }
+  return TRUE;
+}
 
 static la_ssize_t
 stream_read_cb (struct archive *a, void *data, const void **ret_buf)
@@ -155,7 +180,11 @@ stream_read_cb (struct archive *a, void *data, const void **ret_buf)
     }
   if (n == 0)
     sr->eof = TRUE;
-  sr->bytes += n;
+  if (!stream_count (sr, n))
+    {
+      archive_set_error (a, EFBIG, "%s", sr->error->message);
+      return -1;
+    }
   *ret_buf = sr->buf;
   return n;
 }
@@ -181,7 +210,8 @@ stream_drain (StreamReader *sr)
         return FALSE;
       if (n == 0)
         sr->eof = TRUE;
-      sr->bytes += n;
+      if (!stream_count (sr, n))
+        return FALSE;
     }
   return TRUE;
 }
@@ -630,10 +660,11 @@ entry_disk_bytes (struct archive_entry *entry, const PlanEntry *e)
 
 AirlockLayerPlan *
 airlock_layer_scan (GInputStream *stream, guint layer_index, AirlockRootfsModel *model,
-                    const char *what, GError **error)
+                    guint64 image_bytes_before, guint64 image_max_bytes, const char *what,
+                    GError **error)
 {
   g_autoptr (AirlockLayerPlan) plan = g_new0 (AirlockLayerPlan, 1);
-  StreamReader sr = { 0 };
+  StreamReader sr = { .image_max = image_max_bytes, .image_before = image_bytes_before };
   struct archive *a;
   struct archive_entry *entry;
   gboolean ok = FALSE;

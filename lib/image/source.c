@@ -11,6 +11,7 @@
 #include "image/blob-private.h"
 #include "image/layer-stream-private.h"
 #include "image/printable-private.h"
+#include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -372,28 +373,29 @@ arch_platform (AirlockArch arch)
 static JsonNode *
 parse_json (const char *data, gsize length, const char *what, GError **error)
 {
-  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
   g_autoptr (GError) local = NULL;
-  JsonNode *root;
+  g_autoptr (JsonNode) root = airlock_json_parse_bounded (data, length, NULL, &local);
 
-  if (!json_parser_load_from_data (parser, data, length, &local))
+  if (!root)
     {
       /* json-glib quotes the token it did not expect, and a string token
-       * is the image's bytes as they are (control characters included). */
+       * is the image's bytes as they are (control characters included):
+       * shown printable and cut, after @what whole. */
       g_autofree char *reason = airlock_image_printable (local->message);
 
-      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "%s: not valid JSON: %s", what, reason);
+      g_set_error (error, AIRLOCK_IMAGE_ERROR,
+                   local->code == AIRLOCK_JSON_ERROR_TOO_DEEP ? AIRLOCK_IMAGE_ERROR_LIMIT
+                                                              : AIRLOCK_IMAGE_ERROR_MALFORMED,
+                   "%s: %s", what, reason);
       return NULL;
     }
-  root = json_parser_get_root (parser);
-  if (!root || (!JSON_NODE_HOLDS_OBJECT (root) && !JSON_NODE_HOLDS_ARRAY (root)))
+  if (!JSON_NODE_HOLDS_OBJECT (root) && !JSON_NODE_HOLDS_ARRAY (root))
     {
       g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
                    "%s: not a JSON object", what);
       return NULL;
     }
-  return json_node_ref (root);
+  return g_steal_pointer (&root);
 }
 
 /* Reads @path of the store, at most MAX_JSON_BLOB bytes; sets @ret_size. */

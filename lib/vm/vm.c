@@ -8,6 +8,7 @@
 #include "wire.h"
 #include "evidence/event.h"
 #include "vm/domain-xml-private.h"
+#include "vm/capture-file-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -676,6 +677,22 @@ find_panic_line (GByteArray *console)
   return g_strndup (p, end ? (gsize) (end - p) : strlen (p));
 }
 
+/* The user QEMU runs as under the local daemon, from its capabilities. */
+static gboolean
+daemon_qemu_user (AirlockVm *vm, guint32 *ret_uid, guint32 *ret_gid, GError **error)
+{
+  char *caps = virConnectGetCapabilities (vm->conn->conn);
+  gboolean found = caps && airlock_capture_qemu_user (caps, vm->virt_type, ret_uid, ret_gid);
+
+  free (caps);
+  if (!found)
+    g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                 "cannot tell which user QEMU runs as under '%s' (no DAC label for '%s' domains "
+                 "in its capabilities): the capture file cannot be made private to it",
+                 vm->conn->uri, vm->virt_type);
+  return found;
+}
+
 static char *
 build_cmdline (AirlockVm *vm)
 {
@@ -691,12 +708,16 @@ build_cmdline (AirlockVm *vm)
  * the boot check does not need one.  Under the embedded driver QEMU is
  * our child, running as us: the private socket directory.  Through a
  * local daemon QEMU runs as its own user: a directory it can traverse
- * and a file created for it, world-writable (nothing else is in there).
- * A remote hypervisor writes on its own host, where we cannot read: no
- * NIC there, and a run that needs the capture says so. */
+ * (0711: nobody else can list it or put a file in it) and a file created
+ * for QEMU's user alone (capture-file.c: its owner when we are root, else
+ * an ACL entry), never world-writable: the path is on QEMU's command
+ * line, and anyone who could write the file could forge the frames the
+ * verdict judges.  A remote hypervisor writes on its own host, where we
+ * cannot read: no NIC there, and a run that needs the capture says so. */
 static gboolean
 prepare_pcap (AirlockVm *vm, const char *owner, GError **error)
 {
+  guint32 qemu_uid = 0, qemu_gid = 0;
   int fd;
 
   if (!vm->spec || vm->opts.no_network)
@@ -722,18 +743,29 @@ prepare_pcap (AirlockVm *vm, const char *owner, GError **error)
       owner_file = g_build_filename (vm->pcap_dir, "owner", NULL);
       if (!g_file_set_contents (owner_file, owner, -1, error))
         return FALSE;
+      if (!daemon_qemu_user (vm, &qemu_uid, &qemu_gid, error))
+        return FALSE;
     }
   else
     return TRUE;
   vm->pcap_path = g_build_filename (vm->pcap_dir, "net.pcap", NULL);
   fd = open (vm->pcap_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || fchmod (fd, vm->conn->embedded ? 0600 : 0666) < 0)
+  if (fd < 0)
     {
       g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
                    "cannot create the capture file '%s': %s", vm->pcap_path, g_strerror (errno));
-      if (fd >= 0)
-        close (fd);
       return FALSE;
+    }
+  if (!vm->conn->embedded)
+    {
+      g_autoptr (GError) local = NULL;
+
+      if (!airlock_capture_file_grant (fd, vm->pcap_path, qemu_uid, qemu_gid, &local))
+        {
+          g_set_error_literal (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED, local->message);
+          close (fd);
+          return FALSE;
+        }
     }
   close (fd);
   return TRUE;

@@ -338,7 +338,7 @@ scan (GInputStream *stream, guint index, AirlockRootfsModel *model, ScanResult *
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *what = g_strdup_printf ("fuzz layer %u", index + 1);
-  g_autoptr (AirlockLayerPlan) plan = airlock_layer_scan (stream, index, model, what, &error);
+  g_autoptr (AirlockLayerPlan) plan = airlock_layer_scan (stream, index, model, 0, 0, what, &error);
   GPtrArray *removals;
   GStrvBuilder *builder;
 

@@ -8,6 +8,7 @@
 
 #include "image/image.h"
 #include "image/disk-private.h"
+#include "image/layer-stream-private.h"
 #include "image/printable-private.h"
 
 #include <archive.h>
@@ -276,6 +277,7 @@ typedef struct {
   const char *config_arch;        /* NULL: arch */
   const char *manifest_text;      /* instead of the manifest built here */
   const char *user;               /* the config's User, as JSON text; NULL: nobody:nogroup */
+  GBytes *layer;                  /* the stored layer (in @compression), instead of /hello's */
 } ImageSpec;
 
 static void
@@ -293,7 +295,9 @@ add_image (Layout *l, const ImageSpec *spec, Built *ret)
 
   pairs[1] = hello;
   plain = make_tar (pairs);
-  stored = compress (plain, spec->compression);
+  /* An OCI image's diff_ids are not checked (its layers are named by
+   * their stored digest): any will do for a given layer. */
+  stored = spec->layer ? g_bytes_ref (spec->layer) : compress (plain, spec->compression);
   diff_id = sha256_of (plain);
   if (!mt)
     mt = spec->compression == AIRLOCK_LAYER_GZIP   ? MT_LAYER_GZIP
@@ -962,6 +966,270 @@ test_bad_malformed_json (Fixture *f, gconstpointer data)
   layout_put_text (top, "index.json", "{\"schemaVersion\":2,\"manifests\":[");
   top_ref = write_oci (f, top, "top");
   expect_resolve_error (top_ref, AIRLOCK_IMAGE_ERROR_MALFORMED, "index.json");
+}
+
+/* @n '[' (unclosed: the depth check refuses before the end). */
+static char *
+deep_brackets (guint n)
+{
+  char *text = g_malloc (n + 1);
+
+  memset (text, '[', n);
+  text[n] = '\0';
+  return text;
+}
+
+/* JSON nested past the bound in each document intake parses: refused as
+ * over a bound (exit 17), naming the document, where json-glib alone
+ * overflowed its stack (100,000 '[' in index.json crashed `images
+ * inspect`). */
+static void
+test_bad_deep_json (Fixture *f, gconstpointer data)
+{
+  g_autofree char *deep = deep_brackets (100000);
+  g_autofree char *deep_manifest = g_strconcat ("{\"schemaVersion\":2,\"config\":", deep, NULL);
+  g_autoptr (Layout) top = layout_new ();
+  g_autoptr (Layout) l = layout_new ();
+  g_autoptr (Layout) docker = layout_new ();
+  g_auto (Built) b = { NULL };
+  ImageSpec spec = { .arch = "amd64", .compression = AIRLOCK_LAYER_GZIP,
+                     .manifest_text = deep_manifest };
+  g_autofree char *top_ref = NULL, *ref = NULL, *docker_ref = NULL;
+  g_autofree char *docker_file = g_build_filename (f->dir, "deep-docker.tar", NULL);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockImageSource) source = NULL;
+
+  layout_put_text (top, "index.json", deep);
+  top_ref = write_oci (f, top, "deep-index");
+  source = airlock_image_source_open (top_ref, &error);
+  if (source)
+    g_assert_null (airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error));
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_LIMIT, top_ref, "index.json");
+  g_assert_nonnull (strstr (error->message, "JSON nested more than 64 levels deep"));
+  g_clear_error (&error);
+  g_clear_pointer (&source, airlock_image_source_free);
+
+  single_layout (l, &spec, &b, 0, NULL);
+  ref = write_oci (f, l, "deep-manifest");
+  expect_resolve_error (ref, AIRLOCK_IMAGE_ERROR_LIMIT, b.manifest_digest);
+
+  layout_put_text (docker, "manifest.json", deep);
+  layout_write_tar (docker, docker_file);
+  docker_ref = g_strconcat ("docker-archive:", docker_file, NULL);
+  source = airlock_image_source_open (docker_ref, &error);
+  if (source)
+    g_assert_null (airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error));
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_LIMIT, docker_ref, "manifest.json");
+}
+
+/* A layer bomb: a tar holding one file of @zeros zero bytes, compressed
+ * as it is written (libarchive's own filters), so neither the plain tar
+ * nor the file is ever held whole: 256 MiB of zeros is ~8 KB of zstd. */
+static GBytes *
+make_bomb (AirlockLayerCompression compression, guint64 zeros)
+{
+  static const char block[64 * 1024];
+  GByteArray *out = g_byte_array_new ();
+  struct archive *a = archive_write_new ();
+  struct archive_entry *e = archive_entry_new ();
+
+  archive_write_set_format_pax_restricted (a);
+  /* No zero padding after the compressed stream: not part of a layer. */
+  archive_write_set_bytes_in_last_block (a, 1);
+  if (compression == AIRLOCK_LAYER_ZSTD)
+    g_assert_cmpint (archive_write_add_filter_zstd (a), ==, ARCHIVE_OK);
+  else
+    g_assert_cmpint (archive_write_add_filter_gzip (a), ==, ARCHIVE_OK);
+  g_assert_cmpint (archive_write_open (a, out, NULL, append_to_array, NULL), ==, ARCHIVE_OK);
+  archive_entry_set_pathname (e, "zeros");
+  archive_entry_set_filetype (e, AE_IFREG);
+  archive_entry_set_perm (e, 0644);
+  archive_entry_set_size (e, (la_int64_t) zeros);
+  g_assert_cmpint (archive_write_header (a, e), ==, ARCHIVE_OK);
+  for (guint64 done = 0; done < zeros; done += sizeof block)
+    g_assert_cmpint (archive_write_data (a, block, MIN (sizeof block, zeros - done)), >, 0);
+  archive_entry_free (e);
+  g_assert_cmpint (archive_write_close (a), ==, ARCHIVE_OK);
+  archive_write_free (a);
+  return g_byte_array_free_to_bytes (out);
+}
+
+/* Files in the image cache other than the build lock: a disk, a build in
+ * progress, its record. */
+static guint
+count_disk_files (const char *cache_dir)
+{
+  g_autofree char *image_dir = g_build_filename (cache_dir, "image", NULL);
+  g_autoptr (GDir) top = g_dir_open (image_dir, 0, NULL);
+  const char *key;
+  guint n = 0;
+
+  while (top && (key = g_dir_read_name (top)))
+    {
+      g_autofree char *dir = g_build_filename (image_dir, key, NULL);
+      g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+      const char *name;
+
+      while (d && (name = g_dir_read_name (d)))
+        if (!g_str_equal (name, ".lock"))
+          {
+            g_test_message ("left in the cache: %s/%s", key, name);
+            n++;
+          }
+    }
+  return n;
+}
+
+/* A zstd and a gzip bomb through the real intake: the disk build stops at
+ * the image's size bound (LIMIT: exit 17), naming the image and the
+ * bound, before the appliance starts or a disk file is left; and the
+ * bound is checked as the layer streams, not after: the bomb's blob is
+ * followed by garbage, which the stream would report (MALFORMED) had it
+ * reached its end. */
+static void
+test_bad_layer_bomb (Fixture *f, gconstpointer data)
+{
+  static const AirlockLayerCompression kinds[] = { AIRLOCK_LAYER_ZSTD, AIRLOCK_LAYER_GZIP };
+  g_autofree char *cache = g_build_filename (f->dir, "cache", NULL);
+
+  for (guint k = 0; k < G_N_ELEMENTS (kinds); k++)
+    {
+      g_autoptr (GBytes) bomb = make_bomb (kinds[k], kinds[k] == AIRLOCK_LAYER_ZSTD ? 256u << 20 : 64u << 20);
+      g_autoptr (GByteArray) spoilt = g_byte_array_new ();
+      g_autoptr (GBytes) stored = NULL;
+      g_autoptr (Layout) l = layout_new ();
+      g_auto (Built) b = { NULL };
+      ImageSpec spec = { .arch = "amd64", .compression = kinds[k] };
+      g_autofree char *name = g_strdup_printf ("bomb-%s", airlock_layer_compression_to_string (kinds[k]));
+      g_autofree char *ref = NULL;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (AirlockImageSource) source = NULL;
+      g_autoptr (AirlockImage) image = NULL;
+      AirlockImageDiskOptions options = { .cache_dir = cache, .max_image_bytes = 8u << 20 };
+      g_autofree char *disk = NULL;
+
+      g_test_message ("%s bomb: %" G_GSIZE_FORMAT " bytes stored", name, g_bytes_get_size (bomb));
+      g_assert_cmpuint (g_bytes_get_size (bomb), <, 1u << 20);
+      g_byte_array_append (spoilt, g_bytes_get_data (bomb, NULL), g_bytes_get_size (bomb));
+      g_byte_array_append (spoilt, (const guint8 *) "not compressed data at all", 26);
+      stored = g_byte_array_free_to_bytes (g_steal_pointer (&spoilt));
+      spec.layer = stored;
+      single_layout (l, &spec, &b, 0, NULL);
+      ref = write_oci (f, l, name);
+      source = airlock_image_source_open (ref, &error);
+      g_assert_no_error (error);
+      image = airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error);
+      g_assert_no_error (error);
+
+      disk = airlock_image_disk_ensure (source, image, &options, &error);
+      g_assert_null (disk);
+      assert_error_names (error, AIRLOCK_IMAGE_ERROR_LIMIT, ref, b.layer_digest);
+      g_assert_nonnull (strstr (error->message, "decompress to more than 8.0\u00a0MiB (8388608 bytes)"));
+      g_assert_nonnull (strstr (error->message, "(8388608 bytes), the bound on one image's size"));
+      g_assert_cmpuint (count_disk_files (cache), ==, 0);
+      g_clear_error (&error);
+
+      /* The control: the same layer, unbounded, is read to its end,
+       * where the garbage fails it otherwise. */
+      {
+        g_autoptr (AirlockRootfsModel) model = airlock_rootfs_model_new ();
+        g_autoptr (GInputStream) stream = airlock_image_open_layer (source, image->layers->pdata[0], &error);
+        g_autoptr (AirlockLayerPlan) plan = NULL;
+
+        g_assert_no_error (error);
+        plan = airlock_layer_scan (stream, 0, model, 0, 0, "unbounded", &error);
+        g_assert_null (plan);
+        g_test_message ("unbounded: %s", error->message);
+        g_assert_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED);
+      }
+    }
+}
+
+/* The bound counts every layer together, and the default takes an image
+ * of ordinary size; AIRLOCK_MAX_IMAGE_SIZE sets it when the caller does
+ * not, and a wrong value there is refused (not a bound crossed). */
+static void
+test_bad_layers_over_bound_together (Fixture *f, gconstpointer data)
+{
+  g_autoptr (GBytes) mib = make_bomb (AIRLOCK_LAYER_ZSTD, 3u << 20);
+  g_autoptr (GError) error = NULL;
+  guint64 bytes = 0;
+
+  g_assert_true (airlock_image_parse_size ("8G", &bytes, NULL));
+  g_assert_cmpuint (bytes, ==, G_GUINT64_CONSTANT (8) << 30);
+  g_assert_true (airlock_image_parse_size ("512MiB", &bytes, NULL));
+  g_assert_cmpuint (bytes, ==, 512u << 20);
+  g_assert_true (airlock_image_parse_size ("1000", &bytes, NULL));
+  g_assert_cmpuint (bytes, ==, 1000);
+  g_assert_true (airlock_image_parse_size ("4k", &bytes, NULL));
+  g_assert_cmpuint (bytes, ==, 4096);
+  for (guint i = 0; i < 6; i++)
+    {
+      static const char *const bad[] = { "0", "", "8X", "-1", "99999999999T", "1.5G" };
+
+      g_assert_false (airlock_image_parse_size (bad[i], &bytes, &error));
+      g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+      g_clear_error (&error);
+    }
+
+  /* Two layers of 3 MiB: under a 4 MiB bound each, over it together. */
+  {
+    g_autoptr (AirlockRootfsModel) model = airlock_rootfs_model_new ();
+    g_autoptr (GInputStream) first = g_memory_input_stream_new ();
+    g_autoptr (GInputStream) raw1 = g_memory_input_stream_new_from_bytes (mib);
+    g_autoptr (GInputStream) raw2 = g_memory_input_stream_new_from_bytes (mib);
+    g_autofree char *hex = sha256_of (mib);
+    g_autoptr (GInputStream) s1 = airlock_layer_stream_new (g_object_ref (raw1), g_bytes_get_size (mib), hex,
+                                                            AIRLOCK_LAYER_ZSTD, "layer 1");
+    g_autoptr (GInputStream) s2 = airlock_layer_stream_new (g_object_ref (raw2), g_bytes_get_size (mib), hex,
+                                                            AIRLOCK_LAYER_ZSTD, "layer 2");
+    g_autoptr (AirlockLayerPlan) p1 = airlock_layer_scan (s1, 0, model, 0, 4u << 20, "image 'x' layer 1", &error);
+    g_autoptr (AirlockLayerPlan) p2 = NULL;
+
+    g_assert_no_error (error);
+    g_assert_cmpuint (airlock_layer_plan_get_tar_bytes (p1), >, 3u << 20);
+    p2 = airlock_layer_scan (s2, 1, model, airlock_layer_plan_get_tar_bytes (p1), 4u << 20,
+                             "image 'x' layer 2", &error);
+    g_assert_null (p2);
+    g_assert_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_LIMIT);
+    g_assert_true (g_str_has_prefix (error->message, "image 'x' layer 2: the image's layers decompress"));
+    g_clear_error (&error);
+  }
+
+  /* The environment, when the caller leaves the bound at 0. */
+  {
+    g_autoptr (Layout) l = layout_new ();
+    g_auto (Built) b = { NULL };
+    ImageSpec spec = { .arch = "amd64", .compression = AIRLOCK_LAYER_ZSTD, .layer = mib };
+    g_autofree char *ref = NULL;
+    g_autofree char *cache = g_build_filename (f->dir, "cache", NULL);
+    g_autoptr (AirlockImageSource) source = NULL;
+    g_autoptr (AirlockImage) image = NULL;
+    AirlockImageDiskOptions options = { .cache_dir = cache };
+    g_autofree char *disk = NULL;
+
+    single_layout (l, &spec, &b, 0, NULL);
+    ref = write_oci (f, l, "env-bound");
+    source = airlock_image_source_open (ref, &error);
+    g_assert_no_error (error);
+    image = airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error);
+    g_assert_no_error (error);
+
+    g_setenv ("AIRLOCK_MAX_IMAGE_SIZE", "2M", TRUE);
+    disk = airlock_image_disk_ensure (source, image, &options, &error);
+    g_assert_null (disk);
+    assert_error_names (error, AIRLOCK_IMAGE_ERROR_LIMIT, ref, b.layer_digest);
+    g_assert_nonnull (strstr (error->message, "(2097152 bytes)"));
+    g_clear_error (&error);
+
+    g_setenv ("AIRLOCK_MAX_IMAGE_SIZE", "lots", TRUE);
+    disk = airlock_image_disk_ensure (source, image, &options, &error);
+    g_unsetenv ("AIRLOCK_MAX_IMAGE_SIZE");
+    g_assert_null (disk);
+    g_assert_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE);
+    g_assert_true (g_str_has_prefix (error->message, "AIRLOCK_MAX_IMAGE_SIZE: 'lots' is not a size"));
+    g_assert_cmpuint (count_disk_files (cache), ==, 0);
+  }
 }
 
 static void
@@ -1676,7 +1944,7 @@ test_hostile_layer_entry (void)
   pairs[0] = path->str;
   tar = make_tar (pairs);
   stream = g_memory_input_stream_new_from_bytes (tar);
-  plan = airlock_layer_scan (stream, 0, model, "image 'oci:x' layer 1", &error);
+  plan = airlock_layer_scan (stream, 0, model, 0, 0, "image 'oci:x' layer 1", &error);
   g_assert_null (plan);
   assert_printable (error);
   g_assert_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_UNSAFE);
@@ -1731,6 +1999,9 @@ main (int argc, char **argv)
   ADD ("/image/bad/missing-blob", test_bad_missing_blob);
   ADD ("/image/bad/truncated-archive", test_bad_truncated_archive);
   ADD ("/image/bad/malformed-json", test_bad_malformed_json);
+  ADD ("/image/bad/json-nested-too-deep", test_bad_deep_json);
+  ADD ("/image/bad/layer-bomb-over-size-bound", test_bad_layer_bomb);
+  ADD ("/image/bad/layers-over-size-bound-together", test_bad_layers_over_bound_together);
   ADD ("/image/bad/unknown-media-types", test_bad_unknown_media_types);
   ADD ("/image/bad/index-without-arch", test_bad_no_arch);
   ADD ("/image/bad/config-arch-contradicts-index", test_bad_config_arch_lies);
