@@ -17,6 +17,8 @@
  *   - resolve_user_in returns other than 0 or -EINVAL, leaves its reason
  *     empty or unterminated, changes the files it reads, or changes the
  *     spec's ids when it fails;
+ *   - a named User (no group) whose first passwd line has a uid and a gid
+ *     does not resolve;
  *   - on success: a numeric user is that uid, a named one is a passwd line
  *     with that name and uid; a group given by number is that gid, one
  *     given by name a group line with that name and gid; a numeric user
@@ -80,6 +82,28 @@ group_lists (const char *group, guint32 gid, const char *user)
         if (g_strv_contains ((const char *const *) members, user))
           return TRUE;
       }
+    }
+  return FALSE;
+}
+
+static gboolean is_id (const char *s, guint32 *ret);
+
+/* Whether the first line of @passwd naming @name (with at least three
+ * fields, as find_entry wants) has a uid and a gid: then a named User must
+ * resolve, whatever other lines the file holds (blank ones, comments). */
+static gboolean
+passwd_resolves (const char *passwd, const char *name)
+{
+  g_auto (GStrv) lines = g_strsplit (passwd, "\n", -1);
+
+  for (char **line = lines; *line; line++)
+    {
+      g_auto (GStrv) fields = g_strsplit (*line, ":", -1);
+      guint32 v;
+
+      if (g_strv_length (fields) < 3 || strcmp (fields[0], name) != 0)
+        continue;
+      return g_strv_length (fields) >= 4 && is_id (fields[2], &v) && is_id (fields[3], &v);
     }
   return FALSE;
 }
@@ -183,6 +207,9 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   fuzz_check (g_strcmp0 (passwd, passwd_before) == 0);
   fuzz_check (g_strcmp0 (group, group_before) == 0);
   fuzz_check (r == 0 || r == -EINVAL);
+  if (passwd && !strchr (user, ':') && strlen (user) < sizeof user_name && !is_id (user, &id)
+      && passwd_resolves (passwd, user))
+    fuzz_check (r == 0);
   if (r != 0)
     {
       fuzz_check (memchr (reason, '\0', sizeof reason) != NULL && reason[0] != '\0');
