@@ -57,44 +57,15 @@
 #include <linux/openat2.h>
 #include <termios.h>
 
+#include "image-files.h"
+#include "run-spec.h"
 #include "supervisor.h"
 
-#define SPEC_MAX_ARGS 1024
-#define SPEC_MAX_ENV 1024
-#define SPEC_MAX_GROUPS 64
 #define HANDOFF_TIMEOUT_MS 10000
 #define RUN_DIR "/airlock/run"
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 /* Where the static shell appears in the workload's root (AIRLOCK_SPEC_SHELL). */
 #define STATIC_SHELL "/.airlock/bin/sh"
-
-/* ---- the run spec ------------------------------------------------------- */
-
-struct run_spec {
-  char *argv[SPEC_MAX_ARGS + 1];
-  size_t argc;
-  char *envp[SPEC_MAX_ENV + 1];
-  size_t envc;
-  char *cwd;
-  char *root;
-  char *hostname;
-  char *root_disk;         /* serial of the disk to mount at root, or NULL */
-  char *user;              /* resolved in the workload's root, or NULL */
-  bool stdio;              /* stdio on AIRLOCK_PORT_STDIO */
-  bool controls;           /* run the negative controls first */
-  uint32_t uid, gid;
-  gid_t groups[SPEC_MAX_GROUPS];
-  size_t n_groups;
-  uint32_t timeout_ms;
-  bool have_clock;
-  uint64_t clock_ns;       /* CLOCK_REALTIME to set first */
-  bool tty;                /* the workload's stdio is a pseudo-terminal (needs stdio) */
-  uint16_t tty_rows, tty_cols;
-  char *shell_dir;         /* airlock's static shell, bound when argv[0] is missing, or NULL */
-};
-
-/* Copies of the spec's strings, NUL-terminated (the TLVs are not). */
-static char spec_strings[AIRLOCK_SPEC_MAX + 2 * (SPEC_MAX_ARGS + SPEC_MAX_ENV) + 16];
 
 static __attribute__ ((format (printf, 3, 4))) int
 fail (char *error, size_t size, const char *fmt, ...)
@@ -107,214 +78,9 @@ fail (char *error, size_t size, const char *fmt, ...)
   return -EINVAL;
 }
 
-static int
-parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, size_t error_size)
-{
-  size_t pos = 0, used = 0;
-  bool have_uid = false, have_gid = false, have_timeout = false;
-
-  memset (s, 0, sizeof *s);
-  while (pos < len)
-    {
-      uint16_t tag, vlen;
-      const uint8_t *v;
-      char *str = NULL;
-
-      if (len - pos < AIRLOCK_TLV_HEADER_SIZE)
-        return fail (error, error_size, "run spec: TLV header cut short at byte %zu", pos);
-      tag = wire_get_le16 (spec + pos);
-      vlen = wire_get_le16 (spec + pos + 2);
-      v = spec + pos + AIRLOCK_TLV_HEADER_SIZE;
-      if (vlen > len - pos - AIRLOCK_TLV_HEADER_SIZE)
-        return fail (error, error_size, "run spec: TLV %u at byte %zu runs past the end", tag, pos);
-      pos += AIRLOCK_TLV_HEADER_SIZE + vlen;
-
-      switch (tag)
-        {
-        case AIRLOCK_SPEC_ARG:
-        case AIRLOCK_SPEC_ENV:
-        case AIRLOCK_SPEC_CWD:
-        case AIRLOCK_SPEC_ROOT:
-        case AIRLOCK_SPEC_HOSTNAME:
-        case AIRLOCK_SPEC_ROOT_DISK:
-        case AIRLOCK_SPEC_USER:
-        case AIRLOCK_SPEC_SHELL:
-          if (memchr (v, '\0', vlen))
-            return fail (error, error_size, "run spec: string TLV %u holds a NUL byte", tag);
-          if (used + vlen + 1 > sizeof spec_strings)
-            return fail (error, error_size, "run spec: strings too long");
-          str = spec_strings + used;
-          memcpy (str, v, vlen);
-          str[vlen] = '\0';
-          used += (size_t) vlen + 1;
-          break;
-        case AIRLOCK_SPEC_UID:
-        case AIRLOCK_SPEC_GID:
-        case AIRLOCK_SPEC_TIMEOUT_MS:
-        case AIRLOCK_SPEC_STDIO:
-        case AIRLOCK_SPEC_CONTROLS:
-        case AIRLOCK_SPEC_TTY:
-          if (vlen != 4)
-            return fail (error, error_size, "run spec: TLV %u is %u bytes, want 4", tag, vlen);
-          break;
-        case AIRLOCK_SPEC_CLOCK_NS:
-          if (vlen != 8)
-            return fail (error, error_size, "run spec: TLV %u is %u bytes, want 8", tag, vlen);
-          break;
-        case AIRLOCK_SPEC_GROUPS:
-          if (vlen % 4 != 0 || vlen / 4 > SPEC_MAX_GROUPS)
-            return fail (error, error_size, "run spec: %u bytes of groups (at most %d groups)",
-                         vlen, SPEC_MAX_GROUPS);
-          break;
-        default:
-          return fail (error, error_size, "run spec: unknown TLV %u at byte %zu", tag,
-                       pos - AIRLOCK_TLV_HEADER_SIZE - vlen);
-        }
-
-      switch (tag)
-        {
-        case AIRLOCK_SPEC_ARG:
-          if (s->argc == SPEC_MAX_ARGS)
-            return fail (error, error_size, "run spec: more than %d arguments", SPEC_MAX_ARGS);
-          s->argv[s->argc++] = str;
-          break;
-        case AIRLOCK_SPEC_ENV:
-          if (s->envc == SPEC_MAX_ENV)
-            return fail (error, error_size, "run spec: more than %d environment entries",
-                         SPEC_MAX_ENV);
-          if (!strchr (str, '='))
-            return fail (error, error_size, "run spec: environment entry '%s' has no '='", str);
-          s->envp[s->envc++] = str;
-          break;
-        case AIRLOCK_SPEC_CWD:
-          s->cwd = str;
-          break;
-        case AIRLOCK_SPEC_ROOT:
-          s->root = str;
-          break;
-        case AIRLOCK_SPEC_HOSTNAME:
-          s->hostname = str;
-          break;
-        case AIRLOCK_SPEC_ROOT_DISK:
-          s->root_disk = str;
-          break;
-        case AIRLOCK_SPEC_USER:
-          s->user = str;
-          break;
-        case AIRLOCK_SPEC_STDIO:
-          s->stdio = wire_get_le32 (v) != 0;
-          break;
-        case AIRLOCK_SPEC_CONTROLS:
-          s->controls = wire_get_le32 (v) != 0;
-          break;
-        case AIRLOCK_SPEC_UID:
-          s->uid = wire_get_le32 (v);
-          have_uid = true;
-          break;
-        case AIRLOCK_SPEC_GID:
-          s->gid = wire_get_le32 (v);
-          have_gid = true;
-          break;
-        case AIRLOCK_SPEC_TIMEOUT_MS:
-          s->timeout_ms = wire_get_le32 (v);
-          have_timeout = true;
-          break;
-        case AIRLOCK_SPEC_CLOCK_NS:
-          s->clock_ns = wire_get_le64 (v);
-          s->have_clock = true;
-          break;
-        case AIRLOCK_SPEC_TTY:
-          s->tty = true;
-          s->tty_rows = wire_get_le16 (v);
-          s->tty_cols = wire_get_le16 (v + 2);
-          break;
-        case AIRLOCK_SPEC_SHELL:
-          s->shell_dir = str;
-          break;
-        case AIRLOCK_SPEC_GROUPS:
-          s->n_groups = vlen / 4;
-          for (size_t i = 0; i < s->n_groups; i++)
-            s->groups[i] = wire_get_le32 (v + 4 * i);
-          break;
-        }
-    }
-
-  (void) have_uid;
-  (void) have_gid;
-  if (s->argc == 0)
-    return fail (error, error_size, "run spec: no argv");
-  if (!s->root || s->root[0] != '/')
-    return fail (error, error_size, "run spec: the root must be an absolute guest path");
-  /* The root goes into overlayfs's option string, where these separate. */
-  if (strpbrk (s->root, ",:\\"))
-    return fail (error, error_size, "run spec: root '%s' holds ',', ':' or '\\'", s->root);
-  if (!have_timeout || s->timeout_ms == 0)
-    return fail (error, error_size, "run spec: no timeout");
-  if (!s->cwd)
-    s->cwd = "/";
-  if (s->cwd[0] != '/')
-    return fail (error, error_size, "run spec: working directory '%s' is not absolute", s->cwd);
-  if (!s->hostname)
-    s->hostname = "airlock";
-  if (s->tty && !s->stdio)
-    return fail (error, error_size, "run spec: a terminal (TTY) needs the stdio port (STDIO)");
-  if (s->shell_dir && (s->shell_dir[0] != '/' || s->argv[0][0] != '/'))
-    return fail (error, error_size,
-                 "run spec: a static shell needs an absolute directory and an absolute argv[0]");
-  return 0;
-}
-
 static int mkdir_p (const char *path, mode_t mode);
 
 /* ---- the image's user ------------------------------------------------------ */
-
-static bool
-parse_id (const char *s, uint32_t *ret)
-{
-  char *end;
-  unsigned long v;
-
-  if (*s < '0' || *s > '9')
-    return false;
-  errno = 0;
-  v = strtoul (s, &end, 10);
-  if (errno || *end || v > UINT32_MAX - 1)
-    return false;
-  *ret = (uint32_t) v;
-  return true;
-}
-
-/* Finds the line of an /etc/passwd or /etc/group-style @file whose first
- * field is @name (or whose third field is the number @id when @name is
- * NULL), and splits it into @fields.  Returns the number of fields, 0 when
- * there is no such line. */
-static size_t
-find_entry (char *file, const char *name, uint32_t id, char **fields, size_t max)
-{
-  for (char *line = file, *next; line && *line; line = next)
-    {
-      size_t n = 0;
-      char *p = line;
-      uint32_t v;
-
-      next = strchr (line, '\n');
-      if (next)
-        *next++ = '\0';
-      while (n < max)
-        {
-          fields[n++] = p;
-          p = strchr (p, ':');
-          if (!p)
-            break;
-          *p++ = '\0';
-        }
-      if (n < 3)
-        continue;
-      if (name ? strcmp (fields[0], name) == 0 : (parse_id (fields[2], &v) && v == id))
-        return n;
-    }
-  return 0;
-}
 
 /* Resolves the image's User the way container runtimes do: "name" or "uid",
  * optionally ":group" or ":gid"; names through the workload root's
@@ -324,13 +90,8 @@ static int
 resolve_user (struct run_spec *spec, char *error, size_t error_size)
 {
   static char passwd[256 * 1024], group[256 * 1024], copy[256 * 1024];
-  char user[256], *group_part, *fields[8];
   ssize_t passwd_len = read_file ("/etc/passwd", passwd, sizeof passwd);
   ssize_t group_len = read_file ("/etc/group", group, sizeof group);
-  bool have_passwd = passwd_len >= 0;
-  bool have_group = group_len >= 0;
-  const char *user_name = NULL;
-  uint32_t uid, gid = 0;
 
   /* A file too large for our bound is not a missing one: say which, so the
    * verdict's reason is one a person can act on. */
@@ -341,77 +102,8 @@ resolve_user (struct run_spec *spec, char *error, size_t error_size)
     return fail (error, error_size, "user '%s': cannot read the image's /etc/group: %s",
                  spec->user, group_len == -EFBIG ? "it is over 256 KiB" : strerror ((int) -group_len));
 
-  if (strlen (spec->user) >= sizeof user)
-    return fail (error, error_size, "user '%s' is too long", spec->user);
-  strcpy (user, spec->user);
-  group_part = strchr (user, ':');
-  if (group_part)
-    *group_part++ = '\0';
-
-  strcpy (copy, have_passwd ? passwd : "");
-  if (parse_id (user, &uid))
-    {
-      if (find_entry (copy, NULL, uid, fields, 8) >= 4)
-        {
-          parse_id (fields[3], &gid);
-          user_name = NULL;   /* numeric users get no supplementary groups */
-        }
-    }
-  else
-    {
-      if (!have_passwd)
-        return fail (error, error_size, "user '%s': the image has no /etc/passwd", user);
-      if (find_entry (copy, user, 0, fields, 8) < 4 || !parse_id (fields[2], &uid)
-          || !parse_id (fields[3], &gid))
-        return fail (error, error_size, "user '%s' is not in the image's /etc/passwd", user);
-      user_name = user;
-    }
-  if (group_part && *group_part)
-    {
-      strcpy (copy, have_group ? group : "");
-      if (!parse_id (group_part, &gid))
-        {
-          if (!have_group || find_entry (copy, group_part, 0, fields, 8) < 3
-              || !parse_id (fields[2], &gid))
-            return fail (error, error_size, "group '%s' is not in the image's /etc/group",
-                         group_part);
-        }
-    }
-  spec->uid = uid;
-  spec->gid = gid;
-  spec->n_groups = 0;
-  if (user_name && have_group)
-    {
-      /* Supplementary groups: every group listing the user as a member. */
-      strcpy (copy, group);
-      for (char *line = copy, *next; line && *line && spec->n_groups < SPEC_MAX_GROUPS; line = next)
-        {
-          size_t n = 0;
-          char *p = line;
-          uint32_t g;
-
-          next = strchr (line, '\n');
-          if (next)
-            *next++ = '\0';
-          while (n < 4)
-            {
-              fields[n++] = p;
-              p = strchr (p, ':');
-              if (!p)
-                break;
-              *p++ = '\0';
-            }
-          if (n < 4 || !parse_id (fields[2], &g))
-            continue;
-          for (char *m = strtok (fields[3], ","); m; m = strtok (NULL, ","))
-            if (strcmp (m, user_name) == 0)
-              {
-                spec->groups[spec->n_groups++] = g;
-                break;
-              }
-        }
-    }
-  return 0;
+  return resolve_user_in (spec, passwd_len >= 0 ? passwd : NULL, group_len >= 0 ? group : NULL,
+                          copy, sizeof copy, error, error_size);
 }
 
 /* The image's disk: the virtio disk whose serial the host named, mounted

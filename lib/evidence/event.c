@@ -205,8 +205,10 @@ airlock_result_to_string (gint64 result)
 {
   if (result >= 0)
     return g_strdup_printf ("%" G_GINT64_FORMAT, result);
+  /* Not -result: the guest chooses the value, and G_MININT64 has no
+   * negation (undefined behaviour; fuzz-verdict found it). */
   for (gsize i = 0; i < G_N_ELEMENTS (errno_names); i++)
-    if (-result == errno_names[i].value)
+    if (result == -(gint64) errno_names[i].value)
       return g_strdup (errno_names[i].name);
   /* -result cannot overflow a printf of the negation: print the value. */
   return g_strdup_printf ("errno-%" G_GUINT64_FORMAT, -(guint64) result);

@@ -9,6 +9,7 @@
 #include "evidence/event.h"
 #include "vm/domain-xml-private.h"
 #include "vm/capture-file-private.h"
+#include "vm/stdio-chunks-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -501,9 +502,39 @@ stdin_sender (gpointer data)
   return NULL;
 }
 
-/* The workload's stdout and stderr: kept (bounded) and, with an output
- * function, handed on as they come.  Nothing on this port is evidence:
- * chunks are only bounded and split by stream. */
+/* One chunk from the stdio port: stdout and stderr are kept (bounded) and,
+ * with an output function, handed on.  Called with vm->lock held. */
+static void
+stdio_chunk (const AirlockStdioChunk *chunk, gpointer data)
+{
+  AirlockVm *vm = data;
+  GByteArray *out;
+
+  if (!(chunk->stream == AIRLOCK_STDIO_STDOUT || chunk->stream == AIRLOCK_STDIO_STDERR)
+      || chunk->len == 0)
+    return;
+  out = vm->out[chunk->stream - 1];
+  if (vm->opts.record_func)
+    vm->opts.record_func (chunk->stream == AIRLOCK_STDIO_STDOUT ? AIRLOCK_VM_RECORD_STDOUT
+                                                                : AIRLOCK_VM_RECORD_STDERR,
+                          chunk->data, chunk->len, vm->opts.record_data);
+
+  if (vm->opts.output_func)
+    {
+      g_mutex_unlock (&vm->lock);
+      vm->opts.output_func ((int) chunk->stream, chunk->data, chunk->len, vm->opts.output_data);
+      g_mutex_lock (&vm->lock);
+    }
+
+  if (out->len + chunk->len <= AIRLOCK_BOUND_STDIO)
+    g_byte_array_append (out, chunk->data, (guint) chunk->len);
+  else
+    vm->out_truncated = TRUE;
+}
+
+/* The workload's stdout and stderr, as chunks (stdio-chunks-private.h).
+ * Nothing on this port is evidence: chunks are only bounded and split by
+ * stream. */
 static gpointer
 stdio_worker (gpointer data)
 {
@@ -519,38 +550,7 @@ stdio_worker (gpointer data)
         break;
       g_byte_array_append (pending, buf, n);
       g_mutex_lock (&vm->lock);
-      while (pending->len >= AIRLOCK_STDIO_HEADER_SIZE)
-        {
-          guint stream = pending->data[0];
-          gsize clen = wire_get_le16 (pending->data + 2);
-
-          if (pending->len < AIRLOCK_STDIO_HEADER_SIZE + clen)
-            break;
-          if ((stream == AIRLOCK_STDIO_STDOUT || stream == AIRLOCK_STDIO_STDERR) && clen > 0)
-            {
-              GByteArray *out = vm->out[stream - 1];
-
-              if (vm->opts.record_func)
-                vm->opts.record_func (stream == AIRLOCK_STDIO_STDOUT ? AIRLOCK_VM_RECORD_STDOUT
-                                                                     : AIRLOCK_VM_RECORD_STDERR,
-                                      pending->data + AIRLOCK_STDIO_HEADER_SIZE, clen,
-                                      vm->opts.record_data);
-
-              if (vm->opts.output_func)
-                {
-                  g_mutex_unlock (&vm->lock);
-                  vm->opts.output_func ((int) stream, pending->data + AIRLOCK_STDIO_HEADER_SIZE, clen,
-                                        vm->opts.output_data);
-                  g_mutex_lock (&vm->lock);
-                }
-
-              if (out->len + clen <= AIRLOCK_BOUND_STDIO)
-                g_byte_array_append (out, pending->data + AIRLOCK_STDIO_HEADER_SIZE, (guint) clen);
-              else
-                vm->out_truncated = TRUE;
-            }
-          g_byte_array_remove_range (pending, 0, (guint) (AIRLOCK_STDIO_HEADER_SIZE + clen));
-        }
+      airlock_stdio_take_chunks (pending, stdio_chunk, vm);
       g_mutex_unlock (&vm->lock);
     }
   g_mutex_lock (&vm->lock);
