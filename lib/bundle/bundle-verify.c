@@ -17,6 +17,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "evidence/frame-private.h"
 #include "json-bounded-private.h"
 
 #include "bounds-private.h"
@@ -41,13 +42,25 @@ static void G_GNUC_PRINTF (3, 4)
 problem (AirlockBundleReport *r, const char *file, const char *fmt, ...)
 {
   AirlockBundleProblem *p = g_new0 (AirlockBundleProblem, 1);
+  g_autofree char *message = NULL;
   va_list ap;
 
   va_start (ap, fmt);
-  p->file = g_strdup (file);
-  p->message = g_strdup_vprintf (fmt, ap);
+  message = g_strdup_vprintf (fmt, ap);
   va_end (ap);
+  /* A message quotes what the bundle holds (INCOMPLETE's line, a file
+   * name, a manifest's value): whoever made the bundle chose those bytes,
+   * and they reach a terminal or a CI page.  Escaped once, here. */
+  p->file = file ? airlock_evidence_escape_bytes ((const guint8 *) file, strlen (file)) : NULL;
+  p->message = airlock_evidence_escape_bytes ((const guint8 *) message, strlen (message));
   g_ptr_array_add (r->problems, p);
+}
+
+/* A value of the manifest, printable (see problem()). */
+static char *
+escaped_or_null (const char *value)
+{
+  return value ? airlock_evidence_escape_bytes ((const guint8 *) value, strlen (value)) : NULL;
 }
 
 static void
@@ -491,7 +504,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       problem (r, "manifest.json", "is not an %s manifest", AIRLOCK_BUNDLE_FORMAT);
       goto out;
     }
-  r->arch = g_strdup (airlock_json_get_string (m, "arch"));
+  r->arch = escaped_or_null (airlock_json_get_string (m, "arch"));
   if (!r->arch || !airlock_arch_from_string (r->arch, &arch))
     {
       problem (r, "manifest.json", "names no arch airlock knows");
@@ -501,10 +514,10 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   inputs = airlock_json_get_object (m, "inputs");
   image = airlock_json_get_object (inputs, "image");
   files = airlock_json_get_object (m, "files");
-  r->manifest_digest = g_strdup (airlock_json_get_string (image, "manifest"));
-  r->index_digest = g_strdup (airlock_json_get_string (image, "index"));
+  r->manifest_digest = escaped_or_null (airlock_json_get_string (image, "manifest"));
+  r->index_digest = escaped_or_null (airlock_json_get_string (image, "index"));
   r->reference = g_strdup (airlock_json_get_string (image, "reference"));
-  r->gate_id = g_strdup (airlock_json_get_string (m, "gate"));
+  r->gate_id = escaped_or_null (airlock_json_get_string (m, "gate"));
   if (!run || !airlock_json_get_bool (run, "complete", &complete))
     {
       problem (r, "manifest.json", "has no run record");

@@ -238,12 +238,16 @@ check_report (const AirlockBundleReport *r, gboolean keyed)
     {
       const AirlockBundleProblem *p = r->problems->pdata[i];
 
-      /* Not yet fuzz_check_safe_text (p->message): bundle-verify.c quotes
-       * INCOMPLETE's first line, the manifest's arch and listed names as
-       * they are (invalid UTF-8, ESC sequences reach `airlock verify`'s
-       * output); add the check when it escapes them. */
+      /* Every problem reaches a terminal or a CI page: bundle-verify.c
+       * escapes what it quotes of the bundle (INCOMPLETE's line, the
+       * manifest's values, file names). */
       fuzz_check (p->message != NULL && p->message[0] != '\0');
+      fuzz_check_safe_text (p->message);
+      if (p->file)
+        fuzz_check_safe_text (p->file);
     }
+  if (r->arch)
+    fuzz_check_safe_text (r->arch);
   fuzz_check (r->verdict == NULL || g_str_equal (r->verdict, "pass")
               || g_str_equal (r->verdict, "fail") || g_str_equal (r->verdict, "inconclusive"));
   if (r->problems->len == 0)

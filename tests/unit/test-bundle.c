@@ -372,7 +372,7 @@ test_set_whole_verifies (Fixture *f, gconstpointer data)
 static void
 test_set_one_arch_verifies (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, FALSE, f->key);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, FALSE, f->key);
   g_autoptr (AirlockBundleSetReport) r = airlock_bundle_set_verify (f->gate, f->key);
 
   assert_no_problem (r);
@@ -384,7 +384,7 @@ test_set_one_arch_verifies (Fixture *f, gconstpointer data)
 static void
 test_set_missing_arch (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, TRUE, f->key);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, TRUE, f->key);
   g_autofree char *arm64 = g_build_filename (f->gate, "arm64", NULL);
   g_autoptr (AirlockBundleSetReport) r = NULL;
 
@@ -423,7 +423,7 @@ test_set_unfinished_arch (Fixture *f, gconstpointer data)
 static void
 test_set_swapped_arch (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, TRUE, f->key);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, TRUE, f->key);
   g_autofree char *arm64 = g_build_filename (f->gate, "arm64", NULL);
   g_autoptr (AirlockBundleSetReport) r = NULL;
 
@@ -477,7 +477,7 @@ test_set_other_image (Fixture *f, gconstpointer data)
 static void
 test_set_bundle_without_gate (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, TRUE, f->key);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, TRUE, f->key);
   g_autoptr (AirlockBundleSetReport) r = NULL;
   g_autofree char *arm64 = g_build_filename (f->gate, "arm64", NULL);
 
@@ -492,7 +492,7 @@ test_set_bundle_without_gate (Fixture *f, gconstpointer data)
 static void
 test_set_record_tampered (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, TRUE, f->key);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, TRUE, f->key);
   g_autofree char *path = g_build_filename (f->gate, AIRLOCK_BUNDLE_SET_FILE, NULL);
   g_autofree char *arm64 = g_build_filename (f->gate, "arm64", NULL);
   g_autoptr (JsonParser) parser = json_parser_new ();
@@ -521,7 +521,7 @@ test_set_record_tampered (Fixture *f, gconstpointer data)
 static void
 test_set_record_unsigned (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, TRUE, f->key);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, TRUE, f->key);
   g_autofree char *hmac = g_build_filename (f->gate, AIRLOCK_BUNDLE_SET_HMAC, NULL);
   g_autoptr (AirlockBundleSetReport) r = NULL;
 
@@ -535,7 +535,7 @@ test_set_record_unsigned (Fixture *f, gconstpointer data)
 static void
 test_set_record_names_each_manifest (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, TRUE, NULL);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, TRUE, NULL);
   g_autofree char *arm64 = g_build_filename (f->gate, "arm64", "manifest.json", NULL);
   g_autoptr (AirlockBundleSetReport) r = NULL;
   g_autoptr (GError) error = NULL;
@@ -556,7 +556,7 @@ test_set_record_names_each_manifest (Fixture *f, gconstpointer data)
 static void
 test_set_record_missing (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, TRUE, f->key);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, TRUE, f->key);
   g_autofree char *path = g_build_filename (f->gate, AIRLOCK_BUNDLE_SET_FILE, NULL);
   g_autoptr (AirlockBundleSetReport) r = NULL;
 
@@ -572,7 +572,7 @@ test_set_record_missing (Fixture *f, gconstpointer data)
 static void
 test_set_record_oversized (Fixture *f, gconstpointer data)
 {
-  g_autofree char *id = write_gate (f->gate, TRUE, FALSE, NULL);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, FALSE, NULL);
   g_autofree char *path = g_build_filename (f->gate, AIRLOCK_BUNDLE_SET_FILE, NULL);
   g_autofree char *deep = g_strnfill (1 << 20, '[');
   g_autoptr (AirlockBundleSetReport) big = NULL;

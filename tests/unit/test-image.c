@@ -1175,7 +1175,6 @@ test_bad_layers_over_bound_together (Fixture *f, gconstpointer data)
   /* Two layers of 3 MiB: under a 4 MiB bound each, over it together. */
   {
     g_autoptr (AirlockRootfsModel) model = airlock_rootfs_model_new ();
-    g_autoptr (GInputStream) first = g_memory_input_stream_new ();
     g_autoptr (GInputStream) raw1 = g_memory_input_stream_new_from_bytes (mib);
     g_autoptr (GInputStream) raw2 = g_memory_input_stream_new_from_bytes (mib);
     g_autofree char *hex = sha256_of (mib);
