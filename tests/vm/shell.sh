@@ -86,7 +86,7 @@ start () {   # start SESSION ARGS...: a 100x30 pane running the wrapper
 echo "1..21"
 for arch in amd64 arm64; do
   s="shell-$arch-$$"
-  start "$s" "$cli" shell --arch "$arch" --image "oci-archive:$samples/clean.tar" --out "$work/out1" \
+  start "$s" "$cli" shell --arch "$arch" --image "oci-archive:$samples/clean.tar" --out "$work/out1-$arch" \
     --timeout 600
   if ! wait_for "$s" "$prompt|SHELL-DONE" 300 || pane "$s" | grep -q "SHELL-DONE"; then
     pane "$s" >"$out"
@@ -143,19 +143,22 @@ for arch in amd64 arm64; do
   if wait_for "$s" '^SHELL-DONE restored status=0$' 120; then ok "/shell/$arch/exit-restores-terminal"
   else not_ok "/shell/$arch/exit-restores-terminal" "exit did not end airlock shell with status 0 and the terminal as it was"; fi
 
-  b="$work/out1/$arch"
+  # One session's --out is one set of bundles (set.json): a directory per
+  # session, and the set verifies.
+  b="$work/out1-$arch/$arch"
   if [ -f "$b/manifest.json" ] && [ ! -e "$b/INCOMPLETE" ] \
-     && grep -q '"key":"connect emulate inet/stream/tcp 198.51.100.80:80"' "$b/events.jsonl"; then
+     && grep -q '"key":"connect emulate inet/stream/tcp 198.51.100.80:80"' "$b/events.jsonl" \
+     && "$cli" verify "$work/out1-$arch" >"$out" 2>&1; then
     ok "/shell/$arch/bundle"
   else
-    ls -la "$b" >"$out" 2>&1
-    not_ok "/shell/$arch/bundle" "no complete bundle in $b recording the connect"
+    ls -la "$b" >>"$out" 2>&1
+    not_ok "/shell/$arch/bundle" "no complete bundle in $b recording the connect, or its set does not verify"
   fi
 
   # Ctrl-D at the prompt, with the negative controls first.
   s="shell-$arch-ctrl-d-$$"
   start "$s" "$cli" shell --arch "$arch" --image "oci-archive:$samples/clean.tar" --controls \
-    --out "$work/out2" --timeout 600
+    --out "$work/out2-$arch" --timeout 600
   if wait_for "$s" "$prompt" 300 && pane "$s" | grep -Eq '^\[airlock\] negative controls: [0-9]+ records'; then
     tm send-keys -t "$s" C-d
     if wait_for "$s" '^SHELL-DONE restored status=0$' 120 && [ -f "$work/out2/$arch/manifest.json" ]; then
