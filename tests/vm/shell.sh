@@ -161,7 +161,7 @@ for arch in amd64 arm64; do
     --out "$work/out2-$arch" --timeout 600
   if wait_for "$s" "$prompt" 300 && pane "$s" | grep -Eq '^\[airlock\] negative controls: [0-9]+ records'; then
     tm send-keys -t "$s" C-d
-    if wait_for "$s" '^SHELL-DONE restored status=0$' 120 && [ -f "$work/out2/$arch/manifest.json" ]; then
+    if wait_for "$s" '^SHELL-DONE restored status=0$' 120 && [ -f "$work/out2-$arch/$arch/manifest.json" ]; then
       ok "/shell/$arch/ctrl-d"
     else
       not_ok "/shell/$arch/ctrl-d" "Ctrl-D at the prompt did not end the run (status 0, terminal restored, a bundle)"
