@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "fuzz-bundle.h"
+#include "corpus-seed.h"
 
 #define REAL_SEED "real-egress-amd64"
 
@@ -433,8 +434,6 @@ main (int argc, char **argv)
       g_autoptr (GPtrArray) entries = parse (real_bytes);
       g_autoptr (GByteArray) bytes = NULL;
       g_autofree char *path = g_build_filename (dir, variants[i].name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len = 0;
 
       if (!find (entries, "manifest.json"))
         {
@@ -443,53 +442,13 @@ main (int argc, char **argv)
         }
       variants[i].build (entries);
       bytes = serialise (entries);
-      if (check)
-        {
-          if (!g_file_get_contents (path, &contents, &len, &error))
-            {
-              fprintf (stderr, "seed '%s' is missing: %s\n", path, error->message);
-              g_clear_error (&error);
-              status = 1;
-            }
-          else if (len != bytes->len || memcmp (contents, bytes->data, len) != 0)
-            {
-              fprintf (stderr, "seed '%s' differs from what %s builds; regenerate it\n", path,
-                       argv[0]);
-              status = 1;
-            }
-        }
-      else if (!g_file_set_contents (path, (const char *) bytes->data, bytes->len, &error))
-        {
-          fprintf (stderr, "cannot write seed '%s': %s\n", path, error->message);
-          g_clear_error (&error);
-          status = 1;
-        }
+      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
     }
   {
     g_autoptr (GByteArray) bytes = written_signed ();
     g_autofree char *path = g_build_filename (dir, "written-signed", NULL);
-    g_autofree char *contents = NULL;
-    gsize len = 0;
 
-    if (check)
-      {
-        if (!g_file_get_contents (path, &contents, &len, &error))
-          {
-            fprintf (stderr, "seed '%s' is missing: %s\n", path, error->message);
-            status = 1;
-          }
-        else if (len != bytes->len || memcmp (contents, bytes->data, len) != 0)
-          {
-            fprintf (stderr, "seed '%s' differs from what %s builds; regenerate it\n", path,
-                     argv[0]);
-            status = 1;
-          }
-      }
-    else if (!g_file_set_contents (path, (const char *) bytes->data, bytes->len, &error))
-      {
-        fprintf (stderr, "cannot write seed '%s': %s\n", path, error->message);
-        status = 1;
-      }
+    status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
   }
   return status;
 }

@@ -18,6 +18,7 @@
 
 #include "capture-frames.h"
 #include "fuzz-capture.h"
+#include "corpus-seed.h"
 
 #define GUEST4 "10.0.2.15"
 #define GUEST6 "fec0::15"
@@ -379,30 +380,9 @@ main (int argc, char **argv)
     {
       g_autoptr (GByteArray) bytes = g_byte_array_new ();
       g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len = 0;
-      g_autoptr (GError) error = NULL;
 
       seeds[i].build (bytes);
-      if (check)
-        {
-          if (!g_file_get_contents (path, &contents, &len, &error))
-            {
-              fprintf (stderr, "seed '%s' is missing: %s\n", path, error->message);
-              status = 1;
-            }
-          else if (len != bytes->len || memcmp (contents, bytes->data, len) != 0)
-            {
-              fprintf (stderr, "seed '%s' differs from what %s builds; regenerate it\n", path,
-                       argv[0]);
-              status = 1;
-            }
-        }
-      else if (!g_file_set_contents (path, (const char *) bytes->data, bytes->len, &error))
-        {
-          fprintf (stderr, "cannot write seed '%s': %s\n", path, error->message);
-          status = 1;
-        }
+      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
     }
   return status;
 }

@@ -16,6 +16,7 @@
 #include "wire.h"
 
 #include "fuzz-channel.h"
+#include "corpus-seed.h"
 
 typedef struct {
   GByteArray *bytes;
@@ -352,30 +353,9 @@ main (int argc, char **argv)
     {
       Seed s = { .bytes = g_byte_array_new () };
       g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len = 0;
-      g_autoptr (GError) error = NULL;
 
       seeds[i].build (&s);
-      if (check)
-        {
-          if (!g_file_get_contents (path, &contents, &len, &error))
-            {
-              fprintf (stderr, "seed '%s' is missing: %s\n", path, error->message);
-              status = 1;
-            }
-          else if (len != s.bytes->len || memcmp (contents, s.bytes->data, len) != 0)
-            {
-              fprintf (stderr, "seed '%s' differs from what %s builds; regenerate it\n", path,
-                       argv[0]);
-              status = 1;
-            }
-        }
-      else if (!g_file_set_contents (path, (const char *) s.bytes->data, s.bytes->len, &error))
-        {
-          fprintf (stderr, "cannot write seed '%s': %s\n", path, error->message);
-          status = 1;
-        }
+      status |= corpus_seed_put (path, s.bytes->data, s.bytes->len, check, argv[0]);
       g_byte_array_unref (s.bytes);
     }
   return status;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "fuzz-intake.h"
+#include "corpus-seed.h"
 
 /* ---- intake: images as text ----------------------------------------------- */
 
@@ -732,29 +733,9 @@ static int
 put_seed (const char *dir, const char *name, GByteArray *bytes, gboolean check, const char *self)
 {
   g_autofree char *path = g_build_filename (dir, name, NULL);
-  g_autofree char *contents = NULL;
-  g_autoptr (GError) error = NULL;
-  gsize len = 0;
   int status = 0;
 
-  if (check)
-    {
-      if (!g_file_get_contents (path, &contents, &len, &error))
-        {
-          fprintf (stderr, "seed '%s' is missing: %s\n", path, error->message);
-          status = 1;
-        }
-      else if (len != bytes->len || memcmp (contents, bytes->data, len) != 0)
-        {
-          fprintf (stderr, "seed '%s' differs from what %s builds; regenerate it\n", path, self);
-          status = 1;
-        }
-    }
-  else if (!g_file_set_contents (path, (const char *) bytes->data, bytes->len, &error))
-    {
-      fprintf (stderr, "cannot write seed '%s': %s\n", path, error->message);
-      status = 1;
-    }
+  status |= corpus_seed_put (path, bytes->data, bytes->len, check, self);
   g_byte_array_unref (bytes);
   return status;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fuzz-msghdr.h"
+#include "corpus-seed.h"
 
 #define MEM_SIZE 512
 #define BASE UINT64_C (0x10000)
@@ -339,33 +340,12 @@ main (int argc, char **argv)
       Seed s;
       g_autoptr (GByteArray) bytes = g_byte_array_new ();
       g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len = 0;
-      g_autoptr (GError) error = NULL;
 
       seed_init (&s);
       seeds[i].build (&s);
       g_byte_array_append (bytes, s.header, sizeof s.header);
       g_byte_array_append (bytes, s.mem, (guint) s.mem_len);
-      if (check)
-        {
-          if (!g_file_get_contents (path, &contents, &len, &error))
-            {
-              fprintf (stderr, "seed '%s' is missing: %s\n", path, error->message);
-              status = 1;
-            }
-          else if (len != bytes->len || memcmp (contents, bytes->data, len) != 0)
-            {
-              fprintf (stderr, "seed '%s' differs from what %s builds; regenerate it\n", path,
-                       argv[0]);
-              status = 1;
-            }
-        }
-      else if (!g_file_set_contents (path, (const char *) bytes->data, bytes->len, &error))
-        {
-          fprintf (stderr, "cannot write seed '%s': %s\n", path, error->message);
-          status = 1;
-        }
+      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
     }
   return status;
 }

@@ -29,6 +29,7 @@
 
 #include "capture-frames.h"
 #include "fuzz-verdict.h"
+#include "corpus-seed.h"
 
 #define ARCH_X86_64 0xc000003eu
 #define NR_CONNECT 42
@@ -352,29 +353,8 @@ main (int argc, char **argv)
     {
       g_autoptr (GByteArray) bytes = build (i);
       g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-      g_autofree char *contents = NULL;
-      gsize len = 0;
-      g_autoptr (GError) error = NULL;
 
-      if (check)
-        {
-          if (!g_file_get_contents (path, &contents, &len, &error))
-            {
-              fprintf (stderr, "seed '%s' is missing: %s\n", path, error->message);
-              status = 1;
-            }
-          else if (len != bytes->len || memcmp (contents, bytes->data, len) != 0)
-            {
-              fprintf (stderr, "seed '%s' differs from what %s builds; regenerate it\n", path,
-                       argv[0]);
-              status = 1;
-            }
-        }
-      else if (!g_file_set_contents (path, (const char *) bytes->data, bytes->len, &error))
-        {
-          fprintf (stderr, "cannot write seed '%s': %s\n", path, error->message);
-          status = 1;
-        }
+      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
     }
   return status;
 }
