@@ -64,7 +64,11 @@ airlock_capture_access_for (uid_t euid, guint32 qemu_uid)
 }
 
 /* The kernel's POSIX ACL xattr format (linux/posix_acl_xattr.h), little
- * endian: a version, then entries sorted by tag, then by id. */
+ * endian: a version, then entries sorted by tag, then by id.  Written here
+ * rather than through libacl's acl_set_fd(): the ACL is five fixed entries
+ * set once per run in the non-root case only, and the kernel's format is a
+ * stable ABI, so a library (and a build dependency for every user) would
+ * buy nothing; tests/unit/test-vm.c checks the bytes a real file gets. */
 #define ACL_XATTR_VERSION 2
 #define ACL_TAG_USER_OBJ 0x01
 #define ACL_TAG_USER 0x02
