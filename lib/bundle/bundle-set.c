@@ -13,6 +13,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "json-bounded-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,9 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* set.json is a few hundred bytes; anything much larger is not ours.
- * Small also bounds how deep its JSON can nest before json-glib, which
- * recurses, reads it (16,384 levels: well inside the stack). */
+/* set.json is a few hundred bytes; anything much larger is not ours.  Its
+ * JSON passes the same depth check as every other (json-bounded-private.h). */
 #define SET_RECORD_MAX 16384
 #define GATE_ID_BYTES 16
 
@@ -449,7 +449,7 @@ airlock_bundle_set_verify (const char *dir, GBytes *key)
 {
   g_autoptr (AirlockBundleSetReport) r = g_new0 (AirlockBundleSetReport, 1);
   g_autoptr (GBytes) record = NULL;
-  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr (JsonNode) root = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GDir) d = NULL;
   SetRecord set = { NULL };
@@ -491,13 +491,14 @@ airlock_bundle_set_verify (const char *dir, GBytes *key)
   /* First: the signature is over the bytes, whatever they parse to. */
   check_set_hmac (r, dirfd, record, key);
   close (dirfd);
-  if (!json_parser_load_from_data (parser, g_bytes_get_data (record, NULL),
-                                   (gssize) g_bytes_get_size (record), &error))
+  root = airlock_json_parse_bounded (g_bytes_get_data (record, NULL), g_bytes_get_size (record),
+                                     NULL, &error);
+  if (!root)
     {
       set_problem (r, AIRLOCK_BUNDLE_SET_FILE, "is not valid JSON: %s", error->message);
       return g_steal_pointer (&r);
     }
-  if (!parse_set (r, json_parser_get_root (parser), &set))
+  if (!parse_set (r, root, &set))
     return g_steal_pointer (&r);
 
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
