@@ -105,6 +105,20 @@ airlock_run_record_new (const AirlockRunRecordInput *in)
     }
   else
     r->capture_error = g_strdup (in->pcap_error ? in->pcap_error : "the run had no NIC");
+
+  if (in->sinkhole_records)
+    {
+      g_autoptr (GError) error = NULL;
+
+      r->sinkhole_records = g_bytes_ref (in->sinkhole_records);
+      r->sinkhole = airlock_sinkhole_log_new_from_bytes (in->sinkhole_records, &error);
+      if (!r->sinkhole)
+        r->sinkhole_error = g_strdup_printf ("the sinkhole's records were refused: %s",
+                                             error->message);
+    }
+  else
+    r->sinkhole_error = g_strdup (in->sinkhole_error ? in->sinkhole_error
+                                                     : "the run had no sinkhole network");
   return r;
 }
 
@@ -127,6 +141,9 @@ airlock_run_record_unref (AirlockRunRecord *record)
   airlock_event_log_free (record->log);
   if (record->capture)
     airlock_capture_free (record->capture);
+  g_clear_pointer (&record->sinkhole_records, g_bytes_unref);
+  g_clear_pointer (&record->sinkhole, airlock_sinkhole_log_free);
+  g_free (record->sinkhole_error);
   g_free (record->capture_error);
   g_clear_pointer (&record->pcap, g_bytes_unref);
   g_free (record->pcap_error);

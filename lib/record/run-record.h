@@ -17,6 +17,7 @@
 #include "evidence/channel.h"
 #include "evidence/event.h"
 #include "net/flows.h"
+#include "sinkhole/sinkhole.h"
 
 G_BEGIN_DECLS
 
@@ -31,6 +32,10 @@ typedef struct {
                                   * a reference is taken */
   GBytes *pcap;                  /* the NIC's capture, or NULL */
   const char *pcap_error;        /* why there is none */
+  /* The sinkhole's record file (sinkhole.h), or NULL with a reason: a run
+   * on the restricted network (or none) has none. */
+  GBytes *sinkhole_records;
+  const char *sinkhole_error;
   guint32 timeout_ms;            /* the run's time limit (0: not known) */
 
   /* What a report or a bundle shows besides what is judged (all optional). */
@@ -67,6 +72,12 @@ typedef struct _AirlockRunRecord {
   char *capture_error;
   GBytes *pcap;                  /* as captured, or NULL */
   char *pcap_error;              /* why there is none (NULL with one) */
+
+  /* The sinkhole's records as written, and read, or NULL with a reason
+   * (sinkhole_error: none was served, or the file did not read). */
+  GBytes *sinkhole_records;
+  AirlockSinkholeLog *sinkhole;
+  char *sinkhole_error;
 
   /* Reported, not judged (NULL / 0 when the maker had none). */
   AirlockChannel *channel;
