@@ -133,6 +133,14 @@ const char *airlock_sinkhole_protocol_to_string (AirlockSinkholeProtocol protoco
 
 /* ---- records ----------------------------------------------------------- */
 
+#define AIRLOCK_SINKHOLE_ERROR (airlock_sinkhole_error_quark ())
+GQuark airlock_sinkhole_error_quark (void);
+
+typedef enum {
+  AIRLOCK_SINKHOLE_ERROR_INVALID,   /* a line that is not a record (the message says why) */
+  AIRLOCK_SINKHOLE_ERROR_TOO_LARGE, /* more bytes than LOG_MAX, more records than RECORDS_MAX */
+} AirlockSinkholeError;
+
 typedef enum {
   AIRLOCK_SINKHOLE_RECORD_DNS,
   AIRLOCK_SINKHOLE_RECORD_TCP,
@@ -175,17 +183,30 @@ void airlock_sinkhole_record_free (AirlockSinkholeRecord *record);
  * base64).  Transfer full. */
 char *airlock_sinkhole_record_to_json (const AirlockSinkholeRecord *record);
 
+/* The process's final line, {"end":true,"records_dropped":N}, no newline.
+ * Transfer full. */
+char *airlock_sinkhole_end_line_to_json (guint64 records_dropped);
+
 typedef struct {
   GPtrArray *records;      /* AirlockSinkholeRecord *, in the order written */
   guint64 records_dropped; /* past RECORDS_MAX, from the process's last line */
   gboolean complete;       /* the process wrote its final line ("end") */
   char *incomplete_reason; /* why not, or NULL */
+  /* Private: address (family byte + address bytes, GBytes) → name (borrowed
+   * from a record), built by airlock_sinkhole_log_new_from_bytes() for
+   * airlock_sinkhole_log_name_for_address(); NULL in a log made otherwise,
+   * which is then searched record by record. */
+  GHashTable *names_by_address;
 } AirlockSinkholeLog;
 
 /* Reads a record file the process wrote (JSON lines, the last {"end":…}).
  * A line that does not parse fails the whole read (the file is the
- * process's, not the guest's: damage means tampering or a bug).  Transfer
- * full. */
+ * process's, not the guest's: damage means tampering or a bug), with
+ * AIRLOCK_SINKHOLE_ERROR naming the line and the reason; so does a file
+ * over LOG_MAX bytes or RECORDS_MAX records.  A file without its final
+ * line reads as the records it holds, complete FALSE: also when its last
+ * line has no newline and does not parse (the process died writing it).
+ * Transfer full. */
 AirlockSinkholeLog *airlock_sinkhole_log_new_from_bytes (GBytes *bytes, GError **error);
 void airlock_sinkhole_log_free (AirlockSinkholeLog *log);
 

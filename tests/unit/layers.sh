@@ -14,7 +14,10 @@ declare -A allowed=(
   [policy]=""
   [guestimg]=""
   [net]="evidence"
-  [record]="evidence net"
+  # The sinkhole's pure part reuses the DNS decoder and the first-payload
+  # parsers; the run record reads its record file.
+  [sinkhole]="evidence net"
+  [record]="evidence net sinkhole"
   [gate]="evidence net policy record"
   [vm]="evidence guestimg net record"
   # image -> vm: lib/image/disk.c sets libvirt's log through
