@@ -591,6 +591,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_autoptr (GBytes) key = NULL;
   g_autoptr (GInputStream) stdin_stream = NULL;
   g_autoptr (AirlockCase) c = NULL;
+  g_auto (GStrv) serve = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
   int boot_timeout = 60;
   gboolean json = FALSE;
@@ -632,6 +633,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
       "the most the image's layers may decompress to, all together, e.g. 20G (default: $AIRLOCK_MAX_IMAGE_SIZE, else 8G); over it: exit 17", "SIZE" },
     { "test-mode", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &test_mode, "guest misbehaviour, for tests", "MODE" },
     { "policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_file, "gate: the allow-list (docs/policy.md; default: no egress)", "FILE" },
+    { "serve", 0, 0, G_OPTION_ARG_STRING_ARRAY, &serve, HARNESS_SERVE_HELP, "NAME:PORT=FILE" },
     { "allow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_rules, "gate: one more allow rule, e.g. 'allow tcp 10.0.0.0/8 port 443' (repeatable)", "RULE" },
     { NULL },
   };
@@ -795,6 +797,11 @@ run_main (int argc, char **argv, gboolean gate_mode)
   airlock_case_set_args (c, (const char *const *) workload_argv->pdata);
   airlock_case_set_timeout (c, (guint) timeout_s);
   airlock_case_set_controls (c, controls);
+  if (!harness_apply_serve (c, (const char *const *) serve, &error))
+    {
+      fprintf (stderr, "airlock %s: %s\n", gate_mode ? "gate" : "run", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
   if (policy)
     airlock_case_set_policy (c, policy);
   /* Without --stdin the workload reads end of file at once, as before. */

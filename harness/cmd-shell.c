@@ -503,6 +503,7 @@ cmd_shell (int argc, char **argv)
   Terminal term = { .last_was_newline = TRUE };
   Signals signals = { NULL };
   gboolean tty_in = isatty (STDIN_FILENO);
+  g_auto (GStrv) serve = NULL;
   AirlockVm *vm;
   guint16 rows, cols;
   int status;
@@ -524,6 +525,7 @@ cmd_shell (int argc, char **argv)
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
     { "max-image-size", 0, 0, G_OPTION_ARG_STRING, &max_image_size,
       "the most the image's layers may decompress to, all together, e.g. 20G (default: $AIRLOCK_MAX_IMAGE_SIZE, else 8G); over it: exit 17", "SIZE" },
+    { "serve", 0, 0, G_OPTION_ARG_STRING_ARRAY, &serve, HARNESS_SERVE_HELP, "NAME:PORT=FILE" },
     { NULL },
   };
 
@@ -614,6 +616,11 @@ cmd_shell (int argc, char **argv)
   airlock_case_set_tty (c, tty_in, rows, cols);
   airlock_case_set_controls (c, controls);
   airlock_case_set_timeout (c, (guint) timeout_s);
+  if (!harness_apply_serve (c, (const char *const *) serve, &error))
+    {
+      fprintf (stderr, "airlock shell: %s\n", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
   /* As `docker run -t` does: programs that look at TERM get one every
    * image's terminfo knows. */
   if (tty_in)

@@ -55,6 +55,13 @@ gboolean harness_is_bundle (const char *dir);
 gboolean harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES],
                                GError **error);
 
+/* Adds --serve NAME:PORT=FILE fixtures to @c (harness/serve.c).  FALSE
+ * with @error naming the option's value and what is wrong with it. */
+gboolean harness_apply_serve (AirlockCase *c, const char *const *specs, GError **error);
+
+#define HARNESS_SERVE_HELP \
+  "what NAME answers on PORT in the sinkhole network: FILE's bytes, raw or an HTTP response (repeatable)"
+
 /* An AirlockProgressFunc printing one updating line on stderr (a plain line
  * per stage when stderr is not a terminal). */
 void harness_progress (const char *stage, guint64 done, guint64 total, gpointer user_data);

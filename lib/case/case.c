@@ -7,6 +7,7 @@
 #include "case/case-private.h"
 
 #include "bundle/bundle.h"
+#include "fsutil-private.h"
 #include "evidence/event.h"
 #include "protocol.h"
 #include "vm/vm-private.h"
@@ -167,7 +168,24 @@ struct _AirlockCase {
   guint16 tty_rows, tty_cols;
   EventFunc event_func;
   gpointer event_data;
+  GPtrArray *serve;         /* Fixture *: what admitted names answer */
 };
+
+typedef struct {
+  char *name;               /* lowercased, absolute: "pypi.org." */
+  guint16 port;
+  GBytes *response;
+} Fixture;
+
+static void
+fixture_free (gpointer data)
+{
+  Fixture *f = data;
+
+  g_free (f->name);
+  g_bytes_unref (f->response);
+  g_free (f);
+}
 
 AirlockCase *
 airlock_case_new (const char *image_ref)
@@ -180,6 +198,7 @@ airlock_case_new (const char *image_ref)
   c->timeout_s = DEFAULT_TIMEOUT_S;
   c->controls = TRUE;
   c->policy = airlock_policy_new_default ();
+  c->serve = g_ptr_array_new_with_free_func (fixture_free);
   return c;
 }
 
@@ -201,6 +220,7 @@ airlock_case_free (AirlockCase *c)
   g_clear_pointer (&c->key, g_bytes_unref);
   g_free (c->bundle_gate);
   g_free (c->test_mode);
+  g_ptr_array_unref (c->serve);
   g_free (c);
 }
 
@@ -240,6 +260,11 @@ case_copy (const AirlockCase *c)
   d->bundle_gate = g_strdup (c->bundle_gate);
   d->test_mode = g_strdup (c->test_mode);
   d->clock_ns = c->clock_ns;
+  for (guint i = 0; i < c->serve->len; i++)
+    {
+      const Fixture *f = g_ptr_array_index (c->serve, i);
+      airlock_case_serve (d, f->name, f->port, f->response);
+    }
   d->output_func = c->output_func;
   d->output_data = c->output_data;
   d->shell = c->shell;
@@ -366,6 +391,32 @@ airlock_case_set_clock (AirlockCase *c, guint64 clock_ns)
   c->clock_ns = clock_ns;
 }
 
+gboolean
+airlock_case_serve (AirlockCase *c, const char *name, guint16 port, GBytes *response)
+{
+  g_autofree char *lower = NULL;
+  Fixture *f;
+
+  g_return_val_if_fail (name && response, FALSE);
+  if (!*name || port == 0 || strpbrk (name, ":=/ \t\n") || strlen (name) > 254)
+    return FALSE;
+  lower = g_ascii_strdown (name, -1);
+  /* A later fixture for the same name and port replaces the earlier. */
+  f = g_new0 (Fixture, 1);
+  f->name = g_str_has_suffix (lower, ".") ? g_steal_pointer (&lower)
+                                          : g_strconcat (lower, ".", NULL);
+  for (guint i = 0; i < c->serve->len; i++)
+    {
+      const Fixture *o = g_ptr_array_index (c->serve, i);
+      if (o->port == port && g_str_equal (o->name, f->name))
+        g_ptr_array_remove_index (c->serve, i--);
+    }
+  f->port = port;
+  f->response = g_bytes_ref (response);
+  g_ptr_array_add (c->serve, f);
+  return TRUE;
+}
+
 void
 airlock_case_set_guest_program (AirlockCase *c, const char *name)
 {
@@ -406,6 +457,8 @@ struct _AirlockRun {
   gint64 started_real_us;
 
   int stdin_fd;                  /* our end of the stdin socket, or -1 */
+  char *serve_dir;               /* the case's fixtures as files for the sinkhole, or NULL */
+  GStrv serve;                   /* "NAME:PORT=FILE" for the VM */
   GInputStream *stdin_in;        /* the VM's end */
 
   GMutex lock;
@@ -547,6 +600,45 @@ prepare_guest_program (AirlockRun *run, GError **error)
 
 static gboolean prepare_shell (AirlockRun *run, GError **error);
 
+/* The case's fixtures as files the sinkhole process reads when it starts
+ * (it reads each once, before the guest runs), in a private directory
+ * removed with the run. */
+static gboolean
+prepare_serve (AirlockRun *run, GError **error)
+{
+  g_autoptr (GPtrArray) specs = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GError) local = NULL;
+
+  if (run->c->serve->len == 0)
+    return TRUE;
+  run->serve_dir = g_dir_make_tmp ("airlock-serve-XXXXXX", &local);
+  if (!run->serve_dir)
+    {
+      g_set_error (error, AIRLOCK_CASE_ERROR, AIRLOCK_CASE_ERROR_INVALID,
+                   "cannot write the case's fixtures: %s", local->message);
+      return FALSE;
+    }
+  for (guint i = 0; i < run->c->serve->len; i++)
+    {
+      const Fixture *f = g_ptr_array_index (run->c->serve, i);
+      g_autofree char *file = g_strdup_printf ("%s/%u", run->serve_dir, i);
+
+      if (!g_file_set_contents_full (file, g_bytes_get_data (f->response, NULL),
+                                     (gssize) g_bytes_get_size (f->response),
+                                     G_FILE_SET_CONTENTS_NONE, 0600, &local))
+        {
+          g_set_error (error, AIRLOCK_CASE_ERROR, AIRLOCK_CASE_ERROR_INVALID,
+                       "cannot write the fixture for %s port %u: %s", f->name, f->port,
+                       local->message);
+          return FALSE;
+        }
+      g_ptr_array_add (specs, g_strdup_printf ("%s:%u=%s", f->name, f->port, file));
+    }
+  g_ptr_array_add (specs, NULL);
+  run->serve = (GStrv) g_ptr_array_free (g_steal_pointer (&specs), FALSE);
+  return TRUE;
+}
+
 AirlockRun *
 airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **error)
 {
@@ -604,6 +696,8 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
     return NULL;
   if (run->c->shell && !prepare_shell (run, error))
     return NULL;
+  if (!prepare_serve (run, error))
+    return NULL;
   g_ptr_array_add (run->envp, NULL);
 
   spec.argv = (const char *const *) run->argv;
@@ -636,6 +730,7 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
   vm_opts.boot_timeout_ms = session->boot_timeout_ms;
   vm_opts.icount = session->icount;
   vm_opts.test_mode = run->c->test_mode;
+  vm_opts.serve = (const char *const *) run->serve;
   vm_opts.spec = &spec;
   vm_opts.root_disk_path = run->disk;
   vm_opts.output_func = run_output;
@@ -889,6 +984,10 @@ airlock_run_free (AirlockRun *run)
   airlock_image_free (run->image);
   airlock_image_source_free (run->source);
   g_free (run->disk);
+  if (run->serve_dir)
+    airlock_rm_rf (run->serve_dir);
+  g_free (run->serve_dir);
+  g_strfreev (run->serve);
   g_strfreev (run->argv);
   if (run->envp)
     g_ptr_array_unref (run->envp);

@@ -106,6 +106,14 @@ AIRLOCK_PUBLIC void airlock_case_set_stdin_stream (AirlockCase *c, GInputStream 
 /* The guest ends the workload after @seconds (1 … 86400; checked when the
  * run starts). */
 AIRLOCK_PUBLIC void airlock_case_set_timeout (AirlockCase *c, guint seconds);
+/* What @name answers on @port in the sinkhole network (docs/sinkhole.md):
+ * a connection to the address the sinkhole handed out for @name gets
+ * @response's bytes (raw, or an HTTP response), then its end of the
+ * stream.  TLS is not terminated: a fixture on 443 is sent as it is.  A
+ * later call for the same name and port replaces the earlier.  FALSE when
+ * @name is empty or holds ':', '=', '/' or blanks, or @port is 0. */
+AIRLOCK_PUBLIC gboolean airlock_case_serve (AirlockCase *c, const char *name, guint16 port,
+                                            GBytes *response);
 /* Whether the negative controls run first, in the same boot.  Without
  * them the verdict is inconclusive (nothing proves the detector saw). */
 AIRLOCK_PUBLIC void airlock_case_set_controls (AirlockCase *c, gboolean controls);

@@ -37,9 +37,10 @@ typedef struct {
   const char *root_disk;     /* raw/ext4 image attached read-only, or NULL */
   const char *root_disk_serial;
   gboolean stdio;            /* add the workload's stdio port */
-  /* The one NIC: QEMU user networking with restrict=on (nothing the guest
-   * sends leaves the QEMU process), every frame dumped to @pcap_path. */
-  const char *pcap_path;     /* NULL: no NIC */
+  /* The one NIC: a QEMU stream netdev connected to the unix socket of
+   * airlock's sinkhole process (sinkhole/main.c), which writes the capture
+   * and serves the network.  NULL: no NIC. */
+  const char *net_socket;
 } AirlockDomainSpec;
 
 /* The guest's side of the user network (QEMU's defaults, spelled out). */

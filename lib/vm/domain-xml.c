@@ -181,7 +181,7 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
         "  <qemu:capabilities>\n"
         "    <qemu:del capability='cpu-unavailable-features'/>\n"
         "  </qemu:capabilities>\n");
-    if (cpu_arg || spec->pcap_path || icount)
+    if (cpu_arg || spec->net_socket || icount)
       g_string_append (x, "  <qemu:commandline>\n");
     if (icount)
       /* One virtual instruction per virtual nanosecond, the guest clock
@@ -195,42 +195,34 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
       g_string_append (x,
         "    <qemu:arg value='-cpu'/>\n"
         "    <qemu:arg value='max,pauth-impdef=on'/>\n");
-    if (spec->pcap_path)
+    if (spec->net_socket)
       {
-        /* libvirt models neither restrict=on nor filter-dump.  restrict=on:
-         * the guest reaches nothing outside QEMU (TCP SYNs get a RST from
-         * QEMU itself, everything else is dropped); filter-dump records
-         * every frame in both directions, on the host side, where the
-         * guest cannot touch it.  Addresses are QEMU's defaults, spelled
-         * out so the guest's static configuration cannot drift from them.
-         * The NIC sits at a fixed slot of the root bus, clear of the slots
-         * libvirt assigns to its own devices (from 0x1 up). */
-        g_string_append (x,
-          "    <qemu:arg value='-netdev'/>\n"
-          "    <qemu:arg value='user,id=airlock-net,restrict=on,ipv4=on,ipv6=on,"
-          "net=10.0.2.0/24,host=10.0.2.2,dns=10.0.2.3,"
-          "ipv6-net=fec0::/64,ipv6-host=fec0::2,ipv6-dns=fec0::3'/>\n"
-          "    <qemu:arg value='-device'/>\n"
-          "    <qemu:arg value='virtio-net-pci,netdev=airlock-net,bus=pcie.0,addr=0x10,mac=" AIRLOCK_NET_GUEST_MAC "'/>\n"
-          "    <qemu:arg value='-object'/>\n");
-        /* QEMU's option parser splits at commas: a path holding one must
-         * double it. */
-        {
-          g_autofree char *escaped = NULL;
-          GString *p = g_string_new (NULL);
+        /* libvirt 9.0 models no stream netdev: the NIC is QEMU's own
+         * arguments.  Its far end is airlock's sinkhole process, which
+         * captures every frame in both directions on the host, where the
+         * guest cannot touch it, and answers them in a network namespace
+         * that reaches nothing else (docs/sinkhole.md).  The NIC sits at a
+         * fixed slot of the root bus, clear of the slots libvirt assigns
+         * to its own devices (from 0x1 up).  QEMU's option parser splits
+         * at commas: a path holding one must double it. */
+        GString *p = g_string_new (NULL);
+        g_autofree char *escaped = NULL;
 
-          for (const char *c = spec->pcap_path; *c; c++)
-            {
-              if (*c == ',')
-                g_string_append_c (p, ',');
-              g_string_append_c (p, *c);
-            }
-          escaped = g_string_free (p, FALSE);
-          append_escaped (x, "    <qemu:arg value='filter-dump,id=airlock-dump,netdev=airlock-net,file=%s'/>\n",
-                          escaped);
-        }
+        for (const char *c = spec->net_socket; *c; c++)
+          {
+            if (*c == ',')
+              g_string_append_c (p, ',');
+            g_string_append_c (p, *c);
+          }
+        escaped = g_string_free (p, FALSE);
+        g_string_append (x, "    <qemu:arg value='-netdev'/>\n");
+        append_escaped (x, "    <qemu:arg value='stream,id=airlock-net,server=off,"
+                        "addr.type=unix,addr.path=%s'/>\n", escaped);
+        g_string_append (x,
+          "    <qemu:arg value='-device'/>\n"
+          "    <qemu:arg value='virtio-net-pci,netdev=airlock-net,bus=pcie.0,addr=0x10,mac=" AIRLOCK_NET_GUEST_MAC "'/>\n");
       }
-    if (cpu_arg || spec->pcap_path || icount)
+    if (cpu_arg || spec->net_socket || icount)
       g_string_append (x, "  </qemu:commandline>\n");
   }
   g_string_append (x, "</domain>\n");

@@ -9,6 +9,7 @@
 #include "evidence/event.h"
 #include "vm/domain-xml-private.h"
 #include "vm/capture-file-private.h"
+#include "vm/sinkhole-proc.h"
 #include "vm/stdio-chunks-private.h"
 
 #include <errno.h>
@@ -53,6 +54,7 @@ struct _AirlockVm {
   char *uri_opt;
   char *cache_dir;
   char *test_mode;
+  char **serve;
 
   AirlockConnection *conn;   /* owned unless conn_borrowed */
   gboolean conn_borrowed;
@@ -68,6 +70,9 @@ struct _AirlockVm {
   char *pcap_path;
   GBytes *pcap;              /* read at teardown, before the files go */
   char *pcap_error;          /* why there is no pcap although there was a NIC */
+  AirlockSinkholeProc *sinkhole;  /* the network's process, until teardown */
+  GBytes *sinkhole_records;  /* its records, read at teardown */
+  char *sinkhole_error;      /* why there are none although there was a NIC */
 
   GMutex lock;
   GCond cond;
@@ -142,6 +147,7 @@ copy_options (AirlockVm *vm, const AirlockVmOptions *options)
   vm->uri_opt = g_strdup (o.uri);
   vm->cache_dir = o.cache_dir ? g_strdup (o.cache_dir) : airlock_default_cache_dir ();
   vm->test_mode = g_strdup (o.test_mode);
+  vm->serve = g_strdupv ((char **) o.serve);
   if (!o.memory_mib)
     o.memory_mib = DEFAULT_MEMORY_MIB;
   if (!o.vcpus)
@@ -163,6 +169,7 @@ copy_options (AirlockVm *vm, const AirlockVmOptions *options)
   o.uri = vm->uri_opt;
   o.cache_dir = vm->cache_dir;
   o.test_mode = vm->test_mode;
+  o.serve = (const char *const *) vm->serve;
   vm->opts = o;
 }
 
@@ -309,6 +316,10 @@ airlock_vm_free (AirlockVm *vm)
   g_free (vm->pcap_path);
   g_clear_pointer (&vm->pcap, g_bytes_unref);
   g_free (vm->pcap_error);
+  g_clear_pointer (&vm->sinkhole, airlock_sinkhole_proc_free);
+  g_clear_pointer (&vm->sinkhole_records, g_bytes_unref);
+  g_free (vm->sinkhole_error);
+  g_strfreev (vm->serve);
   g_free (vm->reason);
   g_free (vm->cancel_reason);
   g_free (vm->conn_lost_outcome);
@@ -704,21 +715,21 @@ build_cmdline (AirlockVm *vm)
   return g_string_free (s, FALSE);
 }
 
-/* Where QEMU dumps the NIC's frames.  Runs with a workload get a NIC;
- * the boot check does not need one.  Under the embedded driver QEMU is
- * our child, running as us: the private socket directory.  Through a
- * local daemon QEMU runs as its own user: a directory it can traverse
- * (0711: nobody else can list it or put a file in it) and a file created
- * for QEMU's user alone (capture-file.c: its owner when we are root, else
- * an ACL entry), never world-writable: the path is on QEMU's command
- * line, and anyone who could write the file could forge the frames the
- * verdict judges.  A remote hypervisor writes on its own host, where we
- * cannot read: no NIC there, and a run that needs the capture says so. */
+/* The run's network: airlock's sinkhole process (sinkhole-proc.h), which
+ * QEMU's NIC connects to and which writes the capture.  Runs with a
+ * workload get a NIC; the boot check does not need one.  Under the
+ * embedded driver QEMU is our child, running as us: the private socket
+ * directory.  Through a local daemon QEMU runs as its own user: a
+ * directory it can traverse (0711: nobody else can list it or put a file
+ * in it) and a socket given to QEMU's user alone (0600), never
+ * world-writable: whoever connects first is the guest's network.  A
+ * remote hypervisor's QEMU cannot reach a socket here: no NIC there, and a
+ * run that needs the capture says so. */
 static gboolean
-prepare_pcap (AirlockVm *vm, const char *owner, GError **error)
+prepare_network (AirlockVm *vm, const char *owner, GError **error)
 {
   guint32 qemu_uid = 0, qemu_gid = 0;
-  int fd;
+  gboolean give = FALSE;
 
   if (!vm->spec || vm->opts.no_network)
     return TRUE;
@@ -736,7 +747,7 @@ prepare_pcap (AirlockVm *vm, const char *owner, GError **error)
           || chmod (vm->pcap_dir, 0711) < 0)
         {
           g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
-                       "cannot create the capture directory '%s': %s", vm->pcap_dir,
+                       "cannot create the network directory '%s': %s", vm->pcap_dir,
                        g_strerror (errno));
           return FALSE;
         }
@@ -745,29 +756,26 @@ prepare_pcap (AirlockVm *vm, const char *owner, GError **error)
         return FALSE;
       if (!daemon_qemu_user (vm, &qemu_uid, &qemu_gid, error))
         return FALSE;
+      if (qemu_uid != geteuid ())
+        {
+          if (geteuid () != 0)
+            {
+              g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                           "QEMU runs as uid %u under '%s': only root can give it the "
+                           "network's socket; run as root, or use the embedded driver "
+                           "(--connect qemu:///embedded)", qemu_uid, vm->conn->uri);
+              return FALSE;
+            }
+          give = TRUE;
+        }
     }
   else
     return TRUE;
-  vm->pcap_path = g_build_filename (vm->pcap_dir, "net.pcap", NULL);
-  fd = open (vm->pcap_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0)
-    {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
-                   "cannot create the capture file '%s': %s", vm->pcap_path, g_strerror (errno));
-      return FALSE;
-    }
-  if (!vm->conn->embedded)
-    {
-      g_autoptr (GError) local = NULL;
-
-      if (!airlock_capture_file_grant (fd, vm->pcap_path, qemu_uid, qemu_gid, &local))
-        {
-          g_set_error_literal (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED, local->message);
-          close (fd);
-          return FALSE;
-        }
-    }
-  close (fd);
+  vm->sinkhole = airlock_sinkhole_proc_start (vm->pcap_dir, give, qemu_uid, qemu_gid,
+                                              vm->opts.serve, error);
+  if (!vm->sinkhole)
+    return FALSE;
+  vm->pcap_path = g_strdup (airlock_sinkhole_proc_pcap (vm->sinkhole));
   return TRUE;
 }
 
@@ -809,7 +817,7 @@ prepare_run_dir (AirlockVm *vm, GError **error)
       if (!g_file_set_contents (sock_owner, owner, -1, error))
         return FALSE;
     }
-  return prepare_pcap (vm, owner, error);
+  return prepare_network (vm, owner, error);
 }
 
 static gboolean
@@ -846,7 +854,7 @@ start_domain (AirlockVm *vm, GError **error)
     .root_disk = vm->root_disk_path,
     .root_disk_serial = vm->root_disk_serial,
     .stdio = vm->stdio,
-    .pcap_path = vm->pcap_path,
+    .net_socket = vm->sinkhole ? airlock_sinkhole_proc_socket (vm->sinkhole) : NULL,
   };
   unsigned flags = VIR_DOMAIN_START_PAUSED;
 
@@ -1244,9 +1252,15 @@ teardown (AirlockVm *vm)
     g_thread_join (g_steal_pointer (&vm->stdio_thread));
   if (vm->dom)
     virDomainFree (g_steal_pointer (&vm->dom));
-  /* QEMU is gone: the dump is whole (filter-dump writes each frame as it
-   * passes).  Kept in memory for the caller, up to AIRLOCK_BOUND_CAPTURE,
-   * checked before a byte is read: the guest decides how large it is. */
+  /* QEMU is gone: the sinkhole saw its end of the socket close and
+   * writes its last records; then the capture is whole.  Kept in memory
+   * for the caller, up to AIRLOCK_BOUND_CAPTURE, checked before a byte is
+   * read: the guest decides how large it is. */
+  if (vm->sinkhole)
+    {
+      vm->sinkhole_records = airlock_sinkhole_proc_finish (vm->sinkhole, &vm->sinkhole_error);
+      g_clear_pointer (&vm->sinkhole, airlock_sinkhole_proc_free);
+    }
   if (vm->pcap_path)
     {
       g_autoptr (GError) perr = NULL;
@@ -1488,6 +1502,8 @@ airlock_vm_get_record (AirlockVm *vm)
         .log = vm->events,
         .pcap = pcap,
         .pcap_error = airlock_vm_get_pcap_error (vm),
+        .sinkhole_records = vm->sinkhole_records,
+        .sinkhole_error = vm->sinkhole_error,
         .timeout_ms = vm->spec_timeout_ms,
         .channel = vm->channel,
         .stdout_bytes = out,

@@ -87,10 +87,15 @@ typedef struct {
    * keeping it for get_stdout/get_stderr. */
   void (*output_func) (int stream, const guint8 *data, gsize len, gpointer user_data);
   gpointer output_data;
-  /* With a spec the guest gets one NIC on QEMU user networking with
-   * restrict=on, every frame dumped host-side (airlock_vm_get_pcap); TRUE:
-   * no NIC at all. */
+  /* With a spec the guest gets one NIC whose far end is airlock's sinkhole
+   * network (docs/sinkhole.md): every name answered, every connection
+   * accepted and recorded, every frame captured host-side
+   * (airlock_vm_get_pcap); TRUE: no NIC at all. */
   gboolean no_network;
+  /* What an admitted name answers: "NAME:PORT=FILE" (the file's bytes are
+   * sent to a connection to the address handed out for NAME, on PORT), or
+   * NULL (borrowed; copied by airlock_vm_new()). */
+  const char *const *serve;
   /* Called with every chunk of each stream as it arrives, before it is
    * decoded or kept, from the stream's reader thread (one thread per kind,
    * so calls of one kind are in order): an evidence bundle writes them to
