@@ -33,6 +33,7 @@
 
 #include "bounds-private.h"
 #include "evidence/event.h"
+#include "net/guest-net.h"
 #include "net/net-private.h"
 #include "sinkhole/sinkhole.h"
 
@@ -81,6 +82,9 @@ struct airlock_in6_ifreq {
 /* The tap answers as QEMU's user network did: its gateway MAC, 10.0.2.2
  * and 10.0.2.3, fec0::2 and fec0::3 (lib/net/flows.h's AirlockCaptureGuest). */
 static const guint8 gateway_mac[6] = { 0x52, 0x55, 0x0a, 0x00, 0x02, 0x02 };
+/* The guest's NIC (lib/net/guest-net.h's AIRLOCK_NET_GUEST_MAC), parsed at
+ * start. */
+static guint8 guest_mac[6];
 
 /* Where the redirected traffic lands.  DNS keeps port 53; everything else
  * TCP goes to one listener and everything else UDP to one drain. */
@@ -127,6 +131,9 @@ typedef struct {
   FILE *records;
   guint64 records_written;
   guint64 records_dropped;
+  guint64 frames_in;         /* from QEMU, counted from 1 */
+  guint64 frames_refused;
+  char *first_refused;
 
   GHashTable *conns;     /* Conn * set */
   /* UDP/53 datagrams the relay saw from the guest: source port → the
@@ -368,7 +375,24 @@ on_qemu (int fd, GIOCondition cond, gpointer user_data)
         }
       if (sh->qemu_in_len < 4 + flen)
         break;
-      if (capture_frame (sh, sh->qemu_in + 4, flen))
+      sh->frames_in++;
+      if (flen < 14 || memcmp (sh->qemu_in + 4 + 6, guest_mac, 6) != 0)
+        {
+          /* Only the guest's NIC speaks on this side: a frame under any
+           * other source MAC is forged (a workload writing frames past its
+           * kernel).  Refused, so every frame in the capture that is not
+           * from the guest's MAC is the network's (lib/net/flows.c relies
+           * on it), and counted in the final line. */
+          if (sh->frames_refused++ == 0)
+            sh->first_refused = flen < 14
+              ? g_strdup_printf ("frame %" G_GUINT64_FORMAT " from the guest is %u bytes, "
+                                 "shorter than an Ethernet header", sh->frames_in, flen)
+              : g_strdup_printf ("frame %" G_GUINT64_FORMAT " from the guest has source MAC "
+                                 "%02x:%02x:%02x:%02x:%02x:%02x, not its NIC's", sh->frames_in,
+                                 sh->qemu_in[10], sh->qemu_in[11], sh->qemu_in[12],
+                                 sh->qemu_in[13], sh->qemu_in[14], sh->qemu_in[15]);
+        }
+      else if (capture_frame (sh, sh->qemu_in + 4, flen))
         {
           note_guest_frame (sh, sh->qemu_in + 4, flen);
           /* A tap write never blocks for long: the kernel drops a frame
@@ -779,7 +803,8 @@ finish (Sinkhole *sh)
   for (GList *l = conns; l; l = l->next)
     conn_close (l->data);
   g_list_free (conns);
-  end = airlock_sinkhole_end_line_to_json (sh->records_dropped);
+  end = airlock_sinkhole_end_line_to_json (sh->records_dropped, sh->frames_refused,
+                                           sh->first_refused);
   fprintf (sh->records, "%s\n", end);
   if (fflush (sh->records) != 0 || fsync (fileno (sh->records)) != 0)
     g_printerr ("airlock-sinkhole: cannot write the records: %s\n", g_strerror (errno));
@@ -955,7 +980,6 @@ static const char nft_rules[] =
   "    meta l4proto { tcp, udp } th dport { 9, 53 } accept\n"
   "    icmp type echo-request accept\n"
   "    icmpv6 type { echo-request, nd-neighbor-solicit, nd-neighbor-advert } accept\n"
-  "    arp operation request accept\n"
   "  }\n"
   "  chain output {\n"
   "    type filter hook output priority filter; policy drop;\n"
@@ -1110,6 +1134,14 @@ main (int argc, char **argv)
   if (!socket_path || !pcap_path || !records_path)
     die ("--socket, --pcap and --records are required");
 
+  {
+    guint m[6];
+    if (sscanf (AIRLOCK_NET_GUEST_MAC, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+                &m[5]) != 6)
+      die ("cannot read the guest's MAC '%s'", AIRLOCK_NET_GUEST_MAC);
+    for (int i = 0; i < 6; i++)
+      guest_mac[i] = (guint8) m[i];
+  }
   sh->start_us = g_get_monotonic_time ();
   sh->names = airlock_sinkhole_names_new ();
   sh->fixtures = g_ptr_array_new ();

@@ -1183,6 +1183,8 @@ analyse_record (AirlockCapture *capture, const AirlockPcapRecord *record)
     capture->from_guest = TRUE;
   else if (record->caplen < ETHERNET_HEADER_SIZE)
     capture->from_guest = FALSE;    /* an ETHERNET anomaly below */
+  else if (capture->guest.sinkhole)
+    capture->from_guest = FALSE;    /* the network's: the sinkhole refuses forged sources */
   else if (is_qemu_frame (capture, &pkt, why, sizeof why))
     capture->from_guest = FALSE;
   else

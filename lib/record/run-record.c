@@ -99,6 +99,8 @@ airlock_run_record_new (const AirlockRunRecordInput *in)
       for (int i = 0; i < 6; i++)
         mac_bytes[i] = (guint8) mac[i];
       airlock_capture_guest_init (&guest, mac_bytes);
+      /* A capture that came with the sinkhole's records was written by it. */
+      guest.sinkhole = in->sinkhole_records != NULL;
       r->capture = airlock_capture_analyse (in->pcap, &guest, &error);
       if (!r->capture)
         r->capture_error = g_strdup (error->message);

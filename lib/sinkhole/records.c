@@ -251,7 +251,8 @@ airlock_sinkhole_record_to_json (const AirlockSinkholeRecord *r)
 }
 
 char *
-airlock_sinkhole_end_line_to_json (guint64 records_dropped)
+airlock_sinkhole_end_line_to_json (guint64 records_dropped, guint64 frames_refused,
+                                   const char *first_refused)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
@@ -259,6 +260,8 @@ airlock_sinkhole_end_line_to_json (guint64 records_dropped)
   json_builder_set_member_name (b, "end");
   json_builder_add_boolean_value (b, TRUE);
   set_count (b, "records_dropped", records_dropped);
+  set_count (b, "frames_refused", frames_refused);
+  set_opt_str (b, "first_refused", first_refused);
   json_builder_end_object (b);
   return builder_to_text (b);
 }
@@ -606,19 +609,24 @@ read_record (Line *l)
   return g_steal_pointer (&r);
 }
 
-/* The final line: TRUE with @ret_dropped. */
+/* The final line: TRUE with its counts in @log. */
 static gboolean
-read_end (Line *l, guint64 *ret_dropped)
+read_end (Line *l, AirlockSinkholeLog *log)
 {
   JsonNode *end = json_object_get_member (l->o, "end");
-  gint64 dropped;
+  gint64 dropped, refused;
 
   if (!JSON_NODE_HOLDS_VALUE (end) || json_node_get_value_type (end) != G_TYPE_BOOLEAN
       || !json_node_get_boolean (end))
     return refuse (l, "member 'end' is %s, not true", type_name (end));
-  if (!get_int (l, l->o, "records_dropped", TRUE, 0, G_MAXINT64, &dropped))
+  if (!get_int (l, l->o, "records_dropped", TRUE, 0, G_MAXINT64, &dropped)
+      || !get_int (l, l->o, "frames_refused", TRUE, 0, G_MAXINT64, &refused)
+      || !dup_string (l, l->o, "first_refused", FALSE, &log->first_refused))
     return FALSE;
-  *ret_dropped = (guint64) dropped;
+  if ((refused == 0) != (log->first_refused == NULL))
+    return refuse (l, "member 'first_refused' must be there exactly when frames were refused");
+  log->records_dropped = (guint64) dropped;
+  log->frames_refused = (guint64) refused;
   return TRUE;
 }
 
@@ -675,6 +683,7 @@ airlock_sinkhole_log_free (AirlockSinkholeLog *log)
   g_clear_pointer (&log->names_by_address, g_hash_table_unref);
   g_clear_pointer (&log->records, g_ptr_array_unref);
   g_free (log->incomplete_reason);
+  g_free (log->first_refused);
   g_free (log);
 }
 
@@ -742,7 +751,7 @@ airlock_sinkhole_log_new_from_bytes (GBytes *bytes, GError **error)
 
       if (json_object_has_member (l.o, "end"))
         {
-          if (!read_end (&l, &log->records_dropped))
+          if (!read_end (&l, log))
             return NULL;
           ended = TRUE;
         }

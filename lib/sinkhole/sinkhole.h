@@ -187,11 +187,17 @@ char *airlock_sinkhole_record_to_json (const AirlockSinkholeRecord *record);
 
 /* The process's final line, {"end":true,"records_dropped":N}, no newline.
  * Transfer full. */
-char *airlock_sinkhole_end_line_to_json (guint64 records_dropped);
+char *airlock_sinkhole_end_line_to_json (guint64 records_dropped, guint64 frames_refused,
+                                         const char *first_refused);
 
 typedef struct {
   GPtrArray *records;      /* AirlockSinkholeRecord *, in the order written */
   guint64 records_dropped; /* past RECORDS_MAX, from the process's last line */
+  /* Frames from the guest the process refused (not passed on, not in the
+   * capture): a source MAC that is not the guest's NIC's, which only a
+   * workload forging frames sends.  The first one's description. */
+  guint64 frames_refused;
+  char *first_refused;
   gboolean complete;       /* the process wrote its final line ("end") */
   char *incomplete_reason; /* why not, or NULL */
   /* Private: address (family byte + address bytes, GBytes) → name (borrowed

@@ -55,7 +55,7 @@ proc_log (AirlockSinkholeProc *p)
 
 /* Reads the process's stdout for "ready\n", at most @ms. */
 static gboolean
-read_ready (AirlockSinkholeProc *p, guint ms)
+read_ready (AirlockSinkholeProc *p, guint ms, gboolean *ret_timed_out)
 {
   int fd = g_unix_input_stream_get_fd (G_UNIX_INPUT_STREAM (g_subprocess_get_stdout_pipe (p->proc)));
   gint64 deadline = g_get_monotonic_time () + (gint64) ms * 1000;
@@ -69,7 +69,10 @@ read_ready (AirlockSinkholeProc *p, guint ms)
       ssize_t n;
 
       if (left <= 0 || g_poll (&pfd, 1, (gint) (left / 1000) + 1) <= 0)
-        return FALSE;
+        {
+          *ret_timed_out = TRUE;
+          return FALSE;
+        }
       n = read (fd, buf + len, sizeof buf - len);
       if (n < 0 && errno == EINTR)
         continue;
@@ -90,6 +93,7 @@ airlock_sinkhole_proc_start (const char *dir, gboolean give_socket, guint32 owne
   g_autoptr (GSubprocessLauncher) launcher = NULL;
   g_autoptr (GPtrArray) argv = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GError) local = NULL;
+  gboolean running = FALSE;
 
   p->dir = g_strdup (dir);
   p->socket_path = g_build_filename (dir, "net.sock", NULL);
@@ -120,10 +124,9 @@ airlock_sinkhole_proc_start (const char *dir, gboolean give_socket, guint32 owne
       return NULL;
     }
   /* "ready" on its stdout: the socket listens and the network is up. */
-  if (!read_ready (p, READY_WAIT_MS))
+  if (!read_ready (p, READY_WAIT_MS, &running))
     {
       g_autofree char *why = NULL;
-      gboolean running = g_subprocess_get_identifier (p->proc) != NULL;
 
       g_subprocess_force_exit (p->proc);
       g_subprocess_wait (p->proc, NULL, NULL);

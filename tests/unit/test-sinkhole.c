@@ -1029,7 +1029,7 @@ record_file (GPtrArray *records, guint64 dropped, gboolean end)
     }
   if (end)
     {
-      g_autofree char *line = airlock_sinkhole_end_line_to_json (dropped);
+      g_autofree char *line = airlock_sinkhole_end_line_to_json (dropped, 0, NULL);
 
       g_string_append_printf (s, "%s\n", line);
     }
@@ -1105,7 +1105,7 @@ test_records_format (void)
     { 10, "{\"kind\":\"icmp\",\"time_us\":5000,\"end_us\":5000,\"family\":\"inet6\",\"address\":\"2001:db8::1\","
           "\"port\":0,\"client_port\":0,\"client_bytes\":\"cGluZw==\",\"bytes_in\":4}" },
   };
-  g_autofree char *end = airlock_sinkhole_end_line_to_json (3);
+  g_autofree char *end = airlock_sinkhole_end_line_to_json (3, 0, NULL);
 
   for (gsize i = 0; i < G_N_ELEMENTS (lines); i++)
     {
