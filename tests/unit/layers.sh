@@ -19,7 +19,7 @@ declare -A allowed=(
   [sinkhole]="evidence net"
   [record]="evidence net sinkhole"
   [gate]="evidence net policy record"
-  [vm]="evidence guestimg net record"
+  [vm]="evidence guestimg net record sinkhole"
   # image -> vm: lib/image/disk.c sets libvirt's log through
   # vm/libvirt-env-private.h (an open issue: the house issue moves it).
   [image]="vm"

@@ -1113,7 +1113,7 @@ test_records_format (void)
 
       g_assert_cmpstr (json, ==, lines[i].json);
     }
-  g_assert_cmpstr (end, ==, "{\"end\":true,\"records_dropped\":3}");
+  g_assert_cmpstr (end, ==, "{\"end\":true,\"records_dropped\":3,\"frames_refused\":0}");
 }
 
 static void
