@@ -614,13 +614,13 @@ static gboolean
 read_end (Line *l, AirlockSinkholeLog *log)
 {
   JsonNode *end = json_object_get_member (l->o, "end");
-  gint64 dropped, refused;
+  gint64 dropped, refused = 0;
 
   if (!JSON_NODE_HOLDS_VALUE (end) || json_node_get_value_type (end) != G_TYPE_BOOLEAN
       || !json_node_get_boolean (end))
     return refuse (l, "member 'end' is %s, not true", type_name (end));
   if (!get_int (l, l->o, "records_dropped", TRUE, 0, G_MAXINT64, &dropped)
-      || !get_int (l, l->o, "frames_refused", TRUE, 0, G_MAXINT64, &refused)
+      || !get_int (l, l->o, "frames_refused", FALSE, 0, G_MAXINT64, &refused)
       || !dup_string (l, l->o, "first_refused", FALSE, &log->first_refused))
     return FALSE;
   if ((refused == 0) != (log->first_refused == NULL))
