@@ -3,16 +3,17 @@
  * show, and prints one line per step:
  *
  *   1. a DNS query for example.com (A, over UDP to the first nameserver of
- *      /etc/resolv.conf, 10.0.2.3 — QEMU's user-mode resolver — without one);
- *   2. TCP to 198.51.100.80:80 with an HTTP GET whose Host is example.com;
- *   3. TCP to 198.51.100.80:443 with a TLS ClientHello whose SNI is
- *      example.com.
+ *      /etc/resolv.conf, 10.0.2.3 without one);
+ *   2. TCP to the address the answer gave, port 80, with an HTTP GET whose
+ *      Host is example.com;
+ *   3. TCP to the same address, port 443, with a TLS ClientHello whose SNI
+ *      is example.com.
  *
- * The destination is fixed rather than the DNS answer so the attempts a test
- * expects do not depend on a resolver (which airlock's guests do not have),
- * and it is a documentation address (TEST-NET-2, RFC 5737): run by mistake
- * outside a VM, the probe reaches nobody.  Inside airlock the VM's network
- * is QEMU's restrict=on user networking: nothing leaves either way.
+ * Inside airlock the answer is the sinkhole's (docs/sinkhole.md): an
+ * address of 198.18.0.0/15 handed out for example.com, so the host's
+ * records tie both connections to the name.  Without an answer the probe
+ * connects to 198.51.100.80, a documentation address (TEST-NET-2, RFC
+ * 5737): run by mistake outside a VM, it reaches nobody.
  * The DNS query is hand-written because static glibc's getaddrinfo needs NSS
  * modules the image does not carry.  Every wait is a poll() of at most
  * TIMEOUT_MS: the probe never blocks forever, whatever the network does.
@@ -35,6 +36,10 @@
 #define PROBE_NAME "example.com"
 #define PROBE_ADDR "198.51.100.80"
 #define DEFAULT_RESOLVER "10.0.2.3"
+
+/* Where the connections go: the DNS answer's first A record, else
+ * PROBE_ADDR. */
+static char target[INET_ADDRSTRLEN] = PROBE_ADDR;
 
 /* The first IPv4 "nameserver" of /etc/resolv.conf into @out. */
 static void
@@ -142,7 +147,8 @@ print_dns_answer (const uint8_t *buf, size_t len, uint16_t id)
         {
           printf ("dns: %s A %u.%u.%u.%u\n", PROBE_NAME, buf[pos], buf[pos + 1], buf[pos + 2],
                   buf[pos + 3]);
-          found++;
+          if (found++ == 0)
+            inet_ntop (AF_INET, buf + pos, target, sizeof target);
         }
       pos += rdlen;
     }
@@ -187,7 +193,7 @@ probe_dns (void)
   close (fd);
 }
 
-/* Connects to PROBE_ADDR:@port within TIMEOUT_MS; the socket or -1 (the
+/* Connects to target:@port within TIMEOUT_MS; the socket or -1 (the
  * reason printed under @tag). */
 static int
 connect_with_timeout (const char *tag, uint16_t port)
@@ -202,19 +208,19 @@ connect_with_timeout (const char *tag, uint16_t port)
       printf ("%s: socket: %s\n", tag, strerror (errno));
       return -1;
     }
-  inet_pton (AF_INET, PROBE_ADDR, &sin.sin_addr);
+  inet_pton (AF_INET, target, &sin.sin_addr);
   if (connect (fd, (struct sockaddr *) &sin, sizeof sin) == 0)
     return fd;
   if (errno != EINPROGRESS)
     {
-      printf ("%s: connect %s:%u: %s\n", tag, PROBE_ADDR, port, strerror (errno));
+      printf ("%s: connect %s:%u: %s\n", tag, target, port, strerror (errno));
       close (fd);
       return -1;
     }
   r = wait_fd (fd, POLLOUT);
   if (r <= 0)
     {
-      printf ("%s: connect %s:%u: %s\n", tag, PROBE_ADDR, port, r == 0 ? "timed out" : strerror (-r));
+      printf ("%s: connect %s:%u: %s\n", tag, target, port, r == 0 ? "timed out" : strerror (-r));
       close (fd);
       return -1;
     }
@@ -222,7 +228,7 @@ connect_with_timeout (const char *tag, uint16_t port)
     err = errno;
   if (err)
     {
-      printf ("%s: connect %s:%u: %s\n", tag, PROBE_ADDR, port, strerror (err));
+      printf ("%s: connect %s:%u: %s\n", tag, target, port, strerror (err));
       close (fd);
       return -1;
     }
@@ -267,7 +273,7 @@ probe_http (void)
 
   if (fd < 0)
     return;
-  printf ("http: connected to %s:80\n", PROBE_ADDR);
+  printf ("http: connected to %s:80\n", target);
   n = exchange ("http", fd, request, sizeof request - 1, reply, sizeof reply - 1);
   if (n == 0)
     printf ("http: closed without a reply\n");
@@ -341,7 +347,7 @@ probe_tls (void)
 
   if (fd < 0)
     return;
-  printf ("https: connected to %s:443\n", PROBE_ADDR);
+  printf ("https: connected to %s:443\n", target);
   n = exchange ("https", fd, hello, len, reply, sizeof reply);
   if (n == 0)
     printf ("https: closed without a reply\n");
@@ -358,7 +364,8 @@ int
 main (void)
 {
   setvbuf (stdout, NULL, _IOLBF, 0);
-  printf ("egress-probe: %s (%s), ports 53/udp, 80/tcp, 443/tcp\n", PROBE_NAME, PROBE_ADDR);
+  printf ("egress-probe: %s (%s without an answer), ports 53/udp, 80/tcp, 443/tcp\n", PROBE_NAME,
+          PROBE_ADDR);
   probe_dns ();
   probe_http ();
   probe_tls ();

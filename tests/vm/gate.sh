@@ -43,15 +43,15 @@ check /gate/clean-passes 0 $? \
 
 "$cli" gate --image "oci-archive:$samples/egress.tar" >"$out" 2>&1
 check /gate/egress-fails 1 $? \
-  '^  amd64 +12/12 +3 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +3 +0 +0 +0 +exited +fail$' \
+  '^  amd64 +12/12 +5 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +5 +0 +0 +0 +exited +fail$' \
   '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 10\.0\.2\.3:53 dns=example\.com\. by /usr/local/bin/egress-probe' \
-  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.51\.100\.80:443 by /usr/local/bin/egress-probe'
+  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.243\.18:443 by /usr/local/bin/egress-probe'
 
 "$cli" gate --image "oci-archive:$samples/egress.tar" \
   --allow 'allow udp 10.0.2.3 port 53 dns=example.com' \
-  --allow 'allow tcp 198.51.100.80 port 80' --allow 'allow tcp 198.51.100.80 port 443' >"$out" 2>&1
+  --allow 'allow tcp 198.18.0.0/15 port 80' --allow 'allow tcp 198.18.0.0/15 port 443' >"$out" 2>&1
 check /gate/egress-admitted-passes 0 $? \
-  '^  amd64 +12/12 +3 +3 +0 +0 +exited +pass$' '^  arm64 +12/12 +3 +3 +0 +0 +exited +pass$'
+  '^  amd64 +12/12 +5 +5 +0 +0 +exited +pass$' '^  arm64 +12/12 +5 +5 +0 +0 +exited +pass$'
 
 # The detector proven blind on purpose (test-only guest modes): a control
 # the probe skips fails the verdict naming it; a workload run outside the
