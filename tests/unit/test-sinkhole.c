@@ -661,6 +661,8 @@ static const DetectCase detect_cases[] = {
     { [9] = "example.com." } },
   { "dns-tcp-partial", dns_tcp_two, 10, 53, FALSE, NEED_MORE, P (NONE), { NULL } },
   { "dns-tcp-partial-final", dns_tcp_two, 10, 53, TRUE, DONE, P (DNS), { [9] = "" } },
+  { "dns-tcp-one-byte-final", dns_tcp_two, 1, 53, TRUE, DONE, P (DNS), { [9] = "" } },
+  { "dns-tcp-one-byte-final-elsewhere", dns_tcp_two, 1, 5353, TRUE, DONE, P (RAW), { NULL } },
   { "raw-binary", raw_binary, 0, 9000, FALSE, DONE, P (RAW), { NULL } },
   { "raw-text", raw_text, 0, 7, FALSE, DONE, P (RAW), { NULL } },
   /* Port 53 is a hint: an HTTP request there is HTTP. */
