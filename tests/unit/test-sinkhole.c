@@ -1088,6 +1088,10 @@ static const RefusalCase refusal_cases[] = {
     "{\"kind\":\"icmp\",\"time_us\":1,\"end_us\":2,\"family\":\"inet\",\"address\":\"example.com\","
     "\"port\":0,\"client_port\":0}\n",
     AIRLOCK_SINKHOLE_ERROR_INVALID, "member 'address' is 'example.com', not an IPv4 address" },
+  /* The file's strings hold what the guest sent: quoted printably. */
+  { "unknown-kind-quoted-printably",
+    "{\"kind\":\"tcp\\u0007\\n\",\"time_us\":1}\n",
+    AIRLOCK_SINKHOLE_ERROR_INVALID, "member 'kind' is 'tcp\\x07\\n', not one of" },
   { "unknown-family",
     "{\"kind\":\"icmp\",\"time_us\":1,\"end_us\":2,\"family\":\"unix\",\"address\":\"/x\","
     "\"port\":0,\"client_port\":0}\n",
