@@ -85,9 +85,11 @@ typedef struct {
   char *sni;                /* the first host_name of server_name, or NULL */
   GPtrArray *alpn;          /* char *: the ALPN protocol names in order; NULL
                              * without the extension */
-  guint16 legacy_version;   /* 0x0303 for TLS 1.2 (and 1.3, which says so in…) */
-  guint16 highest_supported_version; /* … supported_versions: the highest, GREASE
-                                      * aside; 0 without */
+  /* As sent: 0x0303 for TLS 1.2 and 1.3 alike (RFC 8446 §4.1.2), … */
+  guint16 legacy_version;
+  /* … since 1.3 is offered in supported_versions: the highest there,
+   * GREASE aside; 0 without the extension. */
+  guint16 highest_supported_version;
   gboolean malformed;       /* the body stopped parsing: what follows is missing */
 } NetTlsClientHello;
 

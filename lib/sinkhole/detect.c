@@ -210,10 +210,13 @@ detect_dns (const guint8 *data, gsize len, guint16 port, gboolean final,
   gboolean hinted = port == DNS_PORT;
   gsize message_len, have;
 
-  if (len < 2)
-    return final ? (hinted && len > 0 ? CANDIDATE_YES : CANDIDATE_NO) : CANDIDATE_MAYBE;
-  message_len = ((gsize) data[0] << 8) | data[1];
-  have = MIN (len - 2, message_len);
+  if (len < 2 && !final)
+    return CANDIDATE_MAYBE;
+  if (len < 2 && !hinted)
+    return CANDIDATE_NO;
+  /* (A single byte to port 53 is DNS that stopped inside its length.) */
+  message_len = len < 2 ? 0 : ((gsize) data[0] << 8) | data[1];
+  have = len < 2 ? 0 : MIN (len - 2, message_len);
   if (!hinted)
     {
       /* By content alone: a length a header fits in, a header like a

@@ -11,6 +11,7 @@
 
 #include "sinkhole/sinkhole.h"
 #include "evidence/dns.h"
+#include "sinkhole-bytes.h"
 
 #include <arpa/inet.h>
 #include <string.h>
@@ -68,45 +69,6 @@ joined (GPtrArray *array)
   for (guint i = 0; i < array->len; i++)
     g_string_append_printf (s, "%s%s", i ? "," : "", (const char *) g_ptr_array_index (array, i));
   return g_string_free (s, FALSE);
-}
-
-static void
-u8 (GByteArray *b, guint8 v)
-{
-  g_byte_array_append (b, &v, 1);
-}
-
-static void
-be16 (GByteArray *b, guint16 v)
-{
-  u8 (b, v >> 8);
-  u8 (b, v & 0xff);
-}
-
-static void
-be24 (GByteArray *b, guint32 v)
-{
-  u8 (b, (v >> 16) & 0xff);
-  be16 (b, v & 0xffff);
-}
-
-static void
-raw (GByteArray *b, const void *data, gsize len)
-{
-  g_byte_array_append (b, data, (guint) len);
-}
-
-static void
-text (GByteArray *b, const char *s)
-{
-  raw (b, s, strlen (s));
-}
-
-static void
-fill (GByteArray *b, guint8 v, gsize n)
-{
-  for (gsize i = 0; i < n; i++)
-    u8 (b, v);
 }
 
 /* ---- names ------------------------------------------------------------- */
@@ -535,141 +497,26 @@ test_dns_answer_is_the_tables (void)
 
 /* ---- detection ---------------------------------------------------------- */
 
-/* A ClientHello as a TLS 1.3 client (curl over OpenSSL 3) lays it out:
- * legacy_version 1.2, a session ID, TLS 1.3 and 1.2 suites, and the
- * extensions SNI, ec_point_formats, supported_groups, ALPN,
- * signature_algorithms, supported_versions (GREASE first), psk modes and
- * an X25519 key share.  @alpn and @versions NULL leave those out. */
-static GByteArray *
-client_hello_message (const char *sni, const char *const *alpn, const guint16 *versions,
-                      gsize n_versions)
-{
-  GByteArray *ext = g_byte_array_new ();
-  GByteArray *body = g_byte_array_new ();
-  GByteArray *msg = g_byte_array_new ();
-
-  if (sni)
-    {
-      be16 (ext, 0x0000);
-      be16 (ext, (guint16) (strlen (sni) + 5));
-      be16 (ext, (guint16) (strlen (sni) + 3));
-      u8 (ext, 0);
-      be16 (ext, (guint16) strlen (sni));
-      text (ext, sni);
-    }
-  be16 (ext, 0x000b);            /* ec_point_formats */
-  be16 (ext, 4);
-  u8 (ext, 3);
-  u8 (ext, 0);
-  u8 (ext, 1);
-  u8 (ext, 2);
-  be16 (ext, 0x000a);            /* supported_groups */
-  be16 (ext, 8);
-  be16 (ext, 6);
-  be16 (ext, 0x001d);
-  be16 (ext, 0x0017);
-  be16 (ext, 0x0018);
-  if (alpn)
-    {
-      gsize list = 0;
-
-      for (gsize i = 0; alpn[i]; i++)
-        list += 1 + strlen (alpn[i]);
-      be16 (ext, 0x0010);
-      be16 (ext, (guint16) (list + 2));
-      be16 (ext, (guint16) list);
-      for (gsize i = 0; alpn[i]; i++)
-        {
-          u8 (ext, (guint8) strlen (alpn[i]));
-          text (ext, alpn[i]);
-        }
-    }
-  be16 (ext, 0x000d);            /* signature_algorithms */
-  be16 (ext, 8);
-  be16 (ext, 6);
-  be16 (ext, 0x0403);
-  be16 (ext, 0x0804);
-  be16 (ext, 0x0401);
-  if (versions)
-    {
-      be16 (ext, 0x002b);
-      be16 (ext, (guint16) (1 + 2 * n_versions));
-      u8 (ext, (guint8) (2 * n_versions));
-      for (gsize i = 0; i < n_versions; i++)
-        be16 (ext, versions[i]);
-    }
-  be16 (ext, 0x002d);            /* psk_key_exchange_modes */
-  be16 (ext, 2);
-  u8 (ext, 1);
-  u8 (ext, 1);
-  be16 (ext, 0x0033);            /* key_share: X25519 */
-  be16 (ext, 38);
-  be16 (ext, 36);
-  be16 (ext, 0x001d);
-  be16 (ext, 32);
-  fill (ext, 0x42, 32);
-
-  be16 (body, 0x0303);
-  fill (body, 0x5a, 32);         /* random */
-  u8 (body, 32);
-  fill (body, 0x33, 32);         /* legacy_session_id */
-  be16 (body, 8);
-  be16 (body, 0x1302);
-  be16 (body, 0x1303);
-  be16 (body, 0x1301);
-  be16 (body, 0xc02c);
-  u8 (body, 1);
-  u8 (body, 0);
-  be16 (body, (guint16) ext->len);
-  raw (body, ext->data, ext->len);
-
-  u8 (msg, 1);                   /* client_hello */
-  be24 (msg, body->len);
-  raw (msg, body->data, body->len);
-  g_byte_array_unref (ext);
-  g_byte_array_unref (body);
-  return msg;
-}
-
-/* @msg in handshake records of at most @fragment bytes each. */
-static GByteArray *
-in_records (GByteArray *msg, gsize fragment)
-{
-  GByteArray *out = g_byte_array_new ();
-
-  for (gsize at = 0; at < msg->len; at += fragment)
-    {
-      gsize n = MIN (fragment, msg->len - at);
-
-      u8 (out, 22);
-      be16 (out, 0x0301);
-      be16 (out, (guint16) n);
-      raw (out, msg->data + at, n);
-    }
-  g_byte_array_unref (msg);
-  return out;
-}
-
 static const char *const alpn_h2[] = { "h2", "http/1.1", NULL };
 static const guint16 versions_13[] = { 0x3a3a, 0x0304, 0x0303 };
 
 static GByteArray *
 tls13 (void)
 {
-  return in_records (client_hello_message ("example.com", alpn_h2, versions_13, 3), 16384);
+  return sb_in_records (sb_client_hello ("example.com", alpn_h2, versions_13, 3), 16384);
 }
 
 static GByteArray *
 tls13_split (void)
 {
   /* The message in records of 50 bytes: the SNI lies across two. */
-  return in_records (client_hello_message ("example.com", alpn_h2, versions_13, 3), 50);
+  return sb_in_records (sb_client_hello ("example.com", alpn_h2, versions_13, 3), 50);
 }
 
 static GByteArray *
 tls12 (void)
 {
-  return in_records (client_hello_message ("legacy.example", NULL, NULL, 0), 16384);
+  return sb_in_records (sb_client_hello ("legacy.example", NULL, NULL, 0), 16384);
 }
 
 static GByteArray *
@@ -677,7 +524,7 @@ tls_no_sni (void)
 {
   static const char *const alpn[] = { "acme-tls/1", NULL };
 
-  return in_records (client_hello_message (NULL, alpn, versions_13, 3), 16384);
+  return sb_in_records (sb_client_hello (NULL, alpn, versions_13, 3), 16384);
 }
 
 static GByteArray *
@@ -687,8 +534,8 @@ dns_tcp_two (void)
   g_autoptr (GBytes) one = hex_bytes ("001d 1111 0100 0001 0000 0000 0000" EX "0001 0001");
   g_autoptr (GBytes) two = hex_bytes ("001a 2222 0100 0001 0000 0000 0000 04 70797069 03 6f7267 00 001c 0001");
 
-  raw (b, g_bytes_get_data (one, NULL), g_bytes_get_size (one));
-  raw (b, g_bytes_get_data (two, NULL), g_bytes_get_size (two));
+  sb_raw (b, g_bytes_get_data (one, NULL), g_bytes_get_size (one));
+  sb_raw (b, g_bytes_get_data (two, NULL), g_bytes_get_size (two));
   return b;
 }
 
@@ -697,7 +544,7 @@ from_text (const char *s)
 {
   GByteArray *b = g_byte_array_new ();
 
-  text (b, s);
+  sb_text (b, s);
   return b;
 }
 
@@ -734,7 +581,7 @@ ssh_too_long (void)
 {
   GByteArray *b = from_text ("SSH-2.0-");
 
-  fill (b, 'a', 300);
+  sb_fill (b, 'a', 300);
   return b;
 }
 
@@ -814,6 +661,8 @@ static const DetectCase detect_cases[] = {
     { [9] = "example.com." } },
   { "dns-tcp-partial", dns_tcp_two, 10, 53, FALSE, NEED_MORE, P (NONE), { NULL } },
   { "dns-tcp-partial-final", dns_tcp_two, 10, 53, TRUE, DONE, P (DNS), { [9] = "" } },
+  { "dns-tcp-one-byte-final", dns_tcp_two, 1, 53, TRUE, DONE, P (DNS), { [9] = "" } },
+  { "dns-tcp-one-byte-final-elsewhere", dns_tcp_two, 1, 5353, TRUE, DONE, P (RAW), { NULL } },
   { "raw-binary", raw_binary, 0, 9000, FALSE, DONE, P (RAW), { NULL } },
   { "raw-text", raw_text, 0, 7, FALSE, DONE, P (RAW), { NULL } },
   /* Port 53 is a hint: an HTTP request there is HTTP. */
@@ -1239,6 +1088,10 @@ static const RefusalCase refusal_cases[] = {
     "{\"kind\":\"icmp\",\"time_us\":1,\"end_us\":2,\"family\":\"inet\",\"address\":\"example.com\","
     "\"port\":0,\"client_port\":0}\n",
     AIRLOCK_SINKHOLE_ERROR_INVALID, "member 'address' is 'example.com', not an IPv4 address" },
+  /* The file's strings hold what the guest sent: quoted printably. */
+  { "unknown-kind-quoted-printably",
+    "{\"kind\":\"tcp\\u0007\\n\",\"time_us\":1}\n",
+    AIRLOCK_SINKHOLE_ERROR_INVALID, "member 'kind' is 'tcp\\x07\\n', not one of" },
   { "unknown-family",
     "{\"kind\":\"icmp\",\"time_us\":1,\"end_us\":2,\"family\":\"unix\",\"address\":\"/x\","
     "\"port\":0,\"client_port\":0}\n",
