@@ -1,7 +1,8 @@
 /* Internals of the capture analysis: one frame decoded into its layers
  * (decode.c) and the first-payload parsers for TLS and HTTP (payload.c).
  * Pure functions over bytes the guest wrote; flows.c turns their results
- * into flows. */
+ * into flows, and the sinkhole's protocol detection (sinkhole/detect.c)
+ * into what a connection's client said. */
 #pragma once
 
 #include "flows.h"
@@ -78,14 +79,60 @@ typedef enum {
   NET_PAYLOAD_FOUND,
 } NetPayloadResult;
 
+/* What a TLS ClientHello offers.  Strings escaped
+ * (airlock_evidence_escape_bytes). */
+typedef struct {
+  char *sni;                /* the first host_name of server_name, or NULL */
+  GPtrArray *alpn;          /* char *: the ALPN protocol names in order; NULL
+                             * without the extension */
+  /* As sent: 0x0303 for TLS 1.2 and 1.3 alike (RFC 8446 §4.1.2), … */
+  guint16 legacy_version;
+  /* … since 1.3 is offered in supported_versions: the highest there,
+   * GREASE aside; 0 without the extension. */
+  guint16 highest_supported_version;
+  gboolean malformed;       /* the body stopped parsing: what follows is missing */
+} NetTlsClientHello;
+
+void net_tls_client_hello_clear (NetTlsClientHello *hello);
+
+/* The TLS ClientHello at the start of @data (handshake records, the
+ * handshake message possibly spread over several): NEED_MORE while the
+ * bytes may still become one, NONE when they are none, FOUND once the
+ * whole message is present, with @ret_hello filled as far as its body
+ * parses (always initialized; clear it whatever the result). */
+NetPayloadResult net_tls_client_hello_parse (const guint8 *data, gsize len,
+                                             NetTlsClientHello *ret_hello);
+
 /* The server_name (host_name, type 0) of a TLS ClientHello at the start of
- * @data (handshake records, the handshake message possibly spread over
- * several).  FOUND sets *@ret_name (escaped; transfer full). */
+ * @data (as above).  FOUND sets *@ret_name (escaped; transfer full); a
+ * whole ClientHello without one is NONE. */
 NetPayloadResult net_tls_client_hello_sni (const guint8 *data, gsize len, char **ret_name);
+
+/* An HTTP/1.x request head.  Strings escaped, surrounding blanks removed
+ * from header values. */
+typedef struct {
+  char *method;             /* one of the methods payload.c knows */
+  char *path;               /* the request target, or NULL */
+  char *version;            /* what follows the target ("HTTP/1.1"), or NULL */
+  char *host;               /* the first Host header, or NULL */
+  char *user_agent;         /* the first User-Agent header, or NULL */
+} NetHttpRequest;
+
+void net_http_request_clear (NetHttpRequest *request);
+
+/* The HTTP/1.x request head at the start of @data (a method, a space, …;
+ * lines end in CRLF or LF, header names compared without regard to ASCII
+ * case): NONE when it does not start like one, NEED_MORE until the empty
+ * line that ends it, FOUND then.  @ret_request is always initialized and
+ * holds what the complete lines so far say (the method as soon as it is
+ * known); clear it whatever the result. */
+NetPayloadResult net_http_request_head (const guint8 *data, gsize len,
+                                        NetHttpRequest *ret_request);
 
 /* The Host header of an HTTP/1.x request at the start of @data (a method,
  * a space, …).  FOUND sets *@ret_host (escaped, surrounding blanks
- * removed; transfer full). */
+ * removed; transfer full) as soon as its line is whole; a head that ends
+ * without one is NONE. */
 NetPayloadResult net_http_request_host (const guint8 *data, gsize len, char **ret_host);
 
 G_END_DECLS

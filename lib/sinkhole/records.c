@@ -272,17 +272,22 @@ typedef struct {
   GError **error;
 } Line;
 
+/* The reason is made printable: it may quote the file's strings (a
+ * member's value, the bytes json-glib choked on), which hold whatever the
+ * guest sent. */
 static gboolean G_GNUC_PRINTF (2, 3)
 refuse (Line *l, const char *fmt, ...)
 {
   g_autofree char *why = NULL;
+  g_autofree char *printable = NULL;
   va_list ap;
 
   va_start (ap, fmt);
   why = g_strdup_vprintf (fmt, ap);
   va_end (ap);
+  printable = airlock_evidence_escape_bytes ((const guint8 *) why, strlen (why));
   g_set_error (l->error, AIRLOCK_SINKHOLE_ERROR, AIRLOCK_SINKHOLE_ERROR_INVALID,
-               "line %u of the sinkhole's records: %s", l->line, why);
+               "line %u of the sinkhole's records: %s", l->line, printable);
   return FALSE;
 }
 
@@ -726,11 +731,7 @@ airlock_sinkhole_log_new_from_bytes (GBytes *bytes, GError **error)
         }
       if (!root)
         {
-          /* json-glib quotes the bytes it choked on: made printable. */
-          g_autofree char *why = airlock_evidence_escape_bytes ((const guint8 *) local->message,
-                                                                strlen (local->message));
-
-          refuse (&l, "%s", why);
+          refuse (&l, "%s", local->message);
           return NULL;
         }
       if (!JSON_NODE_HOLDS_OBJECT (root))

@@ -57,12 +57,14 @@ void airlock_sinkhole_names_free (AirlockSinkholeNames *names);
  * regard to ASCII case).  Stable: the same name gets the same addresses in
  * every run and on every arch (a hash of the lowercased name into the two
  * ranges above, probing on a collision, so only a collision within one run
- * moves an address).  FALSE when the table is full (NAMES_MAX). */
+ * moves an address).  198.18.0.0/24 and 2001:db8:a1::/112 are never handed
+ * out (left for the sinkhole's own addresses), nor an IPv4 address ending
+ * in .0 or .255.  FALSE when the table is full (NAMES_MAX). */
 gboolean airlock_sinkhole_names_lookup (AirlockSinkholeNames *names, const char *name,
                                         guint8 ret_v4[4], guint8 ret_v6[16]);
 
 /* The name @address (4 or 16 bytes by @family) was handed out for in this
- * table, or NULL. */
+ * table, as it was first asked, or NULL.  Owned by @names. */
 const char *airlock_sinkhole_names_reverse (AirlockSinkholeNames *names, int family,
                                             const guint8 *address);
 
