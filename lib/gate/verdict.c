@@ -523,7 +523,11 @@ check_run (AirlockVerdict *v, const AirlockRunRecord *in)
  * resolves allowed.org and then asks that address for evil.org must not
  * pass on host=allowed.org: the connection is admitted only when the
  * policy admits it under each of those names.  A name that differs but is
- * admitted too (a rule without host=) is noted, once per flow. */
+ * admitted too (a rule without host=) is noted, once per flow.  Neither
+ * witness says which connect a connection came from (the supervisor does
+ * not see the source port), so every connection to the same address and
+ * port counts for each connect there: a name one of them sent can only
+ * make the others' judgment stricter, never looser. */
 static void
 judge_egress (AirlockVerdict *v, const AirlockRunRecord *in, const AirlockPolicy *policy,
               SinkholeFlows *sf, GHashTable *noted, const AirlockEvent *ev,
