@@ -4,6 +4,7 @@
 
 #include "evidence/frame-private.h"
 #include "evidence/sockaddr.h"
+#include "sinkhole/sinkhole.h"
 #include "probe-controls.h"
 #include "protocol.h"
 
@@ -57,7 +58,9 @@ add_reason (AirlockVerdict *v, AirlockVerdictKind kind, const char *fmt, ...)
   va_start (ap, fmt);
   g_ptr_array_add (v->reasons, g_strdup_vprintf (fmt, ap));
   va_end (ap);
-  /* Inconclusive outranks fail: without whole evidence nothing else holds. */
+  /* Inconclusive outranks fail: without whole evidence nothing else holds.
+   * A reason of kind pass is a finding shown with the verdict that changes
+   * nothing. */
   if (kind == AIRLOCK_VERDICT_INCONCLUSIVE || v->kind == AIRLOCK_VERDICT_PASS)
     v->kind = kind;
 }
@@ -140,13 +143,254 @@ dns_names (const AirlockEvent *ev)
   return names;
 }
 
+/* ---- the sinkhole's records, by flow ---- */
+
+/* A name a connection itself said it wanted. */
+typedef struct {
+  const char *what;        /* "SNI" or "Host" (static) */
+  char *name;              /* as sent, a Host without its port */
+} Claim;
+
+static void
+claim_free (gpointer data)
+{
+  Claim *c = data;
+
+  g_free (c->name);
+  g_free (c);
+}
+
+/* What the sinkhole recorded of one destination, keyed like a capture
+ * flow, so that records, flows and the sinkhole meet on one key. */
+typedef struct {
+  char *key;
+  int protocol;
+  guint64 n;               /* connections, datagrams or echo requests */
+  /* The name the address was handed out for (borrowed from the log), or
+   * NULL. */
+  const char *name;
+} SinkholeFlow;
+
+static void
+sinkhole_flow_free (gpointer data)
+{
+  SinkholeFlow *f = data;
+
+  g_free (f->key);
+  g_free (f);
+}
+
+typedef struct {
+  GHashTable *by_key;      /* key → SinkholeFlow * (owned by @flows) */
+  GPtrArray *flows;        /* SinkholeFlow *, in order of their first record */
+  GHashTable *claims;      /* key → GPtrArray of Claim *: SNI and Host per flow */
+} SinkholeFlows;
+
+static void
+sinkhole_flows_clear (SinkholeFlows *sf)
+{
+  g_clear_pointer (&sf->by_key, g_hash_table_unref);
+  g_clear_pointer (&sf->flows, g_ptr_array_unref);
+  g_clear_pointer (&sf->claims, g_hash_table_unref);
+}
+
+/* Names compare as the policy compares them: ASCII case and one trailing
+ * dot ignored. */
+static gboolean
+same_name (const char *a, const char *b)
+{
+  gsize la = strlen (a), lb = strlen (b);
+
+  if (la > 0 && a[la - 1] == '.')
+    la--;
+  if (lb > 0 && b[lb - 1] == '.')
+    lb--;
+  return la == lb && g_ascii_strncasecmp (a, b, la) == 0;
+}
+
+/* An HTTP Host names a host and maybe a port ("pypi.org:8080"); the host
+ * is what is compared.  A bracketed IPv6 literal keeps its brackets. */
 static char *
-describe (const AirlockEvent *ev)
+host_without_port (const char *host)
+{
+  const char *colon = strrchr (host, ':');
+
+  if (colon && host[0] != '[' && strchr (host, ':') == colon && colon[1] != '\0')
+    {
+      for (const char *p = colon + 1; *p; p++)
+        if (!g_ascii_isdigit (*p))
+          return g_strdup (host);
+      return g_strndup (host, (gsize) (colon - host));
+    }
+  return g_strdup (host);
+}
+
+static void
+add_claim (SinkholeFlows *sf, const char *key, const char *what, const char *name)
+{
+  GPtrArray *claims;
+  g_autofree char *bare = NULL;
+  Claim *c;
+
+  if (!name || !*name)
+    return;
+  bare = g_str_equal (what, "Host") ? host_without_port (name) : g_strdup (name);
+  claims = g_hash_table_lookup (sf->claims, key);
+  if (!claims)
+    {
+      claims = g_ptr_array_new_with_free_func (claim_free);
+      g_hash_table_insert (sf->claims, g_strdup (key), claims);
+    }
+  for (guint i = 0; i < claims->len; i++)
+    {
+      const Claim *other = claims->pdata[i];
+
+      if (g_str_equal (other->what, what) && same_name (other->name, bare))
+        return;
+    }
+  c = g_new0 (Claim, 1);
+  c->what = what;
+  c->name = g_steal_pointer (&bare);
+  g_ptr_array_add (claims, c);
+}
+
+/* The sinkhole's records by flow, and every SNI and HTTP Host a
+ * connection sent, from the sinkhole's records and from the capture (two
+ * host-side readings of the same bytes: either one is enough to judge). */
+static void
+sinkhole_flows_init (SinkholeFlows *sf, const AirlockRunRecord *in)
+{
+  const AirlockSinkholeLog *log = in->sinkhole;
+
+  sf->flows = g_ptr_array_new_with_free_func (sinkhole_flow_free);
+  sf->by_key = g_hash_table_new (g_str_hash, g_str_equal);
+  sf->claims = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                      (GDestroyNotify) g_ptr_array_unref);
+
+  for (guint i = 0; log && i < log->records->len; i++)
+    {
+      const AirlockSinkholeRecord *r = log->records->pdata[i];
+      int protocol;
+      guint16 port = r->port;
+      g_autofree char *key = NULL;
+      SinkholeFlow *f;
+
+      if (r->family != AF_INET && r->family != AF_INET6)
+        continue;
+      switch (r->kind)
+        {
+        case AIRLOCK_SINKHOLE_RECORD_TCP:
+          protocol = IPPROTO_TCP;
+          break;
+        case AIRLOCK_SINKHOLE_RECORD_UDP:
+          protocol = IPPROTO_UDP;
+          break;
+        case AIRLOCK_SINKHOLE_RECORD_DNS:
+          protocol = g_strcmp0 (r->dns_transport, "tcp") == 0 ? IPPROTO_TCP : IPPROTO_UDP;
+          break;
+        case AIRLOCK_SINKHOLE_RECORD_ICMP:
+          protocol = r->family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6;
+          port = 0;
+          break;
+        default:
+          continue;
+        }
+      key = airlock_capture_flow_key (r->family, protocol, r->address, port);
+      f = g_hash_table_lookup (sf->by_key, key);
+      if (!f)
+        {
+          f = g_new0 (SinkholeFlow, 1);
+          f->key = g_strdup (key);
+          f->protocol = protocol;
+          f->name = airlock_sinkhole_log_name_for_address (log, r->family, r->address);
+          g_ptr_array_add (sf->flows, f);
+          g_hash_table_insert (sf->by_key, f->key, f);
+        }
+      /* A query over TCP is also a TCP record: one connection, not two. */
+      if (!(r->kind == AIRLOCK_SINKHOLE_RECORD_DNS && protocol == IPPROTO_TCP))
+        f->n++;
+      if (r->kind == AIRLOCK_SINKHOLE_RECORD_TCP)
+        {
+          add_claim (sf, key, "SNI", r->detected.tls_sni);
+          add_claim (sf, key, "Host", r->detected.http_host);
+        }
+    }
+
+  if (in->capture)
+    {
+      GPtrArray *flows = airlock_capture_get_flows (in->capture);
+
+      for (guint i = 0; i < flows->len; i++)
+        {
+          const AirlockFlow *f = flows->pdata[i];
+
+          for (guint j = 0; f->sni && j < f->sni->len; j++)
+            add_claim (sf, f->key, "SNI", f->sni->pdata[j]);
+          for (guint j = 0; f->http_hosts && j < f->http_hosts->len; j++)
+            add_claim (sf, f->key, "Host", f->http_hosts->pdata[j]);
+        }
+    }
+}
+
+/* A name for a reason: without its trailing dot, and escaped when it holds
+ * a byte a reason must not (the sinkhole escapes what it writes; a record
+ * file is read, not trusted to be printable). */
+static char *
+display_name (const char *name)
+{
+  gsize len = strlen (name);
+
+  if (len > 1 && name[len - 1] == '.')
+    len--;
+  for (gsize i = 0; i < len; i++)
+    if ((guchar) name[i] < 0x20 || (guchar) name[i] >= 0x7f)
+      return airlock_evidence_escape_bytes ((const guint8 *) name, len);
+  return g_strndup (name, len);
+}
+
+/* " (pypi.org, SNI pypi.org)": the name the destination's address was
+ * handed out for and what its connections asked for; "" when none. */
+static char *
+names_text (const char *name, const GPtrArray *claims)
+{
+  GString *out = g_string_new (NULL);
+
+  if (name)
+    {
+      g_autofree char *shown = display_name (name);
+
+      g_string_append (out, shown);
+    }
+  for (guint i = 0; claims && i < claims->len; i++)
+    {
+      const Claim *c = claims->pdata[i];
+      g_autofree char *shown = display_name (c->name);
+
+      g_string_append_printf (out, "%s%s %s", out->len ? ", " : "", c->what, shown);
+    }
+  if (out->len)
+    {
+      g_string_prepend (out, " (");
+      g_string_append_c (out, ')');
+    }
+  return g_string_free (out, FALSE);
+}
+
+/* The record as people read it, with what the sinkhole knows of its
+ * destination in @names (names_text(), may be ""). */
+static char *
+describe_named (const AirlockEvent *ev, const char *names)
 {
   g_autofree char *line = airlock_event_key_line (ev);
 
-  return g_strdup_printf ("%s by %s (pid %u)", line ? line : "?", ev->exe ? ev->exe : "?",
-                          ev->has_nspid ? ev->nspid : ev->pid);
+  return g_strdup_printf ("%s%s by %s (pid %u)", line ? line : "?", names ? names : "",
+                          ev->exe ? ev->exe : "?", ev->has_nspid ? ev->nspid : ev->pid);
+}
+
+static char *
+describe (const AirlockEvent *ev)
+{
+  return describe_named (ev, NULL);
 }
 
 static void
@@ -273,12 +517,182 @@ check_run (AirlockVerdict *v, const AirlockRunRecord *in)
     }
 }
 
+/* Judges one egress attempt under every name its destination has: the
+ * name the sinkhole handed its address out for (what `host=` matches), and
+ * each TLS SNI and HTTP Host its connections sent.  A workload that
+ * resolves allowed.org and then asks that address for evil.org must not
+ * pass on host=allowed.org: the connection is admitted only when the
+ * policy admits it under each of those names.  A name that differs but is
+ * admitted too (a rule without host=) is noted, once per flow.  Neither
+ * witness says which connect a connection came from (the supervisor does
+ * not see the source port), so every connection to the same address and
+ * port counts for each connect there: a name one of them sent can only
+ * make the others' judgment stricter, never looser. */
+static void
+judge_egress (AirlockVerdict *v, const AirlockRunRecord *in, const AirlockPolicy *policy,
+              SinkholeFlows *sf, GHashTable *noted, const AirlockEvent *ev,
+              const AirlockSockaddr *sa, int family, const guint8 *a)
+{
+  g_autoptr (GPtrArray) names = dns_names (ev);
+  g_autofree char *key = record_flow_key (ev, sa);
+  g_autofree char *shown = NULL;
+  g_autofree char *what = NULL;
+  g_autofree char *host_shown = NULL;
+  g_autofree char *claim_shown = NULL;
+  const char *host = in->sinkhole ? airlock_sinkhole_log_name_for_address (in->sinkhole, family, a)
+                                  : NULL;
+  GPtrArray *claims = g_hash_table_lookup (sf->claims, key);
+  const Claim *refused = NULL, *differs = NULL;
+  AirlockPolicyAttempt attempt = {
+    .family = family, .protocol = socket_protocol (ev), .address = a, .port = sa->inet.port,
+    .dns_names = (const char *const *) names->pdata, .exe = ev->exe, .host = host,
+  };
+  AirlockVerdictAttempt j = { .seq = ev->seq, .egress = TRUE };
+
+  j.admitted = policy && airlock_policy_admits_attempt (policy, &attempt, NULL);
+  for (guint i = 0; claims && i < claims->len; i++)
+    {
+      const Claim *c = claims->pdata[i];
+
+      if (host && same_name (c->name, host))
+        continue;
+      if (host && !differs)
+        differs = c;
+      attempt.host = c->name;
+      if (j.admitted && !airlock_policy_admits_attempt (policy, &attempt, NULL))
+        {
+          j.admitted = FALSE;
+          refused = c;
+        }
+    }
+  g_array_append_val (v->judged, j);
+
+  shown = names_text (host, claims);
+  what = describe_named (ev, shown);
+  host_shown = host ? display_name (host) : NULL;
+  if (j.admitted)
+    {
+      v->n_admitted++;
+      if (differs && !g_hash_table_contains (noted, key))
+        {
+          claim_shown = display_name (differs->name);
+          add_reason (v, AIRLOCK_VERDICT_PASS,
+                      "noted, not judged: %s asked for %s '%s' at the address handed out for "
+                      "'%s'; the policy admits it under each of its names",
+                      what, differs->what, claim_shown, host_shown);
+          g_hash_table_add (noted, g_steal_pointer (&key));
+        }
+    }
+  else if (refused && host)
+    {
+      claim_shown = display_name (refused->name);
+      add_reason (v, AIRLOCK_VERDICT_FAIL,
+                  "egress not admitted by the policy: %s: it asked for %s '%s' at the address "
+                  "handed out for '%s', and no rule admits it under that name",
+                  what, refused->what, claim_shown, host_shown);
+    }
+  else if (refused)
+    {
+      claim_shown = display_name (refused->name);
+      add_reason (v, AIRLOCK_VERDICT_FAIL,
+                  "egress not admitted by the policy: %s: it asked for %s '%s', and no rule "
+                  "admits it under that name", what, refused->what, claim_shown);
+    }
+  else
+    add_reason (v, AIRLOCK_VERDICT_FAIL, "egress not admitted by the policy: %s", what);
+}
+
+/* The other way round from the unattributed-egress rule: what the
+ * supervisor saw leave, the sinkhole must have taken in.  Only what the
+ * supervisor saw succeed (a connect that returned 0 — the handshake was
+ * made with the sinkhole's stack, so its listener holds the connection; a
+ * datagram sent) and what the capture saw reach the NIC: a connect still
+ * in progress may be abandoned before the sinkhole accepts it, and traffic
+ * to the guest's own addresses (loopback, 0.0.0.0, its interface's) never
+ * leaves the guest, whatever its address looks like. */
+static void
+check_sinkhole_saw (AirlockVerdict *v, const AirlockRunRecord *in, SinkholeFlows *sf,
+                    GHashTable *missing, const AirlockEvent *ev, const AirlockSockaddr *sa)
+{
+  int protocol = socket_protocol (ev);
+  gboolean connected, sent;
+  g_autofree char *key = NULL;
+  g_autofree char *what = NULL;
+  const AirlockFlow *wire;
+
+  if (ev->action == AIRLOCK_ACTION_DENY || !ev->has_result)
+    return;
+  connected = protocol == IPPROTO_TCP && g_strcmp0 (ev->syscall_name, "connect") == 0
+              && ev->result == 0;
+  sent = protocol == IPPROTO_UDP && g_strcmp0 (ev->syscall_name, "connect") != 0
+         && ev->result >= 0;
+  if (!connected && !sent)
+    return;
+  key = record_flow_key (ev, sa);
+  if (g_hash_table_contains (sf->by_key, key) || g_hash_table_contains (missing, key))
+    return;
+  wire = airlock_capture_lookup_flow (in->capture, key);
+  if (!wire || (connected ? wire->syns == 0 : wire->datagrams == 0))
+    return;
+
+  what = describe (ev);
+  if (connected)
+    /* The guest's only way out is the sinkhole: a connection made there
+     * and not recorded is one whose bytes nobody host-side judged. */
+    add_reason (v, AIRLOCK_VERDICT_FAIL,
+                "connection missing from the sinkhole's records: %s was established and its "
+                "SYN is in the capture, but the sinkhole recorded no connection to %s: what it "
+                "sent was not seen host-side", what, key);
+  else
+    /* A datagram can be lost inside the host (a full socket buffer): its
+     * absence makes the records partial, not the workload guilty. */
+    add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                "datagram missing from the sinkhole's records: %s was sent and is in the "
+                "capture, but the sinkhole recorded no datagram to %s: its records are not "
+                "whole", what, key);
+  g_hash_table_add (missing, g_steal_pointer (&key));
+}
+
+/* Whether the sinkhole's records, when it served the run, can be judged
+ * at all, like the capture: read, ended by the process's final line, and
+ * nothing dropped.  FALSE when anything is missing (the cross-check from
+ * the supervisor's side is then not made: a record not there proves
+ * nothing). */
+static gboolean
+check_sinkhole_whole (AirlockVerdict *v, const AirlockRunRecord *in)
+{
+  const AirlockSinkholeLog *log = in->sinkhole;
+
+  if (!in->sinkhole_records)
+    return FALSE;   /* no sinkhole network: nothing to hold the records against */
+  if (!log)
+    {
+      add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "%s: what the guest's network saw cannot "
+                  "be judged", in->sinkhole_error ? in->sinkhole_error
+                                                  : "the sinkhole's records did not read");
+      return FALSE;
+    }
+  if (!log->complete)
+    add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole's records are incomplete: %s",
+                log->incomplete_reason ? log->incomplete_reason : "no reason given");
+  if (log->records_dropped > 0)
+    add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                "the sinkhole's records are not whole: %" G_GUINT64_FORMAT " record(s) past its "
+                "limit of %d were dropped", log->records_dropped, AIRLOCK_SINKHOLE_RECORDS_MAX);
+  return log->complete && log->records_dropped == 0;
+}
+
 AirlockVerdict *
 airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy)
 {
   AirlockVerdict *v = g_new0 (AirlockVerdict, 1);
   g_autoptr (GHashTable) record_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_autoptr (GHashTable) control_keys = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) noted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) missing = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr (GHashTable) reported = g_hash_table_new (g_str_hash, g_str_equal);
+  SinkholeFlows sf = { 0 };
+  gboolean sinkhole_whole;
 
   v->kind = AIRLOCK_VERDICT_PASS;
   v->reasons = g_ptr_array_new_with_free_func (g_free);
@@ -293,6 +707,8 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
   if (!in->capture)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "there is no packet capture to check against%s%s",
                 in->capture_error ? ": " : "", in->capture_error ? in->capture_error : "");
+  sinkhole_whole = check_sinkhole_whole (v, in) && in->capture;
+  sinkhole_flows_init (&sf, in);
   if (!in->controls_ran)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
                 "the negative controls did not run: nothing proves the detector could see");
@@ -326,6 +742,8 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
           if (ev->phase == AIRLOCK_PHASE_CONTROLS)
             g_hash_table_add (control_keys, g_strdup (key));
           g_hash_table_add (record_keys, key);
+          if (sinkhole_whole)
+            check_sinkhole_saw (v, in, &sf, missing, ev, sa);
         }
       if (ev->phase == AIRLOCK_PHASE_CONTROLS)
         continue;
@@ -349,25 +767,7 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
       if (is_loopback (family, a))
         continue;   /* stays in the guest */
       v->n_attempts++;
-      {
-        g_autoptr (GPtrArray) names = dns_names (ev);
-        const char *rule = NULL;
-        AirlockVerdictAttempt j = { .seq = ev->seq, .egress = TRUE };
-
-        j.admitted = policy && airlock_policy_admits (policy, family, socket_protocol (ev),
-                                                      a, sa->inet.port,
-                                                      (const char *const *) names->pdata,
-                                                      ev->exe, &rule);
-        g_array_append_val (v->judged, j);
-        if (j.admitted)
-          v->n_admitted++;
-        else
-          {
-            g_autofree char *what = describe (ev);
-
-            add_reason (v, AIRLOCK_VERDICT_FAIL, "egress not admitted by the policy: %s", what);
-          }
-      }
+      judge_egress (v, in, policy, &sf, noted, ev, sa, family, a);
     }
 
   if (in->controls_ran)
@@ -405,17 +805,50 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
       for (guint i = 0; i < flows->len; i++)
         {
           const AirlockFlow *f = flows->pdata[i];
+          const SinkholeFlow *sink;
+          g_autofree char *names = NULL;
 
           if (g_hash_table_contains (record_keys, f->key))
             continue;
+          sink = g_hash_table_lookup (sf.by_key, f->key);
+          names = names_text (sink ? sink->name : NULL, g_hash_table_lookup (sf.claims, f->key));
           v->n_unattributed++;
           g_ptr_array_add (v->unattributed, g_strdup (f->key));
+          g_hash_table_add (reported, f->key);
           add_reason (v, AIRLOCK_VERDICT_FAIL,
-                      "unattributed egress %s: %" G_GUINT64_FORMAT " packet(s) left the guest that "
-                      "no supervisor record explains",
-                      f->key, f->packets);
+                      "unattributed egress %s%s: %" G_GUINT64_FORMAT " packet(s) left the guest "
+                      "that no supervisor record explains",
+                      f->key, names, f->packets);
         }
     }
+
+  /* What the sinkhole took in and no record explains: the same rule with
+   * the sinkhole as the witness (a flow both saw is reported once). */
+  for (guint i = 0; i < sf.flows->len; i++)
+    {
+      const SinkholeFlow *f = sf.flows->pdata[i];
+      g_autofree char *names = NULL;
+      guint64 n = MAX (f->n, 1);
+
+      if (g_hash_table_contains (record_keys, f->key) || g_hash_table_contains (reported, f->key))
+        continue;
+      names = names_text (f->name, g_hash_table_lookup (sf.claims, f->key));
+      v->n_unattributed++;
+      g_ptr_array_add (v->unattributed, g_strdup (f->key));
+      if (f->protocol == IPPROTO_TCP)
+        add_reason (v, AIRLOCK_VERDICT_FAIL,
+                    "unattributed egress %s%s: the sinkhole accepted %" G_GUINT64_FORMAT
+                    " connection(s) that no supervisor record explains", f->key, names, n);
+      else if (f->protocol == IPPROTO_UDP)
+        add_reason (v, AIRLOCK_VERDICT_FAIL,
+                    "unattributed egress %s%s: the sinkhole received %" G_GUINT64_FORMAT
+                    " datagram(s) that no supervisor record explains", f->key, names, n);
+      else
+        add_reason (v, AIRLOCK_VERDICT_FAIL,
+                    "unattributed egress %s%s: the sinkhole answered %" G_GUINT64_FORMAT
+                    " echo request(s) that no supervisor record explains", f->key, names, n);
+    }
+  sinkhole_flows_clear (&sf);
   return v;
 }
 

@@ -1,18 +1,29 @@
 /* The verdict of one run: a pure function of its run record (the
- * supervisor's records, the trailer, the host-side capture) and the policy.
+ * supervisor's records, the trailer, the host-side capture, the sinkhole's
+ * records when it served the run) and the policy.
  *
  *   inconclusive  the evidence is not whole (the channel is not complete,
- *                 there is no capture), or it does not prove the image ran
+ *                 there is no capture; the sinkhole's records did not read,
+ *                 lack the process's final line or dropped records; a
+ *                 datagram the supervisor saw sent and the capture saw
+ *                 leave is not in them), or it does not prove the image ran
  *                 and was watched: the run ended by an error of a trusted
  *                 guest program or for a reason it does not name, the
  *                 workload never started, its entrypoint's execve failed or
  *                 was never seen to succeed, the controls did not run
  *   fail          a negative control is missing from the records or from
  *                 the capture (the detector was blind); the workload made
- *                 an egress attempt the policy does not admit; a call was
- *                 denied as an escape; a flow in the capture matches no
- *                 record (something bypassed the supervisor)
- *   pass          none of these
+ *                 an egress attempt the policy does not admit — under the
+ *                 name the sinkhole handed its address out for and under
+ *                 every TLS SNI and HTTP Host the connection sent; a call
+ *                 was denied as an escape; a flow in the capture or in the
+ *                 sinkhole's records matches no record (something bypassed
+ *                 the supervisor); a connection the supervisor saw
+ *                 established and the capture saw leave is not in the
+ *                 sinkhole's records (what it sent went unseen host-side)
+ *   pass          none of these; a reason may still be a finding that
+ *                 changes nothing ("noted, not judged: …": an SNI or Host
+ *                 other than the address's name, which the policy admits)
  *
  * Pure: it reads decoded events, flows and a policy, and does no I/O. */
 #pragma once
@@ -50,9 +61,11 @@ typedef struct {
   guint n_attempts;        /* egress attempts of the workload (admitted or not) */
   guint n_admitted;
   guint n_denied;          /* escapes denied */
-  guint n_unattributed;    /* capture flows no record explains */
+  guint n_unattributed;    /* flows (the capture's, the sinkhole's) no record explains */
   GArray *judged;          /* AirlockVerdictAttempt, in record order */
-  GPtrArray *unattributed; /* char *: keys of the capture flows no record explains */
+  /* char *: keys of the flows no record explains, the capture's first,
+   * then those only the sinkhole saw */
+  GPtrArray *unattributed;
   /* The run's time limit ended it: what ran after that was not observed. */
   gboolean ended_by_time_limit;
   /* How long the workload was observed and how it ended, for people:

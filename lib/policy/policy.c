@@ -34,6 +34,7 @@ typedef struct {
   gboolean has_ports;  /* FALSE: every port, and ICMP too */
   guint16 port_low, port_high;
   char *dns;           /* lower case, no trailing dot; "*.example.com" or exact */
+  char *host;          /* the same form as @dns */
   char *exe;           /* absolute path, compared byte for byte */
 } PolicyRule;
 
@@ -48,6 +49,7 @@ policy_rule_free (PolicyRule *rule)
     return;
   g_free (rule->text);
   g_free (rule->dns);
+  g_free (rule->host);
   g_free (rule->exe);
   g_free (rule);
 }
@@ -345,13 +347,18 @@ dns_label_char (char c)
   return g_ascii_isalnum (c) || c == '-' || c == '_';
 }
 
-/* @token is "dns=PATTERN". */
+/* @token is "dns=PATTERN" or "host=PATTERN" (@keyword_len bytes before the
+ * pattern): one grammar for both, since a host name is a DNS name and the
+ * two are compared alike.  *@ret gets the pattern in lower case without
+ * its trailing dot.  With @no_address, a name whose last label is all
+ * digits is refused. */
 static gboolean
-parse_dns (const RuleLine *rl, const Token *token, PolicyRule *rule, GError **error)
+parse_name (const RuleLine *rl, const Token *token, gsize keyword_len, gboolean no_address,
+            char **ret, GError **error)
 {
-  const char *pattern = token->start + 4;
-  gsize len = token->len - 4;
-  guint column = token->column + 4;
+  const char *pattern = token->start + keyword_len;
+  gsize len = token->len - keyword_len;
+  guint column = token->column + (guint) keyword_len;
   gsize label_start = 0;
   g_autofree char *text = token_text (token);
 
@@ -372,7 +379,7 @@ parse_dns (const RuleLine *rl, const Token *token, PolicyRule *rule, GError **er
           if (pattern[i] == '*')
             {
               /* Only "*." at the very start, and not alone: "*" would be
-               * every name, which is what leaving dns= out means. */
+               * every name, which is what leaving dns= (host=) out means. */
               if (i != 0 || len < 3 || pattern[1] != '.')
                 return parse_error (error, rl, column + (guint) i,
                                     "misplaced '*' in '%s': a wildcard is the whole first label, "
@@ -393,7 +400,25 @@ parse_dns (const RuleLine *rl, const Token *token, PolicyRule *rule, GError **er
       label_start = i + 1;
     }
 
-  rule->dns = g_ascii_strdown (pattern, (gssize) len);
+  /* host=10.0.0.1 reads as "connections to 10.0.0.1", but it would only
+   * match the sinkhole's address for a query that asked for the name
+   * "10.0.0.1": never what was meant.  No top-level domain is all digits
+   * (RFC 3696 §2), so such a name is an address. */
+  if (no_address)
+    {
+      gsize last = len;   /* the last label starts after the last '.' */
+
+      while (last > 0 && pattern[last - 1] != '.')
+        last--;
+      while (last < len && g_ascii_isdigit (pattern[last]))
+        last++;
+      if (last == len)
+        return parse_error (error, rl, column,
+                            "'%s' names an address, not a host: write the address as the "
+                            "rule's destination", text);
+    }
+
+  *ret = g_ascii_strdown (pattern, (gssize) len);
   return TRUE;
 }
 
@@ -471,7 +496,14 @@ parse_rule (const RuleLine *rl, PolicyRule **ret_rule, GError **error)
         {
           if (rule->dns != NULL)
             return parse_error (error, rl, token->column, "a second 'dns=' in one rule");
-          if (!parse_dns (rl, token, rule, error))
+          if (!parse_name (rl, token, 4, FALSE, &rule->dns, error))
+            return FALSE;
+        }
+      else if (token_has_prefix (token, "host="))
+        {
+          if (rule->host != NULL)
+            return parse_error (error, rl, token->column, "a second 'host=' in one rule");
+          if (!parse_name (rl, token, 5, TRUE, &rule->host, error))
             return FALSE;
         }
       else if (token_has_prefix (token, "exe="))
@@ -486,7 +518,8 @@ parse_rule (const RuleLine *rl, PolicyRule **ret_rule, GError **error)
           g_autofree char *word = token_text (token);
 
           return parse_error (error, rl, token->column,
-                              "unexpected '%s': expected 'port', 'dns=' or 'exe='", word);
+                              "unexpected '%s': expected 'port', 'dns=', 'host=' or 'exe='",
+                              word);
         }
     }
 
@@ -652,7 +685,8 @@ network_contains (const guint8 *network, guint prefix, const guint8 *address)
   return ((network[whole] ^ address[whole]) & (guint8) (0xff00u >> rest)) == 0;
 }
 
-/* A name the attempt asked for or resolved, against a rule's pattern.
+/* A name the attempt asked for or resolved, or its destination's host
+ * name, against a rule's pattern.
  * Names come from the workload (DNS questions, SNI, Host) in
  * presentation form; one that is not a plain host name (an escaped byte,
  * an empty label, a byte outside printable ASCII) never matches: a
@@ -691,7 +725,7 @@ dns_name_matches (const char *pattern, const char *name)
 
 static gboolean
 rule_admits (const PolicyRule *rule, int family, int protocol, const guint8 *address,
-             guint16 port, const char *const *dns_names, const char *exe)
+             guint16 port, const char *const *dns_names, const char *exe, const char *host)
 {
   if (rule->protocol != PROTOCOL_ANY && rule->protocol != protocol)
     return FALSE;
@@ -714,6 +748,11 @@ rule_admits (const PolicyRule *rule, int family, int protocol, const guint8 *add
         if (!dns_name_matches (rule->dns, dns_names[i]))
           return FALSE;
     }
+  /* A destination whose address no name was handed out for (an address
+   * the workload wrote itself, or no sinkhole) has no host name: a host=
+   * rule never admits it. */
+  if (rule->host != NULL && (host == NULL || !dns_name_matches (rule->host, host)))
+    return FALSE;
   if (rule->exe != NULL && (exe == NULL || strcmp (rule->exe, exe) != 0))
     return FALSE;
   return TRUE;
@@ -724,8 +763,27 @@ airlock_policy_admits (const AirlockPolicy *policy, int family, int protocol,
                        const guint8 *address, guint16 port, const char *const *dns_names,
                        const char *exe, const char **ret_rule)
 {
+  AirlockPolicyAttempt attempt = {
+    .family = family, .protocol = protocol, .address = address, .port = port,
+    .dns_names = dns_names, .exe = exe,
+  };
+
+  return airlock_policy_admits_attempt (policy, &attempt, ret_rule);
+}
+
+gboolean
+airlock_policy_admits_attempt (const AirlockPolicy *policy, const AirlockPolicyAttempt *attempt,
+                               const char **ret_rule)
+{
+  int family;
+  const guint8 *address;
+
   g_return_val_if_fail (policy != NULL, FALSE);
-  g_return_val_if_fail (address != NULL, FALSE);
+  g_return_val_if_fail (attempt != NULL, FALSE);
+  g_return_val_if_fail (attempt->address != NULL, FALSE);
+
+  family = attempt->family;
+  address = attempt->address;
 
   if (family != AF_INET && family != AF_INET6)
     return FALSE;
@@ -741,7 +799,8 @@ airlock_policy_admits (const AirlockPolicy *policy, int family, int protocol,
     {
       const PolicyRule *rule = g_ptr_array_index (policy->rules, i);
 
-      if (rule_admits (rule, family, protocol, address, port, dns_names, exe))
+      if (rule_admits (rule, family, attempt->protocol, address, attempt->port,
+                       attempt->dns_names, attempt->exe, attempt->host))
         {
           if (ret_rule != NULL)
             *ret_rule = rule->text;

@@ -2,8 +2,9 @@
  *
  * With no policy, or an empty one, nothing is admitted: the default is no
  * egress.  Each rule admits attempts by protocol, destination network,
- * port or port range, and optionally the DNS names involved or the
- * executable making the attempt.  A policy only decides pass or fail for
+ * port or port range, and optionally the DNS names involved, the host name
+ * the destination address was handed out for (by the sinkhole's DNS) or
+ * the executable making the attempt.  A policy only decides pass or fail for
  * an attempt; every attempt is recorded whatever the policy says.
  *
  * The matcher takes plain values (family, protocol, address bytes, port,
@@ -75,7 +76,9 @@ AIRLOCK_PUBLIC void airlock_policy_free (AirlockPolicy *policy);
  * IPv4 address a.b.c.d), @port the destination port (ignored for ICMP and
  * ICMPv6), @dns_names the names the attempt asked for or resolved
  * (NULL-terminated, or NULL for none), @exe the absolute path of the
- * executable making the attempt (or NULL when unknown).
+ * executable making the attempt (or NULL when unknown).  The attempt has
+ * no host name, so no `host=` rule admits it (airlock_policy_admits_attempt()
+ * takes one).
  *
  * Returns TRUE when a rule admits it, and then, if @ret_rule is not NULL,
  * sets it to the first admitting rule's text as written (comments and
@@ -86,6 +89,31 @@ AIRLOCK_PUBLIC gboolean airlock_policy_admits (const AirlockPolicy *policy, int 
                                                const guint8 *address, guint16 port,
                                                const char *const *dns_names, const char *exe,
                                                const char **ret_rule);
+
+/* One attempt as the matcher sees it: airlock_policy_admits()'s
+ * arguments, and the host name of its destination. */
+typedef struct {
+  int family;                    /* AF_INET or AF_INET6 */
+  int protocol;                  /* an IPPROTO_* number */
+  const guint8 *address;         /* 4 or 16 bytes by @family, network order */
+  guint16 port;                  /* ignored for ICMP and ICMPv6 */
+  const char *const *dns_names;  /* NULL-terminated, or NULL for none */
+  const char *exe;               /* absolute path, or NULL when unknown */
+  /* The name @address was handed out for by the sinkhole's DNS in this
+   * run ("pypi.org.", presentation form), or a name the connection itself
+   * claims (its TLS SNI, its HTTP Host) when the caller judges it under
+   * that one; NULL when there is none, and then no `host=` rule admits the
+   * attempt.  The caller finds it (airlock_sinkhole_log_name_for_address()
+   * in the verdict): the policy compares names, it reads no records. */
+  const char *host;
+} AirlockPolicyAttempt;
+
+/* As airlock_policy_admits(), for an attempt that may have a host name:
+ * `host=` rules admit only an attempt whose @attempt->host they match.
+ * @ret_rule as there: set only when it returns TRUE, owned by @policy. */
+AIRLOCK_PUBLIC gboolean airlock_policy_admits_attempt (const AirlockPolicy *policy,
+                                                       const AirlockPolicyAttempt *attempt,
+                                                       const char **ret_rule);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockPolicy, airlock_policy_free)
 

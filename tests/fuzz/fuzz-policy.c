@@ -9,9 +9,14 @@
  *     with the same number of rules that prints the same text (the
  *     round trip the header promises);
  *   - both policies decide the same for attempts derived from the input
- *     (families, protocols, addresses, ports, names and executables taken
- *     from a PRNG seeded with it), and name the same admitting rule: the
- *     printed text is the same policy, not only the same words;
+ *     (families, protocols, addresses, ports, names, host names and
+ *     executables taken from a PRNG seeded with it), and name the same
+ *     admitting rule: the printed text is the same policy, not only the
+ *     same words;
+ *   - an attempt without a host name is decided alike by
+ *     airlock_policy_admits() and airlock_policy_admits_attempt(), and
+ *     one with a host name is admitted at least whenever the same attempt
+ *     without it is (host= only narrows a rule);
  *   - airlock_policy_append() of the text onto the reparsed policy
  *     doubles the rules, and a failed append leaves the policy unchanged.
  *
@@ -35,7 +40,7 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 static const char *const names[] = {
   "example.com", "www.example.com", "a.b.example.com.", "EXAMPLE.COM", "x\\.example.com",
-  "localhost", "", "com",
+  "localhost", "", "com", "pypi.org.", "files.pythonhosted.org.",
 };
 
 static const char *const exes[] = {
@@ -59,8 +64,9 @@ check_same_decisions (const AirlockPolicy *a, const AirlockPolicy *b, const uint
       int protocol = protocols[(r >> 1) % G_N_ELEMENTS (protocols)];
       guint16 port = (guint16) (r >> 8);
       const char *exe = exes[(r >> 24) % G_N_ELEMENTS (exes)];
-      const char *rule_a = NULL, *rule_b = NULL;
-      gboolean admits_a, admits_b;
+      const char *rule_a = NULL, *rule_b = NULL, *rule_plain = NULL;
+      gboolean admits_a, admits_b, admits_plain;
+      AirlockPolicyAttempt attempt;
       guint64 a1 = fuzz_splitmix64 (&state), a2 = fuzz_splitmix64 (&state);
 
       /* Half of the addresses come from the input itself, so rules written
@@ -83,12 +89,25 @@ check_same_decisions (const AirlockPolicy *a, const AirlockPolicy *b, const uint
       if ((r >> 35) & 1)
         dns[dns[0] ? 1 : 0] = names[(r >> 56) % G_N_ELEMENTS (names)];
 
-      admits_a = airlock_policy_admits (a, family, protocol, address, port, dns, exe, &rule_a);
-      admits_b = airlock_policy_admits (b, family, protocol, address, port, dns, exe, &rule_b);
+      attempt = (AirlockPolicyAttempt) {
+        .family = family, .protocol = protocol, .address = address, .port = port,
+        .dns_names = dns, .exe = exe,
+        /* Names, half the time, as the sinkhole hands them out. */
+        .host = (r >> 36) & 1 ? names[fuzz_splitmix64 (&state) % G_N_ELEMENTS (names)] : NULL,
+      };
+      admits_plain = airlock_policy_admits (a, family, protocol, address, port, dns, exe,
+                                            &rule_plain);
+      admits_a = airlock_policy_admits_attempt (a, &attempt, &rule_a);
+      admits_b = airlock_policy_admits_attempt (b, &attempt, &rule_b);
       fuzz_check (admits_a == admits_b);
       fuzz_check (admits_a == (rule_a != NULL));
       if (admits_a)
         fuzz_check (strcmp (rule_a, rule_b) == 0);
+      fuzz_check (admits_plain == (rule_plain != NULL));
+      if (attempt.host == NULL)
+        fuzz_check (admits_plain == admits_a && (!admits_a || rule_plain == rule_a));
+      else
+        fuzz_check (!admits_plain || admits_a);
     }
 }
 

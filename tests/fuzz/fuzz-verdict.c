@@ -5,15 +5,17 @@
  * The input (fuzz-verdict.h) is a run as the host holds it when the VM is
  * gone: EVENT frame payloads (fed to an AirlockEventLog in order, as the
  * live run and `verify` do; a frame the log refuses is skipped, as the
- * channel would have ended the run), a capture, a policy, guest LOG lines,
- * and the channel's end: complete or not, the trailer and its end reason.
+ * channel would have ended the run), a capture, the sinkhole's record
+ * file, a policy, guest LOG lines, and the channel's end: complete or
+ * not, the trailer and its end reason.
  *
  * Besides the sanitizers' findings, it aborts when:
  *   - a pass is given to a run that was not whole and watched: it must
  *     have a complete channel, a trailer ending COMPLETED or TIMEOUT, the
  *     controls phase started, a workload start, the entrypoint's exec
- *     recorded with result 0, and a capture that analysed (issue 19: "a
- *     pass must mean the image ran and was watched whole");
+ *     recorded with result 0, a capture that analysed, and on the sinkhole
+ *     network records that read whole (issue 19: "a pass must mean the
+ *     image ran and was watched whole");
  *   - a fail or an inconclusive gives no reason, or a reason is not
  *     safe to print (the guest chooses paths and notes in them);
  *   - the counts disagree with the judged attempts, a judged attempt is
@@ -22,7 +24,8 @@
  *   - the same record and policy give a different verdict (it is pure);
  *   - a run that passes still passes with its end made worse in one way:
  *     an end reason other than COMPLETED or TIMEOUT, no trailer, an
- *     incomplete channel, no capture (check_worse_ends_do_not_pass). */
+ *     incomplete channel, no capture, sinkhole records that did not read
+ *     (check_worse_ends_do_not_pass). */
 #include "config.h"
 
 #include "evidence/event.h"
@@ -59,6 +62,9 @@ check_pass_is_whole (const AirlockRunRecord *record)
   fuzz_check (record->workload_start != NULL);
   fuzz_check (exec != NULL && exec->has_result && exec->result == 0);
   fuzz_check (record->capture != NULL);
+  if (record->sinkhole_records)
+    fuzz_check (record->sinkhole != NULL && record->sinkhole->complete
+                && record->sinkhole->records_dropped == 0);
 }
 
 static void
@@ -115,7 +121,7 @@ check_worse_ends_do_not_pass (const AirlockRunRecord *record, const AirlockPolic
 {
   static const guint32 bad_ends[] = { 0, AIRLOCK_END_ERROR, AIRLOCK_END_ERROR + 1, G_MAXUINT32 };
 
-  for (guint i = 0; i < G_N_ELEMENTS (bad_ends) + 3; i++)
+  for (guint i = 0; i < G_N_ELEMENTS (bad_ends) + 4; i++)
     {
       /* A shallow copy: the verdict reads a record and keeps no reference. */
       AirlockRunRecord worse = *record;
@@ -130,11 +136,18 @@ check_worse_ends_do_not_pass (const AirlockRunRecord *record, const AirlockPolic
           worse.complete = FALSE;
           worse.incomplete_reason = (char *) "the channel was cut";
         }
-      else
+      else if (i == G_N_ELEMENTS (bad_ends) + 2)
         {
           worse.capture = NULL;
           worse.capture_error = (char *) "the capture was lost";
         }
+      else if (record->sinkhole_records)
+        {
+          worse.sinkhole = NULL;
+          worse.sinkhole_error = (char *) "the sinkhole's records were refused: damaged";
+        }
+      else
+        continue;
       v = airlock_verdict_compute (&worse, policy);
       fuzz_check (v->kind != AIRLOCK_VERDICT_PASS);
       check_verdict (v, &worse);
@@ -155,6 +168,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   g_autoptr (GPtrArray) guest_log = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GBytes) pcap = NULL;
+  g_autoptr (GBytes) sinkhole = NULL;
   g_autoptr (AirlockPolicy) policy = NULL;
   g_autoptr (AirlockRunRecord) record = NULL;
   g_autoptr (AirlockVerdict) verdict = NULL;
@@ -207,6 +221,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
           g_clear_pointer (&pcap, g_bytes_unref);
           pcap = g_bytes_new (part, len);
           break;
+        case FUZZ_VERDICT_PART_SINKHOLE:
+          g_clear_pointer (&sinkhole, g_bytes_unref);
+          sinkhole = g_bytes_new (part, len);
+          break;
         case FUZZ_VERDICT_PART_POLICY:
           g_clear_pointer (&policy, airlock_policy_free);
           policy = airlock_policy_parse ((const char *) part, len, "fuzz.policy", NULL);
@@ -246,6 +264,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       .log = log,
       .pcap = pcap,
       .pcap_error = (flags & 0x40) ? NULL : "the fuzzer made none",
+      .sinkhole_records = sinkhole,
       .timeout_ms = get_le32 (data + 8),
     };
 

@@ -14,6 +14,8 @@
  *     FUZZ_VERDICT_PART_POLICY   the policy's text (the last one counts; none, or
  *                                one that does not parse: no policy)
  *     FUZZ_VERDICT_PART_LOG      one guest LOG line
+ *     FUZZ_VERDICT_PART_SINKHOLE the sinkhole's record file (the last one counts;
+ *                                none: the run had no sinkhole network)
  *   other kinds are skipped. */
 #pragma once
 
@@ -27,4 +29,5 @@ enum {
   FUZZ_VERDICT_PART_PCAP = 2,
   FUZZ_VERDICT_PART_POLICY = 3,
   FUZZ_VERDICT_PART_LOG = 4,
+  FUZZ_VERDICT_PART_SINKHOLE = 5,
 };

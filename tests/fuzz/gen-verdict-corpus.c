@@ -5,7 +5,9 @@
  * tells apart: a clean pass, a setup that failed, an entrypoint that does
  * not exist, a run ended by its time limit, a control missing from the
  * capture, egress the policy admits and egress it does not, a flow no
- * record explains, an incomplete channel.
+ * record explains, an incomplete channel; on the sinkhole network, a
+ * connection admitted by its host name and one that asked its address
+ * for another name, with a connection no record explains.
  *
  *   gen-verdict-corpus DIR           write the seeds into DIR
  *   gen-verdict-corpus --check DIR   exit 1 unless DIR holds exactly them
@@ -294,6 +296,54 @@ seed_incomplete (Run *r)
   r->flags &= (guint8) ~(FUZZ_VERDICT_COMPLETE | FUZZ_VERDICT_TRAILER);
 }
 
+/* The sinkhole's record file for the two seeds below, in the format
+ * lib/sinkhole/records.c writes (one JSON object per line, the final
+ * {"end":…}). */
+#define SINK_DNS(name, address) \
+  "{\"kind\":\"dns\",\"time_us\":1000,\"end_us\":1000,\"family\":\"inet\"," \
+  "\"address\":\"10.0.2.3\",\"port\":53,\"client_port\":40001,\"transport\":\"udp\"," \
+  "\"question\":\"" name "\",\"qtype\":1,\"rcode\":0,\"answers\":[\"" address "\"]}\n"
+#define SINK_TLS(address, name, sni) \
+  "{\"kind\":\"tcp\",\"time_us\":2000,\"end_us\":3000,\"family\":\"inet\"," \
+  "\"address\":\"" address "\",\"port\":443,\"client_port\":40000,\"name\":\"" name "\"," \
+  "\"protocol\":\"tls\",\"tls\":{\"sni\":\"" sni "\",\"alpn\":[\"h2\"],\"version\":\"1.3\"}," \
+  "\"client_bytes\":\"\",\"server_bytes\":\"\",\"bytes_in\":517,\"bytes_out\":0," \
+  "\"response\":\"closed\"}\n"
+#define SINK_END "{\"end\":true,\"records_dropped\":0}\n"
+
+static void
+seed_sinkhole_host (Run *r)
+{
+  static const char policy[] = "allow udp any port 53\nallow tcp any port 443 host=pypi.org\n";
+  static const char records[] = SINK_DNS ("pypi.org.", "198.18.3.7")
+                                SINK_TLS ("198.18.3.7", "pypi.org.", "pypi.org") SINK_END;
+
+  run_controls (r, -1);
+  run_workload (r);
+  run_attempt (r, AF_INET, IPPROTO_UDP, "10.0.2.3", 53, TRUE, TRUE);
+  run_attempt (r, AF_INET, IPPROTO_TCP, "198.18.3.7", 443, TRUE, TRUE);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+  part (r, FUZZ_VERDICT_PART_POLICY, policy, strlen (policy));
+  part (r, FUZZ_VERDICT_PART_SINKHOLE, records, strlen (records));
+}
+
+static void
+seed_sinkhole_fronted (Run *r)
+{
+  static const char policy[] = "allow udp any port 53\nallow tcp any port 443 host=allowed.org\n";
+  static const char records[] = SINK_DNS ("allowed.org.", "198.18.7.7")
+                                SINK_TLS ("198.18.7.7", "allowed.org.", "evil.org")
+                                SINK_TLS ("198.18.9.9", "other.org.", "other.org") SINK_END;
+
+  run_controls (r, -1);
+  run_workload (r);
+  run_attempt (r, AF_INET, IPPROTO_UDP, "10.0.2.3", 53, TRUE, TRUE);
+  run_attempt (r, AF_INET, IPPROTO_TCP, "198.18.7.7", 443, TRUE, TRUE);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+  part (r, FUZZ_VERDICT_PART_POLICY, policy, strlen (policy));
+  part (r, FUZZ_VERDICT_PART_SINKHOLE, records, strlen (records));
+}
+
 static const struct {
   const char *name;
   void (*build) (Run *r);
@@ -308,6 +358,8 @@ static const struct {
   { "egress-refused", seed_egress_refused },
   { "unrecorded-flow", seed_unrecorded_flow },
   { "incomplete", seed_incomplete },
+  { "sinkhole-host", seed_sinkhole_host },
+  { "sinkhole-fronted", seed_sinkhole_fronted },
 };
 
 static GByteArray *

@@ -18,7 +18,7 @@ declare -A allowed=(
   # parsers; the run record reads its record file.
   [sinkhole]="evidence net"
   [record]="evidence net sinkhole"
-  [gate]="evidence net policy record"
+  [gate]="evidence net policy record sinkhole"
   [vm]="evidence guestimg net record sinkhole"
   # image -> vm: lib/image/disk.c sets libvirt's log through
   # vm/libvirt-env-private.h (an open issue: the house issue moves it).

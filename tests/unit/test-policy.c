@@ -24,8 +24,26 @@ parse_ok (const char *text)
   return policy;
 }
 
-/* An attempt to @address (IPv4 or IPv6 text), reporting the admitting
- * rule's text in @ret_rule. */
+/* An attempt to @address (IPv4 or IPv6 text) whose address was handed
+ * out for @host (NULL: none), reporting the admitting rule's text in
+ * @ret_rule. */
+static gboolean
+admits_attempt (const AirlockPolicy *policy, int protocol, const char *address, guint16 port,
+                const char *const *dns_names, const char *exe, const char *host,
+                const char **ret_rule)
+{
+  guint8 bytes[16];
+  AirlockPolicyAttempt attempt = {
+    .family = strchr (address, ':') != NULL ? AF_INET6 : AF_INET,
+    .protocol = protocol, .address = bytes, .port = port, .dns_names = dns_names, .exe = exe,
+    .host = host,
+  };
+
+  g_assert_cmpint (inet_pton (attempt.family, address, bytes), ==, 1);
+  return airlock_policy_admits_attempt (policy, &attempt, ret_rule);
+}
+
+/* The same through airlock_policy_admits(), which has no host name. */
 static gboolean
 admits_full (const AirlockPolicy *policy, int protocol, const char *address, guint16 port,
              const char *const *dns_names, const char *exe, const char **ret_rule)
@@ -102,6 +120,9 @@ test_grammar_rule_kinds (void)
     { "allow udp 198.51.100.0/24 exe=/bin/x dns=a.example. port 0-65535",
       "allow udp 198.51.100.0/24 exe=/bin/x dns=a.example. port 0-65535" },
     { "allow any any\r", "allow any any" },
+    { "allow tcp any port 443 host=PyPI.org.", "allow tcp any port 443 host=PyPI.org." },
+    { "allow udp 198.18.0.0/15 host=*.example.com port 53 dns=a.example.",
+      "allow udp 198.18.0.0/15 host=*.example.com port 53 dns=a.example." },
   };
   g_autoptr(GString) text = g_string_new ("# a policy\n\n");
   g_autoptr(AirlockPolicy) policy = NULL;
@@ -119,6 +140,7 @@ test_grammar_rule_kinds (void)
       const char *names[] = { "a.example.com", NULL };
       const char *address = strstr (rules[i].line, "2001:db8::") != NULL ? "2001:db8::1"
                             : strstr (rules[i].line, "198.51.100") != NULL ? "198.51.100.9"
+                            : strstr (rules[i].line, "198.18.0.0") != NULL ? "198.19.3.7"
                             : strstr (rules[i].line, "10.0.0.0") != NULL ? "10.1.2.3"
                             : "192.0.2.7";
       int protocol = strstr (rules[i].line, "icmpv6") != NULL ? IPPROTO_ICMPV6
@@ -130,11 +152,14 @@ test_grammar_rule_kinds (void)
                      : 53;
       const char *exe = strstr (rules[i].line, "/bin/x") != NULL ? "/bin/x" : "/usr/bin/curl";
 
+      const char *host = strstr (rules[i].line, "host=*.example.com") != NULL ? "www.example.com."
+                         : "pypi.org.";
+
       if (strstr (rules[i].line, "dns=a.example") != NULL)
         names[0] = "A.Example";
 
       g_assert_cmpuint (airlock_policy_get_n_rules (one), ==, 1);
-      g_assert_true (admits_full (one, protocol, address, port, names, exe, &rule));
+      g_assert_true (admits_attempt (one, protocol, address, port, names, exe, host, &rule));
       g_assert_cmpstr (rule, ==, rules[i].text);
     }
 }
@@ -237,7 +262,22 @@ test_parse_errors (void)
     { "allow tcp any exe=/usr/bin/", 1, 19, "must be a normalised path" },
     { "allow tcp any exe=/usr/bin/..", 1, 19, "must be a normalised path" },
     { "allow tcp any exe=/a exe=/b", 1, 22, "a second 'exe=' in one rule" },
-    { "allow tcp any to 10.0.0.0/8", 1, 15, "unexpected 'to': expected 'port', 'dns=' or 'exe='" },
+    { "allow tcp any to 10.0.0.0/8", 1, 15,
+      "unexpected 'to': expected 'port', 'dns=', 'host=' or 'exe='" },
+    { "allow tcp any host=", 1, 20, "empty DNS name in 'host='" },
+    { "allow tcp any host=.", 1, 20, "empty DNS name" },
+    { "allow tcp any host=*", 1, 20, "misplaced '*' in 'host=*'" },
+    { "allow tcp any host=pypi.*", 1, 25, "misplaced '*'" },
+    { "allow tcp any host=pypi..org", 1, 25, "empty label in DNS name 'host=pypi..org'" },
+    { "allow tcp any host=pypi.org:443", 1, 28, "invalid character in DNS name 'host=pypi.org:443'" },
+    { "allow tcp any host=2001:db8::1", 1, 24, "invalid character in DNS name" },
+    { "allow tcp any host=198.18.0.1", 1, 20,
+      "'host=198.18.0.1' names an address, not a host: write the address as the rule's "
+      "destination" },
+    { "allow tcp any host=*.10", 1, 20, "names an address, not a host" },
+    { "allow tcp any host=42.", 1, 20, "names an address, not a host" },
+    { "allow tcp any host=a.org host=b.org", 1, 26, "a second 'host=' in one rule" },
+    { "allow tcp any Host=a.org", 1, 15, "unexpected 'Host=a.org'" },
     { "allow tcp any 443", 1, 15, "unexpected '443'" },
     { "allow tcp\x0b" "any", 1, 10, "control character 0x0b" },
     { "allow tcp any\x7f", 1, 14, "control character 0x7f" },
@@ -680,6 +720,133 @@ test_dns_with_network (void)
   g_assert_false (admits_full (policy, IPPROTO_TCP, "198.51.100.80", 443, NULL, NULL, NULL));
 }
 
+/* ---- host names ---- */
+
+static gboolean
+admits_host (const AirlockPolicy *policy, const char *host)
+{
+  return admits_attempt (policy, IPPROTO_TCP, "198.18.3.7", 443, NULL, NULL, host, NULL);
+}
+
+static void
+test_host_exact (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow tcp any port 443 host=PyPI.org");
+  g_autoptr(AirlockPolicy) dotted = parse_ok ("allow tcp any port 443 host=pypi.org.");
+
+  for (int i = 0; i < 2; i++)
+    {
+      AirlockPolicy *p = i == 0 ? policy : dotted;
+
+      /* Case and a trailing dot do not matter, on either side: the
+       * sinkhole's names are in presentation form, "pypi.org.". */
+      g_assert_true (admits_host (p, "pypi.org."));
+      g_assert_true (admits_host (p, "pypi.org"));
+      g_assert_true (admits_host (p, "PYPI.ORG."));
+      g_assert_false (admits_host (p, "files.pypi.org."));
+      g_assert_false (admits_host (p, "pypi.org.evil."));
+      g_assert_false (admits_host (p, "xpypi.org."));
+      g_assert_false (admits_host (p, "pypi.org.."));
+      g_assert_false (admits_host (p, "pypi\\.org."));
+      g_assert_false (admits_host (p, ""));
+      /* No name was handed out for the address: never admitted. */
+      g_assert_false (admits_host (p, NULL));
+      /* The port and protocol still hold. */
+      g_assert_false (admits_attempt (p, IPPROTO_TCP, "198.18.3.7", 80, NULL, NULL, "pypi.org.",
+                                      NULL));
+      g_assert_false (admits_attempt (p, IPPROTO_UDP, "198.18.3.7", 443, NULL, NULL, "pypi.org.",
+                                      NULL));
+    }
+}
+
+static void
+test_host_wildcard (void)
+{
+  g_autoptr(AirlockPolicy) sub = parse_ok ("allow tcp any port 443 host=*.pythonhosted.org");
+  g_autoptr(AirlockPolicy) both = parse_ok ("allow tcp any port 443 host=*.pythonhosted.org\n"
+                                            "allow tcp any port 443 host=pythonhosted.org\n");
+
+  g_assert_true (admits_host (sub, "files.pythonhosted.org."));
+  g_assert_true (admits_host (sub, "a.b.PythonHosted.org"));
+  /* Not the apex: that takes a rule of its own. */
+  g_assert_false (admits_host (sub, "pythonhosted.org."));
+  g_assert_false (admits_host (sub, "evilpythonhosted.org."));
+  g_assert_false (admits_host (sub, "files.pythonhosted.org.evil."));
+  g_assert_false (admits_host (sub, "x\\.pythonhosted.org."));
+  g_assert_true (admits_host (both, "pythonhosted.org."));
+  g_assert_true (admits_host (both, "files.pythonhosted.org."));
+}
+
+/* airlock_policy_admits() has no host name: a host= rule never admits
+ * through it, whatever else matches. */
+static void
+test_host_needs_a_name (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow any any host=pypi.org");
+  const char *names[] = { "pypi.org", NULL };
+
+  g_assert_false (admits_full (policy, IPPROTO_TCP, "198.18.3.7", 443, names, NULL, NULL));
+  g_assert_true (admits_attempt (policy, IPPROTO_TCP, "198.18.3.7", 443, NULL, NULL, "pypi.org",
+                                 NULL));
+  /* A dns= name is what a query asks, not where a connection goes. */
+  g_assert_false (admits_attempt (policy, IPPROTO_TCP, "198.18.3.7", 443, names, NULL, NULL,
+                                  NULL));
+}
+
+/* Every clause of a rule holds together: host= narrows, it does not widen. */
+static void
+test_host_with_other_clauses (void)
+{
+  g_autoptr(AirlockPolicy) policy =
+    parse_ok ("allow tcp 198.18.0.0/15 port 443 host=pypi.org exe=/usr/bin/pip\n"
+              "allow udp any port 53 dns=pypi.org host=resolver.test\n");
+  const char *names[] = { "pypi.org.", NULL };
+  const char *rule = NULL;
+
+  g_assert_true (admits_attempt (policy, IPPROTO_TCP, "198.18.3.7", 443, NULL, "/usr/bin/pip",
+                                 "pypi.org.", &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 198.18.0.0/15 port 443 host=pypi.org exe=/usr/bin/pip");
+  /* A v4-mapped destination is judged as its IPv4 address, host and all. */
+  g_assert_true (admits_attempt (policy, IPPROTO_TCP, "::ffff:198.18.3.7", 443, NULL,
+                                 "/usr/bin/pip", "pypi.org.", NULL));
+  g_assert_false (admits_attempt (policy, IPPROTO_TCP, "2001:db8:a1::37", 443, NULL,
+                                  "/usr/bin/pip", "pypi.org.", NULL));
+  g_assert_false (admits_attempt (policy, IPPROTO_TCP, "198.18.3.7", 443, NULL, "/usr/bin/curl",
+                                  "pypi.org.", NULL));
+  g_assert_false (admits_attempt (policy, IPPROTO_TCP, "198.18.3.7", 443, NULL, NULL,
+                                  "pypi.org.", NULL));
+  g_assert_true (admits_attempt (policy, IPPROTO_UDP, "10.0.2.3", 53, names, NULL,
+                                 "resolver.test.", NULL));
+  g_assert_false (admits_attempt (policy, IPPROTO_UDP, "10.0.2.3", 53, names, NULL, NULL, NULL));
+  g_assert_false (admits_attempt (policy, IPPROTO_UDP, "10.0.2.3", 53, NULL, NULL,
+                                  "resolver.test.", NULL));
+}
+
+/* The issue's example: the lookup and the connection it leads to, each by
+ * its own rule; an address rule admits whatever the host name. */
+static void
+test_host_example (void)
+{
+  g_autoptr(AirlockPolicy) policy = parse_ok ("allow udp any port 53 dns=pypi.org\n"
+                                              "allow tcp any port 443 host=pypi.org\n"
+                                              "allow tcp 198.51.100.0/24 port 443\n");
+  const char *pypi[] = { "pypi.org.", NULL };
+  const char *evil[] = { "evil.org.", NULL };
+  const char *rule = NULL;
+
+  g_assert_true (admits_attempt (policy, IPPROTO_UDP, "10.0.2.3", 53, pypi, NULL, NULL, &rule));
+  g_assert_cmpstr (rule, ==, "allow udp any port 53 dns=pypi.org");
+  g_assert_false (admits_attempt (policy, IPPROTO_UDP, "10.0.2.3", 53, evil, NULL, NULL, NULL));
+  g_assert_true (admits_attempt (policy, IPPROTO_TCP, "2001:db8:a1::37", 443, NULL, NULL,
+                                 "pypi.org.", &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp any port 443 host=pypi.org");
+  g_assert_false (admits_attempt (policy, IPPROTO_TCP, "198.18.9.9", 443, NULL, NULL,
+                                  "evil.org.", NULL));
+  g_assert_true (admits_attempt (policy, IPPROTO_TCP, "198.51.100.7", 443, NULL, NULL,
+                                 "evil.org.", &rule));
+  g_assert_cmpstr (rule, ==, "allow tcp 198.51.100.0/24 port 443");
+}
+
 /* ---- exe ---- */
 
 static void
@@ -763,6 +930,11 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/dns/wildcard", test_dns_wildcard);
   g_test_add_func ("/policy/dns/every-name", test_dns_every_name);
   g_test_add_func ("/policy/dns/with-network", test_dns_with_network);
+  g_test_add_func ("/policy/host/exact", test_host_exact);
+  g_test_add_func ("/policy/host/wildcard", test_host_wildcard);
+  g_test_add_func ("/policy/host/needs-a-name", test_host_needs_a_name);
+  g_test_add_func ("/policy/host/with-other-clauses", test_host_with_other_clauses);
+  g_test_add_func ("/policy/host/issue-example", test_host_example);
   g_test_add_func ("/policy/exe/exact-path", test_exe);
   g_test_add_func ("/policy/exe/with-dns", test_exe_and_dns);
   g_test_add_func ("/policy/report/first-match", test_first_match_reported);

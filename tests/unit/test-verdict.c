@@ -1,6 +1,7 @@
 /* Unit tests of the verdict as a pure function of a run record: every rule,
  * one row each, over records made from real EVENT frames (decoded by the
- * same event log a run uses) and a capture made of real frames, with no VM.
+ * same event log a run uses), a capture made of real frames and the
+ * sinkhole's record file written by its own writer, with no VM.
  *
  * Each row is a run as a person would describe it ("the image's
  * /etc/passwd is too large", "the entrypoint does not exist", "the run
@@ -13,6 +14,7 @@
 #include "net/guest-net.h"
 #include "probe-controls.h"
 #include "record/run-record.h"
+#include "sinkhole/sinkhole.h"
 
 #include "wire.h"
 
@@ -45,6 +47,13 @@ typedef struct {
   gboolean complete;
   const char *incomplete_reason;
   guint32 timeout_ms;
+  /* The sinkhole's record file, one JSON line per record, or NULL when the
+   * run had no sinkhole network; its final line unless @sink_cut, with
+   * @sink_dropped. */
+  GString *sink;
+  gboolean sink_cut;
+  guint64 sink_dropped;
+  gint64 sink_time_us;
 } Run;
 
 static const guint8 *
@@ -80,6 +89,8 @@ run_clear (Run *r)
   airlock_event_log_free (r->log);
   g_byte_array_unref (r->pcap);
   g_ptr_array_unref (r->guest_log);
+  if (r->sink)
+    g_string_free (r->sink, TRUE);
 }
 
 static void
@@ -147,11 +158,25 @@ run_exit (Run *r, guint32 phase, guint32 status)
   add_frame (r, &f);
 }
 
-/* A record of a connect (TCP) or sendto (UDP) to @ip:@port, and with
+/* The RESULT of the record with frame @ref: what the emulated call
+ * returned. */
+static void
+run_result (Run *r, guint64 ref, gint64 result)
+{
+  struct wire_frame f;
+
+  ev_begin (r, &f, AIRLOCK_EVENT_RESULT, 0);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_REF, ref);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_RESULT, (guint64) result);
+  add_frame (r, &f);
+}
+
+/* A record of a connect (TCP) or sendto (UDP, with @payload when not
+ * NULL) to @ip:@port with its @result (NO_RESULT: none seen), and with
  * @on_wire its SYN or datagram in the capture. */
 static void
-run_attempt (Run *r, int family, int protocol, const char *ip, guint16 port, gboolean recorded,
-             gboolean on_wire)
+run_attempt_full (Run *r, int family, int protocol, const char *ip, guint16 port,
+                  gboolean recorded, gboolean on_wire, gint64 result, GBytes *payload)
 {
   gboolean tcp = protocol == IPPROTO_TCP;
   guint8 sa[28] = { 0 };
@@ -181,7 +206,9 @@ run_attempt (Run *r, int family, int protocol, const char *ip, guint16 port, gbo
       guint8 args[48] = { 0 };
 
       ev_begin (r, &f, AIRLOCK_EVENT_SYSCALL, 0);
-      wire_put_u32 (&f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
+      /* The supervisor makes a call itself when it reports its result. */
+      wire_put_u32 (&f, AIRLOCK_TLV_EV_ACTION,
+                    result != NO_RESULT ? AIRLOCK_ACTION_EMULATE : AIRLOCK_ACTION_CONTINUE);
       wire_put_u32 (&f, AIRLOCK_TLV_EV_SYSCALL, tcp ? NR_CONNECT : NR_SENDTO);
       wire_put_u32 (&f, AIRLOCK_TLV_EV_AUDIT_ARCH, ARCH_X86_64);
       wire_put (&f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
@@ -195,7 +222,15 @@ run_attempt (Run *r, int family, int protocol, const char *ip, guint16 port, gbo
       wire_put_u32 (&f, AIRLOCK_TLV_EV_FD, 3);
       wire_put (&f, AIRLOCK_TLV_EV_ADDR, sa, salen);
       wire_put_u32 (&f, AIRLOCK_TLV_EV_ADDRLEN, (guint32) salen);
+      if (payload)
+        {
+          wire_put (&f, AIRLOCK_TLV_EV_PAYLOAD, g_bytes_get_data (payload, NULL),
+                    g_bytes_get_size (payload));
+          wire_put_u64 (&f, AIRLOCK_TLV_EV_PAYLOAD_LEN, g_bytes_get_size (payload));
+        }
       add_frame (r, &f);
+      if (result != NO_RESULT)
+        run_result (r, r->seq - 1, result);
     }
   if (!on_wire)
     return;
@@ -208,18 +243,149 @@ run_attempt (Run *r, int family, int protocol, const char *ip, guint16 port, gbo
                             family == AF_INET ? 0x0800 : 0x86dd, l3));
 }
 
-/* The negative controls' phase, every control recorded and on the wire
- * unless it is @skip (by index into probe_controls; -1: none). */
 static void
-run_controls (Run *r, int skip_recorded, int skip_wire)
+run_attempt (Run *r, int family, int protocol, const char *ip, guint16 port, gboolean recorded,
+             gboolean on_wire)
+{
+  run_attempt_full (r, family, protocol, ip, port, recorded, on_wire, NO_RESULT, NULL);
+}
+
+/* ---- the sinkhole's records, written by its own writer ---- */
+
+/* The run is served by the sinkhole network: it has a record file. */
+static void
+sink_serve (Run *r)
+{
+  r->sink = g_string_new (NULL);
+}
+
+/* One record of @kind to @ip:@port; @name is the name the address was
+ * handed out for, @sni and @host what a TCP client sent. */
+static void
+sink_record (Run *r, AirlockSinkholeRecordKind kind, const char *ip, guint16 port,
+             const char *name, const char *sni, const char *host)
+{
+  AirlockSinkholeRecord *rec = g_new0 (AirlockSinkholeRecord, 1);
+  g_autofree char *line = NULL;
+
+  rec->kind = kind;
+  rec->time_us = rec->end_us = r->sink_time_us += 1000;
+  rec->family = strchr (ip, ':') ? AF_INET6 : AF_INET;
+  g_assert_cmpint (inet_pton (rec->family, ip, rec->address), ==, 1);
+  rec->address_text = g_strdup (ip);
+  rec->port = port;
+  rec->client_port = 40000;
+  rec->name = g_strdup (name);
+  rec->detected.protocol = sni ? AIRLOCK_SINKHOLE_PROTOCOL_TLS
+                           : host ? AIRLOCK_SINKHOLE_PROTOCOL_HTTP
+                                  : AIRLOCK_SINKHOLE_PROTOCOL_NONE;
+  rec->detected.tls_sni = g_strdup (sni);
+  rec->detected.http_host = g_strdup (host);
+  if (host)
+    {
+      rec->detected.http_method = g_strdup ("GET");
+      rec->detected.http_path = g_strdup ("/");
+    }
+  rec->dns.answers = g_ptr_array_new_with_free_func (g_free);
+  rec->response = kind == AIRLOCK_SINKHOLE_RECORD_TCP ? g_strdup ("closed") : NULL;
+  line = airlock_sinkhole_record_to_json (rec);
+  g_string_append_printf (r->sink, "%s\n", line);
+  airlock_sinkhole_record_free (rec);
+}
+
+/* A DNS query for @name, as a resolver library writes it. */
+static GBytes *
+dns_query (const char *name)
+{
+  static const guint8 header[12] = { 0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0 };
+  static const guint8 a_in[4] = { 0, 1, 0, 1 };
+  GByteArray *q = g_byte_array_new ();
+  g_auto (GStrv) labels = g_strsplit (name, ".", -1);
+
+  g_byte_array_append (q, header, sizeof header);
+  for (guint i = 0; labels[i]; i++)
+    {
+      guint8 len = (guint8) strlen (labels[i]);
+
+      g_byte_array_append (q, &len, 1);
+      g_byte_array_append (q, (const guint8 *) labels[i], len);
+    }
+  g_byte_array_append (q, (const guint8 *) "", 1);
+  g_byte_array_append (q, a_in, sizeof a_in);
+  return g_byte_array_free_to_bytes (q);
+}
+
+#define SINK_RESOLVER "10.0.2.3"
+
+/* The workload looks @name up: the supervisor's record of the query, the
+ * datagram, and the sinkhole's answer, @address. */
+static void
+sink_lookup (Run *r, const char *name, const char *address)
+{
+  g_autoptr (GBytes) query = dns_query (name);
+  AirlockSinkholeRecord *rec = g_new0 (AirlockSinkholeRecord, 1);
+  g_autofree char *line = NULL;
+
+  run_attempt_full (r, AF_INET, IPPROTO_UDP, SINK_RESOLVER, 53, TRUE, TRUE,
+                    (gint64) g_bytes_get_size (query), query);
+  rec->kind = AIRLOCK_SINKHOLE_RECORD_DNS;
+  rec->time_us = rec->end_us = r->sink_time_us += 1000;
+  rec->family = AF_INET;
+  inet_pton (AF_INET, SINK_RESOLVER, rec->address);
+  rec->port = 53;
+  rec->client_port = 40001;
+  rec->dns_transport = g_strdup ("udp");
+  rec->dns.question = g_strdup_printf ("%s.", name);
+  rec->dns.qtype = 1;
+  rec->dns.answers = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (rec->dns.answers, g_strdup (address));
+  line = airlock_sinkhole_record_to_json (rec);
+  g_string_append_printf (r->sink, "%s\n", line);
+  airlock_sinkhole_record_free (rec);
+}
+
+/* The workload connects to @ip:@port (the supervisor's record, the
+ * connect returned 0, its SYN in the capture) and the sinkhole accepts the
+ * connection, which sends @sni or @host. */
+static void
+sink_connect (Run *r, const char *ip, guint16 port, const char *name, const char *sni,
+              const char *host)
+{
+  run_attempt_full (r, strchr (ip, ':') ? AF_INET6 : AF_INET, IPPROTO_TCP, ip, port, TRUE, TRUE,
+                    0, NULL);
+  sink_record (r, AIRLOCK_SINKHOLE_RECORD_TCP, ip, port, name, sni, host);
+}
+
+/* The negative controls' phase, every control recorded and on the wire
+ * unless it is @skip (by index into probe_controls; -1: none).  On the
+ * sinkhole network each call succeeds and the sinkhole records each
+ * control too, but @skip_sink. */
+static void
+run_controls_full (Run *r, int skip_recorded, int skip_wire, int skip_sink)
 {
   run_start (r, AIRLOCK_PHASE_CONTROLS);
   run_exec (r, AIRLOCK_PHASE_CONTROLS, 0, "/bin/probe", NULL);
   for (gsize i = 0; i < G_N_ELEMENTS (probe_controls); i++)
-    run_attempt (r, probe_controls[i].family, probe_controls[i].protocol,
-                 probe_controls[i].address, probe_controls[i].port, (int) i != skip_recorded,
-                 (int) i != skip_wire);
+    {
+      const struct probe_control *pc = &probe_controls[i];
+      gboolean tcp = pc->protocol == IPPROTO_TCP;
+
+      run_attempt_full (r, pc->family, pc->protocol, pc->address, pc->port,
+                        (int) i != skip_recorded, (int) i != skip_wire,
+                        r->sink ? (tcp ? 0 : 25) : NO_RESULT, NULL);
+      if (r->sink && (int) i != skip_sink)
+        sink_record (r, tcp ? AIRLOCK_SINKHOLE_RECORD_TCP : AIRLOCK_SINKHOLE_RECORD_UDP,
+                     pc->address, pc->port, NULL,
+                     pc->payload == PROBE_PAYLOAD_TLS ? pc->host_name : NULL,
+                     pc->payload == PROBE_PAYLOAD_HTTP ? pc->host_name : NULL);
+    }
   run_exit (r, AIRLOCK_PHASE_CONTROLS, 0);
+}
+
+static void
+run_controls (Run *r, int skip_recorded, int skip_wire)
+{
+  run_controls_full (r, skip_recorded, skip_wire, -1);
 }
 
 /* A clean run: controls, then a workload that starts, runs and exits 0. */
@@ -235,6 +401,7 @@ static AirlockVerdict *
 judge (Run *r, const char *policy_text)
 {
   g_autoptr (GBytes) pcap = r->has_pcap ? g_bytes_new (r->pcap->data, r->pcap->len) : NULL;
+  g_autoptr (GBytes) sink = NULL;
   g_autoptr (AirlockPolicy) policy = NULL;
   g_autoptr (AirlockRunRecord) record = NULL;
   AirlockRunRecordInput in = {
@@ -249,6 +416,17 @@ judge (Run *r, const char *policy_text)
     .timeout_ms = r->timeout_ms,
   };
 
+  if (r->sink)
+    {
+      if (!r->sink_cut)
+        {
+          g_autofree char *end = airlock_sinkhole_end_line_to_json (r->sink_dropped);
+
+          g_string_append_printf (r->sink, "%s\n", end);
+        }
+      sink = g_bytes_new (r->sink->str, r->sink->len);
+      in.sinkhole_records = sink;
+    }
   if (policy_text)
     {
       g_autoptr (GError) error = NULL;
@@ -500,6 +678,182 @@ build_exit_nonzero (Run *r)
   run_exit (r, AIRLOCK_PHASE_WORKLOAD, 3 << 8);
 }
 
+/* ---- on the sinkhole network ---- */
+
+/* The controls, seen by the supervisor, the capture and the sinkhole, and
+ * a workload that starts. */
+static void
+run_sink_clean (Run *r)
+{
+  sink_serve (r);
+  run_controls (r, -1, -1);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+}
+
+static void
+build_sink_clean (Run *r)
+{
+  run_sink_clean (r);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* The issue's update check: pypi.org looked up, then HTTPS to the address
+ * the sinkhole handed out for it, asking for pypi.org. */
+static void
+build_sink_pypi (Run *r)
+{
+  run_sink_clean (r);
+  sink_lookup (r, "pypi.org", "198.18.3.7");
+  sink_connect (r, "198.18.3.7", 443, "pypi.org.", "pypi.org", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* The same over IPv6, from an AAAA answer. */
+static void
+build_sink_pypi_v6 (Run *r)
+{
+  run_sink_clean (r);
+  sink_lookup (r, "pypi.org", "2001:db8:a1::37");
+  sink_connect (r, "2001:db8:a1::37", 443, "pypi.org.", "pypi.org", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_sink_evil (Run *r)
+{
+  run_sink_clean (r);
+  sink_lookup (r, "evil.org", "198.18.5.5");
+  sink_connect (r, "198.18.5.5", 443, "evil.org.", "evil.org", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* Domain fronting as an image would try it: resolve a name the policy
+ * admits, then ask that address for another. */
+static void
+build_sink_sni_fronted (Run *r)
+{
+  run_sink_clean (r);
+  sink_lookup (r, "allowed.org", "198.18.7.7");
+  sink_connect (r, "198.18.7.7", 443, "allowed.org.", "evil.org", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_sink_host_fronted (Run *r)
+{
+  run_sink_clean (r);
+  sink_lookup (r, "allowed.org", "198.18.7.7");
+  sink_connect (r, "198.18.7.7", 80, "allowed.org.", NULL, "Evil.org:8080");
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* The supervisor saw the connection made and the capture its SYN; the
+ * sinkhole has no record of it. */
+static void
+build_sink_missed_connection (Run *r)
+{
+  run_sink_clean (r);
+  run_attempt_full (r, AF_INET, IPPROTO_TCP, "198.51.100.7", 8443, TRUE, TRUE, 0, NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_sink_missed_datagram (Run *r)
+{
+  run_sink_clean (r);
+  run_attempt_full (r, AF_INET, IPPROTO_UDP, "198.51.100.7", 9999, TRUE, TRUE, 1, NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* A connect to the guest's own address: made, and it never left the
+ * guest, so the sinkhole could not see it. */
+static void
+build_sink_local_connection (Run *r)
+{
+  run_sink_clean (r);
+  run_attempt_full (r, AF_INET, IPPROTO_TCP, "10.0.2.15", 8080, TRUE, FALSE, 0, NULL);
+  run_attempt_full (r, AF_INET, IPPROTO_TCP, "0.0.0.0", 8080, TRUE, FALSE, 0, NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* Connects the sinkhole need not have seen: one whose outcome the
+ * supervisor never saw (the run ended during it), one still in progress
+ * (it may be given up before the sinkhole accepts it). */
+static void
+build_sink_unfinished_connects (Run *r)
+{
+  run_sink_clean (r);
+  run_attempt_full (r, AF_INET, IPPROTO_TCP, "198.51.100.7", 8443, TRUE, TRUE, NO_RESULT, NULL);
+  run_attempt_full (r, AF_INET6, IPPROTO_TCP, "2001:db8::7", 8443, TRUE, TRUE, -EINPROGRESS,
+                    NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* The negative control discard-tcp (IPv4) reached the capture but not the
+ * sinkhole's records. */
+static void
+build_sink_control_missed (Run *r)
+{
+  sink_serve (r);
+  run_controls_full (r, -1, -1, 2);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+/* The sinkhole took a connection and a datagram in that no supervisor
+ * record explains (and no frame of the capture: the sinkhole alone says
+ * so). */
+static void
+build_sink_unattributed_tcp (Run *r)
+{
+  run_sink_clean (r);
+  sink_lookup (r, "pypi.org", "198.18.3.7");
+  sink_record (r, AIRLOCK_SINKHOLE_RECORD_TCP, "198.18.3.7", 443, "pypi.org.", "pypi.org", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_sink_unattributed_udp (Run *r)
+{
+  run_sink_clean (r);
+  sink_record (r, AIRLOCK_SINKHOLE_RECORD_UDP, "2001:db8::7", 4433, NULL, NULL, NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+static void
+build_sink_cut (Run *r)
+{
+  build_sink_clean (r);
+  r->sink_cut = TRUE;
+}
+
+static void
+build_sink_dropped (Run *r)
+{
+  build_sink_clean (r);
+  r->sink_dropped = 3;
+}
+
+static void
+build_sink_damaged (Run *r)
+{
+  build_sink_clean (r);
+  g_string_append (r->sink, "{\"kind\":\"tcp\"}\n");
+}
+
+/* No sinkhole: the same connection has no name, whatever its SNI. */
+static void
+build_no_sink_connect (Run *r)
+{
+  run_clean (r);
+  run_attempt_full (r, AF_INET, IPPROTO_TCP, "198.18.3.7", 443, TRUE, TRUE, 0, NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
+#define PYPI_POLICY "allow udp any port 53 dns=pypi.org\nallow tcp any port 443 host=pypi.org\n"
+
 static const Row rows[] = {
   { "/verdict/clean-run-passes", build_clean, NULL, AIRLOCK_VERDICT_PASS, NULL, FALSE,
     "observed until the workload ended (exited 0)" },
@@ -554,6 +908,68 @@ static const Row rows[] = {
     "capture anomaly (non-ip, 1 frame(s)): frame 13 ", FALSE, NULL },
   { "/verdict/unattributed-flow-fails", build_unattributed, NULL, AIRLOCK_VERDICT_FAIL,
     "unattributed egress inet/dgram/udp 198.51.100.7:9999", FALSE, NULL },
+  { "/verdict/sinkhole/clean-run-passes", build_sink_clean, NULL, AIRLOCK_VERDICT_PASS, NULL,
+    FALSE, "observed until the workload ended" },
+  { "/verdict/sinkhole/host-rule-admits-its-name", build_sink_pypi, PYPI_POLICY,
+    AIRLOCK_VERDICT_PASS, NULL, FALSE, NULL },
+  { "/verdict/sinkhole/host-rule-admits-its-name-v6", build_sink_pypi_v6, PYPI_POLICY,
+    AIRLOCK_VERDICT_PASS, NULL, FALSE, NULL },
+  { "/verdict/sinkhole/host-rule-admits-no-other-name", build_sink_evil, PYPI_POLICY,
+    AIRLOCK_VERDICT_FAIL, "egress not admitted by the policy: connect emulate inet/stream/tcp "
+    "198.18.5.5:443 (evil.org, SNI evil.org) by /usr/bin/app (pid 200)", FALSE, NULL },
+  { "/verdict/sinkhole/host-rule-needs-the-sinkhole", build_no_sink_connect, PYPI_POLICY,
+    AIRLOCK_VERDICT_FAIL, "egress not admitted by the policy: connect emulate inet/stream/tcp "
+    "198.18.3.7:443 by", FALSE, NULL },
+  { "/verdict/sinkhole/sni-other-than-its-name-fails", build_sink_sni_fronted,
+    "allow udp any port 53\nallow tcp any port 443 host=allowed.org\n", AIRLOCK_VERDICT_FAIL,
+    "connect emulate inet/stream/tcp 198.18.7.7:443 (allowed.org, SNI evil.org) by /usr/bin/app (pid "
+    "200): it asked for SNI 'evil.org' at the address handed out for 'allowed.org', and no rule "
+    "admits it under that name", FALSE, NULL },
+  { "/verdict/sinkhole/http-host-admitted-too-passes-noted", build_sink_host_fronted,
+    "allow udp any port 53\nallow tcp any port 80 host=*.org\nallow tcp any port 80 "
+    "host=allowed.org\n", AIRLOCK_VERDICT_PASS, "noted, not judged: connect emulate inet/stream/tcp "
+    "198.18.7.7:80 (allowed.org, Host Evil.org) by /usr/bin/app (pid 200) asked for Host "
+    "'Evil.org' at the address handed out for 'allowed.org'", FALSE, NULL },
+  { "/verdict/sinkhole/http-host-not-admitted-fails", build_sink_host_fronted,
+    "allow udp any port 53\nallow tcp any port 80 host=allowed.org\n", AIRLOCK_VERDICT_FAIL,
+    "it asked for Host 'Evil.org' at the address handed out for 'allowed.org'", FALSE, NULL },
+  { "/verdict/sinkhole/sni-admitted-too-passes-noted", build_sink_sni_fronted,
+    "allow udp any port 53\nallow tcp any port 443 host=allowed.org\n"
+    "allow tcp any port 443 host=evil.org\n", AIRLOCK_VERDICT_PASS,
+    "noted, not judged: connect emulate inet/stream/tcp 198.18.7.7:443 (allowed.org, SNI evil.org)",
+    FALSE, NULL },
+  { "/verdict/sinkhole/address-rule-passes-noted", build_sink_sni_fronted,
+    "allow udp any port 53\nallow tcp 198.18.0.0/15 port 443\n", AIRLOCK_VERDICT_PASS,
+    "the policy admits it under each of its names", FALSE, NULL },
+  { "/verdict/sinkhole/connection-it-missed-fails", build_sink_missed_connection,
+    "allow any any\n", AIRLOCK_VERDICT_FAIL, "connection missing from the sinkhole's records: "
+    "connect emulate inet/stream/tcp 198.51.100.7:8443 by /usr/bin/app (pid 200) was established", FALSE,
+    NULL },
+  { "/verdict/sinkhole/control-it-missed-fails", build_sink_control_missed, NULL,
+    AIRLOCK_VERDICT_FAIL, "the sinkhole recorded no connection to inet/stream/tcp 192.0.2.9:9",
+    FALSE, NULL },
+  { "/verdict/sinkhole/datagram-it-missed-is-inconclusive", build_sink_missed_datagram,
+    "allow any any\n", AIRLOCK_VERDICT_INCONCLUSIVE,
+    "the sinkhole recorded no datagram to inet/dgram/udp 198.51.100.7:9999", FALSE, NULL },
+  { "/verdict/sinkhole/local-connection-needs-no-record", build_sink_local_connection,
+    "allow any any\n", AIRLOCK_VERDICT_PASS, NULL, FALSE, NULL },
+  { "/verdict/sinkhole/unfinished-connect-needs-no-record", build_sink_unfinished_connects,
+    "allow any any\n", AIRLOCK_VERDICT_PASS, NULL, FALSE, NULL },
+  { "/verdict/sinkhole/connection-no-record-explains-fails", build_sink_unattributed_tcp,
+    PYPI_POLICY, AIRLOCK_VERDICT_FAIL, "unattributed egress inet/stream/tcp 198.18.3.7:443 "
+    "(pypi.org, SNI pypi.org): the sinkhole accepted 1 connection(s) that no supervisor record "
+    "explains", FALSE, NULL },
+  { "/verdict/sinkhole/datagram-no-record-explains-fails", build_sink_unattributed_udp, NULL,
+    AIRLOCK_VERDICT_FAIL, "unattributed egress inet6/dgram/udp [2001:db8::7]:4433: the sinkhole "
+    "received 1 datagram(s)", FALSE, NULL },
+  { "/verdict/sinkhole/cut-records-are-inconclusive", build_sink_cut, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole's records are incomplete: the sinkhole's record "
+    "file ends before its final line", FALSE, NULL },
+  { "/verdict/sinkhole/dropped-records-are-inconclusive", build_sink_dropped, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole's records are not whole: 3 record(s)", FALSE,
+    NULL },
+  { "/verdict/sinkhole/damaged-records-are-inconclusive", build_sink_damaged, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole's records were refused: line ", FALSE, NULL },
 };
 
 static void
