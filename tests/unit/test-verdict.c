@@ -420,7 +420,7 @@ judge (Run *r, const char *policy_text)
     {
       if (!r->sink_cut)
         {
-          g_autofree char *end = airlock_sinkhole_end_line_to_json (r->sink_dropped);
+          g_autofree char *end = airlock_sinkhole_end_line_to_json (r->sink_dropped, 0, NULL);
 
           g_string_append_printf (r->sink, "%s\n", end);
         }
