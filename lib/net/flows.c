@@ -53,6 +53,7 @@ typedef struct {
   GByteArray *first;         /* the first payload, while a name may still be found in it */
   gboolean tls_done;
   gboolean http_done;
+  gboolean taken;            /* the far end sent bytes or a FIN on it (AirlockFlow.taken) */
 } TcpConnection;
 
 typedef struct {
@@ -966,7 +967,7 @@ connection_reset (AirlockCapture *capture, FlowState *state, TcpConnection *conn
 {
   connection_finish (capture, state, conn);
   conn->have_isn = conn->have_next = conn->stopped = FALSE;
-  conn->tls_done = conn->http_done = FALSE;
+  conn->tls_done = conn->http_done = conn->taken = FALSE;
   conn->first = g_byte_array_new ();
   if (state->flow.port == DNS_PORT)
     conn->dns = airlock_dns_tcp_stream_new (0);
@@ -1137,6 +1138,26 @@ egress (AirlockCapture *capture, const NetPacket *pkt)
     }
 }
 
+/* The far end sent bytes or a FIN on the guest's connection @pkt is
+ * addressed to: it took the connection (AirlockFlow.taken). */
+static void
+note_taken (FlowState *state, const NetPacket *pkt)
+{
+  guint8 raw_key[18];
+  g_autoptr (GBytes) key = NULL;
+  TcpConnection *conn;
+
+  memcpy (raw_key, pkt->dst, 16);
+  raw_key[16] = (guint8) (pkt->dst_port >> 8);
+  raw_key[17] = (guint8) pkt->dst_port;
+  key = g_bytes_new (raw_key, sizeof raw_key);
+  conn = g_hash_table_lookup (state->connections, key);
+  if (conn == NULL || conn->taken)
+    return;
+  conn->taken = TRUE;
+  state->flow.taken++;
+}
+
 /* A frame from QEMU: it answers the flow keyed by its source. */
 static void
 reply (AirlockCapture *capture, const NetPacket *pkt)
@@ -1159,6 +1180,9 @@ reply (AirlockCapture *capture, const NetPacket *pkt)
     return;
   if (protocol == IPPROTO_TCP && (pkt->tcp_flags & NET_TCP_RST) != 0)
     state->flow.rst_seen = TRUE;
+  else if (protocol == IPPROTO_TCP && (pkt->tcp_flags & NET_TCP_SYN) == 0
+           && (pkt->payload_wire_len > 0 || (pkt->tcp_flags & NET_TCP_FIN) != 0))
+    note_taken (state, pkt);
   else if ((protocol == IPPROTO_ICMP && pkt->icmp_type == ICMP_ECHO_REPLY)
            || (protocol == IPPROTO_ICMPV6 && pkt->icmp_type == ICMPV6_ECHO_REPLY))
     state->flow.echo_replies++;

@@ -107,6 +107,14 @@ typedef struct {
 
   guint64 syns;          /* TCP: SYN without ACK (a connection attempt) */
   gboolean rst_seen;     /* TCP: a RST came back */
+  /* TCP: connections the far end is seen to have taken: it sent bytes or a
+   * FIN on them.  A listener's kernel sends neither on a connection its
+   * process has not accepted (one still queued when the listener closes
+   * gets a RST), so on the sinkhole network each of these is a connection
+   * the sinkhole accepted and recorded.  Counted once per connection (the
+   * guest's address and port, a new SYN starting a new one); only for
+   * connections the analysis tracks (AIRLOCK_CAPTURE_CONNECTIONS_MAX). */
+  guint64 taken;
   guint64 datagrams;     /* UDP datagrams (a fragmented one counts once) */
   guint64 echo_requests; /* ICMP / ICMPv6 echo requests */
   guint64 echo_replies;  /* … and replies that came back */

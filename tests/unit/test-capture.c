@@ -719,6 +719,60 @@ test_gateway_rst (void)
   g_assert_cmpuint (airlock_capture_get_guest_frames (capture), ==, 1);
 }
 
+/* From the far end of the guest's TCP connection from @guest_port. */
+static GByteArray *
+far_tcp (guint16 guest_port, guint8 flags, const char *data)
+{
+  return cf_to_guest (0x0800, cf_ipv4 ("192.0.2.1", GUEST4, IPPROTO_TCP,
+                                       cf_tcp (9, guest_port, 5000, flags, data,
+                                               data ? strlen (data) : 0)));
+}
+
+static GByteArray *
+guest_tcp (guint16 port, guint32 seq, guint8 flags)
+{
+  return cf_from_guest (0x0800, cf_ipv4 (GUEST4, "192.0.2.1", IPPROTO_TCP,
+                                         cf_tcp (port, 9, seq, flags, NULL, 0)));
+}
+
+/* A connection the far end took is one it sent bytes or a FIN on, counted
+ * once: a SYN-ACK or a bare ACK proves nothing (the kernel sends them for a
+ * connection no process accepted), a RST is what a queued connection gets
+ * when its listener closes, and a new SYN from the same port is a new
+ * connection. */
+static void
+test_tcp_taken (void)
+{
+  GByteArray *pcap = cf_pcap_new ();
+  g_autoptr (AirlockCapture) capture = NULL;
+  const AirlockFlow *flow;
+
+  /* 40000: handshake, the far end's data, then its FIN: taken once. */
+  cf_pcap_add (pcap, 1, guest_tcp (40000, 1000, CF_SYN));
+  cf_pcap_add (pcap, 1, far_tcp (40000, CF_SYN | CF_ACK, NULL));
+  cf_pcap_add (pcap, 1, guest_tcp (40000, 1001, CF_ACK));
+  cf_pcap_add (pcap, 1, far_tcp (40000, CF_ACK | CF_PSH, "SSH-2.0-x\r\n"));
+  cf_pcap_add (pcap, 1, far_tcp (40000, CF_FIN | CF_ACK, NULL));
+  /* 40001: handshake, then the far end's ACK and RST: not taken. */
+  cf_pcap_add (pcap, 2, guest_tcp (40001, 2000, CF_SYN));
+  cf_pcap_add (pcap, 2, far_tcp (40001, CF_SYN | CF_ACK, NULL));
+  cf_pcap_add (pcap, 2, guest_tcp (40001, 2001, CF_ACK));
+  cf_pcap_add (pcap, 2, far_tcp (40001, CF_ACK, NULL));
+  cf_pcap_add (pcap, 2, far_tcp (40001, CF_RST | CF_ACK, NULL));
+  /* 40000 again, with a new initial sequence number: a second connection. */
+  cf_pcap_add (pcap, 3, guest_tcp (40000, 9000, CF_SYN));
+  cf_pcap_add (pcap, 3, far_tcp (40000, CF_SYN | CF_ACK, NULL));
+  cf_pcap_add (pcap, 3, far_tcp (40000, CF_FIN | CF_ACK, NULL));
+  /* A FIN to a port the guest never connected from: no connection. */
+  cf_pcap_add (pcap, 4, far_tcp (40009, CF_FIN | CF_ACK, NULL));
+  capture = analyse_ok (pcap);
+  assert_flow_keys (capture, (const char *const[]) { "inet/stream/tcp 192.0.2.1:9", NULL });
+  flow = flow_at (capture, 0);
+  g_assert_cmpuint (flow->syns, ==, 3);
+  g_assert_cmpuint (flow->taken, ==, 2);
+  g_assert_true (flow->rst_seen);
+}
+
 static void
 test_fragments (void)
 {
@@ -1330,6 +1384,7 @@ main (int argc, char **argv)
   g_test_add_func ("/net/flows/http-host", test_http_host);
   g_test_add_func ("/net/flows/icmp-echo", test_icmp_echo);
   g_test_add_func ("/net/flows/gateway-rst", test_gateway_rst);
+  g_test_add_func ("/net/flows/tcp-taken-by-the-far-end", test_tcp_taken);
   g_test_add_func ("/net/flows/fragments", test_fragments);
   g_test_add_func ("/net/housekeeping/arp", test_arp);
   g_test_add_func ("/net/housekeeping/neighbour-discovery", test_neighbour_discovery);
