@@ -30,6 +30,14 @@ gboolean airlock_json_get_bool (JsonObject *o, const char *name, gboolean *ret);
  * NULL without the member. */
 GStrv airlock_json_get_strv (JsonObject *o, const char *name, char *(*map) (const char *));
 
+/* @s as it is when it is already what airlock_evidence_escape_bytes()
+ * makes of guest bytes (no control or disguising characters, valid
+ * UTF-8) — every string the writer puts in a bundle is — and escaped
+ * otherwise, so an edited bundle cannot move a terminal's cursor.  An
+ * escaped string keeps its backslashes as they are: only a string that
+ * needs escaping is escaped (again).  Transfer full; NULL for NULL. */
+char *airlock_bundle_safe_text (const char *s);
+
 /* Lower-case hex of @n bytes.  Transfer full. */
 char *airlock_hex_encode (const guint8 *bytes, gsize n);
 /* Exactly 2 * @n hex digits into @out; FALSE otherwise. */

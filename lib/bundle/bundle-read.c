@@ -100,32 +100,6 @@ airlock_bundle_view_free (AirlockBundleView *v)
   g_free (v);
 }
 
-/* ---- text that is safe to print ---- */
-
-/* @s as it is when it is already what airlock_evidence_escape_bytes()
- * makes of guest bytes (no control or disguising characters, valid
- * UTF-8) — every string the writer puts in a bundle is — and escaped
- * otherwise, so an edited bundle cannot move a terminal's cursor.  An
- * escaped string keeps its backslashes as they are: only a string that
- * needs escaping is escaped (again).  Transfer full; NULL for NULL. */
-static char *
-safe_text (const char *s)
-{
-  g_autofree char *escaped = NULL;
-  g_autofree char *doubled = NULL;
-
-  if (!s)
-    return NULL;
-  escaped = airlock_evidence_escape_bytes ((const guint8 *) s, strlen (s));
-  /* The escaper changes nothing but backslashes in a clean string. */
-  {
-    g_auto (GStrv) parts = g_strsplit (s, "\\", -1);
-
-    doubled = g_strjoinv ("\\\\", parts);
-  }
-  return g_str_equal (escaped, doubled) ? g_strdup (s) : g_steal_pointer (&escaped);
-}
-
 /* ---- files ---- */
 
 /* Reads @name in @dirfd: a regular file, never through a symlink, at most
@@ -229,7 +203,7 @@ parse_object (AirlockBundleView *v, const char *name, GBytes *bytes)
 
   if (!root)
     {
-      g_autofree char *why = safe_text (error->message);
+      g_autofree char *why = airlock_bundle_safe_text (error->message);
 
       problem (v, name, "%s", why);
       return NULL;
@@ -248,7 +222,7 @@ parse_object (AirlockBundleView *v, const char *name, GBytes *bytes)
 static char *
 text_member (JsonObject *o, const char *name)
 {
-  return safe_text (airlock_json_get_string (o, name));
+  return airlock_bundle_safe_text (airlock_json_get_string (o, name));
 }
 
 static gboolean
@@ -266,7 +240,7 @@ int_member (JsonObject *o, const char *name, gint64 min, gint64 max, gint64 *ret
 static GStrv
 strv_member (JsonObject *o, const char *name)
 {
-  return airlock_json_get_strv (o, name, safe_text);
+  return airlock_json_get_strv (o, name, airlock_bundle_safe_text);
 }
 
 /* ---- manifest.json ---- */
@@ -318,12 +292,12 @@ read_verdict (AirlockBundleView *v, JsonObject *o)
 
       if (!JSON_NODE_HOLDS_VALUE (r) || json_node_get_value_type (r) != G_TYPE_STRING)
         continue;
-      g_ptr_array_add (v->reasons, safe_text (json_node_get_string (r)));
+      g_ptr_array_add (v->reasons, airlock_bundle_safe_text (json_node_get_string (r)));
       /* What lib/gate/verdict.c writes for a captured flow no record
        * explains: taken as recorded, not recomputed from net.pcap
        * (`airlock verify` recomputes it). */
       if (g_str_has_prefix (json_node_get_string (r), "unattributed egress "))
-        g_ptr_array_add (v->unattributed, safe_text (json_node_get_string (r)));
+        g_ptr_array_add (v->unattributed, airlock_bundle_safe_text (json_node_get_string (r)));
     }
   if (controls)
     {
@@ -420,10 +394,10 @@ call_new (JsonObject *ev, guint64 seq)
     {
       g_autofree char *joined = g_strdup_printf ("%s:%s", abi, syscall);
 
-      c->syscall = safe_text (joined);
+      c->syscall = airlock_bundle_safe_text (joined);
     }
   else
-    c->syscall = safe_text (syscall ? syscall : "?");
+    c->syscall = airlock_bundle_safe_text (syscall ? syscall : "?");
   c->socket = text_member (ev, "socket");
   if (dest)
     {
@@ -445,7 +419,7 @@ call_new (JsonObject *ev, guint64 seq)
 
       /* The other entries are a malformed message's problem and reason. */
       if (name)
-        g_ptr_array_add (names, safe_text (name));
+        g_ptr_array_add (names, airlock_bundle_safe_text (name));
     }
   g_ptr_array_add (names, NULL);
   c->dns_names = (GStrv) g_ptr_array_free (names, FALSE);
@@ -598,7 +572,7 @@ list_present (AirlockBundleView *v, const char *dir)
   const char *name;
 
   while (d && (name = g_dir_read_name (d)))
-    g_ptr_array_add (v->present, safe_text (name));
+    g_ptr_array_add (v->present, airlock_bundle_safe_text (name));
   g_ptr_array_sort (v->present, compare_names);
 }
 
@@ -691,7 +665,7 @@ airlock_bundle_read (const char *dir, guint console_lines)
 
               if (!is_present (v, name) && !g_str_equal (name, "events.jsonl")
                   && !g_str_equal (name, "verdict.json") && !g_str_equal (name, "console.log"))
-                g_ptr_array_add (v->missing, safe_text (name));
+                g_ptr_array_add (v->missing, airlock_bundle_safe_text (name));
             }
         }
     }
