@@ -10,6 +10,7 @@
  *      match changed files;
  *   3. re-derivation — the channel replayed frame by frame (evidence.bin
  *      against frames.jsonl and the chain head), the events decoded again,
+ *      the sinkhole's records (network.jsonl) held against the capture,
  *      the verdict recomputed, summary and statement made again — a bundle
  *      whose files were all rewritten consistently except in what they
  *      mean. */
@@ -17,6 +18,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "bundle/bundle-network.h"
 #include "evidence/frame-private.h"
 #include "json-bounded-private.h"
 
@@ -448,7 +450,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   g_autoptr (GBytes) manifest_bytes = NULL;
   g_autoptr (JsonNode) manifest = NULL;
   g_autoptr (GBytes) host = NULL, evidence = NULL, frames_text = NULL, events_text = NULL;
-  g_autoptr (GBytes) pcap = NULL, policy_text = NULL, chain_text = NULL;
+  g_autoptr (GBytes) pcap = NULL, policy_text = NULL, chain_text = NULL, network = NULL;
   g_autoptr (GBytes) verdict_text = NULL, summary_text = NULL, statement_text = NULL;
   g_autoptr (GBytes) incomplete = NULL;
   g_autoptr (GArray) recorded = NULL;
@@ -459,6 +461,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   g_autoptr (GError) error = NULL;
   JsonObject *m, *run, *image, *inputs, *files;
   gboolean complete = FALSE;
+  gboolean network_listed;
   AirlockArch arch;
   Replay rp = { NULL };
   int dirfd;
@@ -537,6 +540,12 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   statement_text = read_file (r, dirfd, "attestation.intoto.json", AIRLOCK_BOUND_DERIVED_FILE,
                                 TRUE);
   pcap = read_file (r, dirfd, "net.pcap", AIRLOCK_BOUND_CAPTURE, FALSE);
+  /* The sinkhole's records, when the manifest lists them: a bundle
+   * written before the sinkhole (QEMU's restricted network) has none, and
+   * is judged as it was then.  Missing, it is a problem of layer 1. */
+  network_listed = files && json_object_has_member (files, AIRLOCK_BUNDLE_NETWORK_FILE);
+  if (network_listed)
+    network = read_file (r, dirfd, AIRLOCK_BUNDLE_NETWORK_FILE, AIRLOCK_SINKHOLE_LOG_MAX, FALSE);
   if (!host || !evidence || !frames_text || !events_text || !chain_text || !policy_text)
     goto out;
   recorded = parse_frames (r, frames_text);
@@ -600,6 +609,10 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       .log = log,
       .pcap = pcap,
       .pcap_error = pcap ? NULL : (pcap_error ? pcap_error : "the run had no NIC"),
+      .sinkhole_records = network,
+      .sinkhole_error = network_listed
+                          ? "network.jsonl, which manifest.json lists, cannot be read"
+                          : airlock_json_get_string (run, "sinkhole_error"),
     };
 
     /* The same record the live run judged, made from the raw files. */
@@ -607,6 +620,18 @@ airlock_bundle_verify (const char *dir, GBytes *key)
         && timeout_ms <= G_MAXUINT32)
       rin.timeout_ms = (guint32) timeout_ms;
     record = airlock_run_record_new (&rin);
+    if (network && !record->sinkhole)
+      problem (r, AIRLOCK_BUNDLE_NETWORK_FILE, "%s", record->sinkhole_error);
+    /* The sinkhole's records held against the raw capture: what it says it
+     * took in must be traffic the capture holds, and the other way. */
+    if (record->sinkhole && record->capture)
+      {
+        g_autoptr (GPtrArray) contradictions =
+          airlock_network_check_capture (record->sinkhole, record->capture);
+
+        for (guint i = 0; i < contradictions->len; i++)
+          problem (r, AIRLOCK_BUNDLE_NETWORK_FILE, "%s", (const char *) contradictions->pdata[i]);
+      }
     verdict = airlock_verdict_compute (record, policy);
     r->verdict = g_strdup (airlock_verdict_kind_to_string (verdict->kind));
     facts.arch = arch;
@@ -624,6 +649,13 @@ airlock_bundle_verify (const char *dir, GBytes *key)
     facts.finished = airlock_json_get_string (run, "finished");
     facts.events = airlock_event_log_get_events (log);
     facts.verdict = verdict;
+    facts.sinkhole = record->sinkhole;
+    /* As the writer said it: why the records did not read, or the
+     * manifest's reason for having none (none at all in a bundle from
+     * before the sinkhole). */
+    facts.sinkhole_error = record->sinkhole ? NULL
+                           : network_listed ? record->sinkhole_error
+                                            : airlock_json_get_string (run, "sinkhole_error");
     want_verdict = airlock_bundle_verdict_json (&facts);
     want_summary = airlock_bundle_summary_md (&facts);
     want_statement = airlock_bundle_statement_json (&facts);

@@ -4,6 +4,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "bundle/bundle-network.h"
 #include "protocol.h"
 
 #include "bounds-private.h"
@@ -425,6 +426,10 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   airlock_json_set_bool (b, "complete", run->complete);
   airlock_json_set_str (b, "reason", run->incomplete_reason);
   airlock_json_set_str (b, "pcap_error", run->pcap_error);
+  /* Why there is no network.jsonl (a run on the sinkhole network has
+   * one): verify gives the run record the same reason. */
+  if (!run->sinkhole_records)
+    airlock_json_set_str (b, "sinkhole_error", run->sinkhole_error);
   airlock_json_set_str (b, "chain_head", facts->chain_head);
   airlock_json_set_int (b, "frames", airlock_channel_get_frames (channel)->len);
   if (trailer)
@@ -522,6 +527,13 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, const Airlock
   if (pcap && !add_written (bundle, files, "net.pcap", g_bytes_get_data (pcap, NULL),
                             g_bytes_get_size (pcap), error))
     return FALSE;
+  /* The sinkhole's records as its process wrote them, byte for byte: what
+   * verify reads back is what the run's verdict read. */
+  if (run->sinkhole_records
+      && !add_written (bundle, files, AIRLOCK_BUNDLE_NETWORK_FILE,
+                       g_bytes_get_data (run->sinkhole_records, NULL),
+                       g_bytes_get_size (run->sinkhole_records), error))
+    return FALSE;
 
   facts.arch = in->arch;
   facts.case_name = in->case_name;
@@ -541,6 +553,8 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, const Airlock
   facts.finished = finished;
   facts.events = events;
   facts.verdict = in->verdict;
+  facts.sinkhole = run->sinkhole;
+  facts.sinkhole_error = run->sinkhole ? NULL : run->sinkhole_error;
   verdict_text = airlock_bundle_verdict_json (&facts);
   summary = airlock_bundle_summary_md (&facts);
   statement = airlock_bundle_statement_json (&facts);

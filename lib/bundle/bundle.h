@@ -3,7 +3,9 @@
  * ran it (docs/bundle.md).
  *
  *   raw, as received     host.bin (host hello + run spec), evidence.bin,
- *                        console.log, stdin, stdout, stderr, net.pcap
+ *                        console.log, stdin, stdout, stderr, net.pcap,
+ *                        network.jsonl (the sinkhole's records, as its
+ *                        process wrote them)
  *   recorded by the host frames.jsonl (per accepted frame: offset, size,
  *                        receipt times, chain value), chain-head,
  *                        manifest.json (every input with digest and
@@ -67,6 +69,13 @@ typedef struct {
   const char *finished;
   GPtrArray *events;            /* AirlockEvent *, or NULL */
   const AirlockVerdict *verdict;
+  /* The sinkhole's records (network.jsonl) as read, or NULL; and, when
+   * there are none, why (the manifest's run.sinkhole_error, or why the
+   * file did not read), or NULL for a bundle that says nothing of a
+   * sinkhole: one written before it existed, whose derived files must
+   * come out as they did then. */
+  const AirlockSinkholeLog *sinkhole;
+  const char *sinkhole_error;
 } AirlockBundleFacts;
 
 /* Deterministic serialisations (transfer full). */
@@ -155,8 +164,10 @@ typedef struct {
  * the HMAC of the manifest under @key (when given; a bundle without one
  * is then a problem), the channel replayed from host.bin and evidence.bin
  * (frame by frame against frames.jsonl, the chain head), events.jsonl
- * decoded again, the verdict recomputed from the events, net.pcap and
- * policy.txt, and summary.md and attestation.intoto.json made again.
+ * decoded again, network.jsonl read and held against net.pcap
+ * (airlock_network_check_capture()), the verdict recomputed from the
+ * events, net.pcap, network.jsonl and policy.txt, and summary.md and
+ * attestation.intoto.json made again.
  * Never fails: everything wrong is a problem in the report. */
 AirlockBundleReport *airlock_bundle_verify (const char *dir, GBytes *key);
 void airlock_bundle_report_free (AirlockBundleReport *report);

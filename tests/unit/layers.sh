@@ -23,7 +23,8 @@ declare -A allowed=(
   # image -> vm: lib/image/disk.c sets libvirt's log through
   # vm/libvirt-env-private.h (an open issue: the house issue moves it).
   [image]="vm"
-  [bundle]="evidence gate guestimg image policy record vm"
+  # The bundle holds the sinkhole's record file and checks it against the capture.
+  [bundle]="evidence gate guestimg image net policy record sinkhole vm"
   [case]="bundle evidence gate image net record vm"
   [testing]="case policy"
 )

@@ -1,5 +1,7 @@
-/* lib/bundle without a VM: the one key-length rule, and a gate's bundles
- * verified as one set (bundle-set.c).
+/* lib/bundle without a VM: the one key-length rule, a gate's bundles
+ * verified as one set (bundle-set.c), and the sinkhole's records as a file
+ * of the bundle (network.jsonl: written as the process wrote it, held
+ * against the capture by verify, shown in summary.md and the statement).
  *
  * Every fixture is the writers' own output: each bundle is written by
  * airlock_bundle_create()/_record()/_finish_run() from an evidence stream
@@ -10,6 +12,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "bundle/bundle-network.h"
 #include "record/run-record.h"
 #include "evidence/channel.h"
 #include "fsutil-private.h"
@@ -20,6 +23,8 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+
+#include "network-run.h"
 
 #define INDEX_A "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 #define INDEX_B "sha256:2222222222222222222222222222222222222222222222222222222222222222"
@@ -627,6 +632,509 @@ test_set_ids_differ (void)
   g_assert_cmpstr (a, !=, b);
 }
 
+/* ---- the sinkhole's records (network.jsonl) ---- */
+
+#define ARCH_X86_64 0xc000003eu
+#define NR_CONNECT 42
+
+static void
+stream_frame (GByteArray *bytes, struct wire_frame *f)
+{
+  size_t n = wire_end (f);
+
+  g_assert_cmpuint (n, >, 0);
+  g_byte_array_append (bytes, f->bytes, (guint) n);
+}
+
+/* The egress sample's stream, as far as a bundle needs it: hello, the
+ * workload's start and exec, its connect to the address the sinkhole
+ * handed out for example.com, a heartbeat, its exit, the trailer. */
+static GByteArray *
+egress_stream (void)
+{
+  static const guint8 build_id[20] = { 0xde, 0xad, 0xbe, 0xef };
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons (80) };
+  GByteArray *bytes = g_byte_array_new ();
+  guint8 args[48] = { 0 };
+  guint8 sock[12];
+  struct wire_frame f;
+
+  g_assert_cmpint (inet_pton (AF_INET, "198.18.243.18", &sin.sin_addr), ==, 1);
+  wire_begin (&f, AIRLOCK_FRAME_HELLO, 0);
+  wire_put (&f, AIRLOCK_TLV_NONCE, test_nonce, AIRLOCK_NONCE_LEN);
+  wire_put_str (&f, AIRLOCK_TLV_ARCH, "x86_64");
+  wire_put_str (&f, AIRLOCK_TLV_KERNEL_RELEASE, "6.1.0-airlock");
+  wire_put (&f, AIRLOCK_TLV_BUILD_ID, build_id, sizeof build_id);
+  wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, 123456789);
+  wire_put_u32 (&f, AIRLOCK_TLV_SECOND_OPEN_ERRNO, 16 /* EBUSY */);
+  stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 1);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_START);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1001);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, 90);
+  stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 2);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_EXEC);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1002);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_NSPID, 2);
+  wire_put_str (&f, AIRLOCK_TLV_EV_PATH, "/usr/local/bin/egress-probe");
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_RESULT, 0);
+  stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 3);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_SYSCALL);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1003);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_SYSCALL, NR_CONNECT);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_AUDIT_ARCH, ARCH_X86_64);
+  wire_put (&f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, 91);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_TID, 91);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_NSPID, 2);
+  wire_put_str (&f, AIRLOCK_TLV_EV_EXE, "/usr/local/bin/egress-probe");
+  wire_le32 (sock, AF_INET);
+  wire_le32 (sock + 4, SOCK_STREAM);
+  wire_le32 (sock + 8, 0);
+  wire_put (&f, AIRLOCK_TLV_EV_SOCKET, sock, sizeof sock);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_FD, 3);
+  wire_put (&f, AIRLOCK_TLV_EV_ADDR, &sin, sizeof sin);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_ADDRLEN, sizeof sin);
+  stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_HEARTBEAT, 4);
+  wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, 1000000000ull);
+  stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 5);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_EXIT);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1005);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_EXIT_STATUS, 0);
+  stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_TRAILER, 6);
+  wire_put_u64 (&f, AIRLOCK_TLV_FRAME_COUNT, 6);
+  wire_put_u64 (&f, AIRLOCK_TLV_HEARTBEAT_COUNT, 1);
+  wire_put_u64 (&f, AIRLOCK_TLV_EVENT_COUNT, 4);
+  wire_put_u32 (&f, AIRLOCK_TLV_EXIT_STATUS, 0);
+  wire_put_u32 (&f, AIRLOCK_TLV_END_REASON, AIRLOCK_END_COMPLETED);
+  stream_frame (bytes, &f);
+  return bytes;
+}
+
+static void
+feed_event (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_data)
+{
+  g_autoptr (GError) error = NULL;
+
+  if (frame->type == AIRLOCK_FRAME_EVENT)
+    g_assert_true (airlock_event_log_add_frame (user_data, frame, &error));
+  g_assert_no_error (error);
+}
+
+/* DIR: the bundle of the egress sample's run on the sinkhole network (the
+ * capture @pcap, the record file @records; NULL: a run on the network
+ * before the sinkhole, with a capture and no records), signed with @key
+ * when given. */
+static void
+write_network_bundle (const char *dir, GBytes *pcap, GBytes *records, GBytes *key)
+{
+  g_autoptr (AirlockChannel) channel = airlock_channel_new (test_nonce, HEARTBEAT_MS, TOLERANCE_MS);
+  g_autoptr (AirlockEventLog) log = airlock_event_log_new ();
+  g_autoptr (AirlockPolicy) policy = airlock_policy_new_default ();
+  g_autoptr (AirlockVerdict) verdict = NULL;
+  g_autoptr (AirlockBundle) bundle = NULL;
+  g_autoptr (GByteArray) stream = egress_stream ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockRunRecord) record = NULL;
+  AirlockImage image = { 0 };
+  AirlockBundleInput in = { 0 };
+  AirlockRunRecordInput run = {
+    .arch = AIRLOCK_ARCH_AMD64,
+    .complete = TRUE,
+    .log = log,
+    .pcap = pcap,
+    .sinkhole_records = records,
+    .timeout_ms = 30000,
+    .channel = channel,
+    .accel = "tcg",
+    .uri = "qemu:///embed",
+    .domain_name = "airlock-test",
+    .qemu_version = "7.2.0",
+    .libvirt_version = "9.0.0",
+    .heartbeat_ms = HEARTBEAT_MS,
+    .heartbeat_tolerance_ms = TOLERANCE_MS,
+  };
+
+  bundle = airlock_bundle_create (dir, &error);
+  g_assert_no_error (error);
+  airlock_channel_set_frame_func (channel, feed_event, log);
+  airlock_bundle_record (AIRLOCK_VM_RECORD_EVIDENCE, stream->data, stream->len, bundle);
+  airlock_channel_feed (channel, stream->data, stream->len, T0, REAL0);
+  airlock_channel_close (channel, T0);
+  if (airlock_channel_get_state (channel) != AIRLOCK_CHANNEL_COMPLETE)
+    g_error ("the stream does not replay: %s", airlock_channel_get_reason (channel));
+
+  image.reference = (char *) REF_A;
+  image.arch = AIRLOCK_ARCH_AMD64;
+  image.platform = (char *) "linux/amd64";
+  image.index_digest = (char *) INDEX_A;
+  image.manifest_digest = (char *) "sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  image.config_digest = (char *) "sha256:cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc";
+  image.layers = g_ptr_array_new ();
+  run.trailer = airlock_channel_get_trailer (channel);
+  run.guest_log = airlock_channel_get_log (channel);
+  record = airlock_run_record_new (&run);
+  g_assert_true (records == NULL || record->sinkhole != NULL);
+  verdict = airlock_verdict_compute (record, policy);
+  in.arch = AIRLOCK_ARCH_AMD64;
+  in.case_name = "network";
+  in.image = &image;
+  in.timeout_ms = 30000;
+  in.policy = policy;
+  in.verdict = verdict;
+  in.key = key;
+  in.record = record;
+  in.started_real_us = REAL0;
+  in.finished_real_us = REAL0 + 2 * G_USEC_PER_SEC;
+  g_assert_true (airlock_bundle_finish (bundle, &in, &error));
+  g_assert_no_error (error);
+  g_ptr_array_unref (image.layers);
+}
+
+/* The egress run's bundle at root/net. */
+static char *
+write_egress_bundle (Fixture *f, GBytes *key)
+{
+  char *dir = g_build_filename (f->root, "net", NULL);
+  NetworkRun n;
+  g_autoptr (GBytes) pcap = NULL;
+  g_autoptr (GBytes) records = NULL;
+
+  network_run_init (&n);
+  network_run_egress (&n);
+  pcap = network_run_pcap (&n);
+  records = network_run_records (&n);
+  network_run_clear (&n);
+  write_network_bundle (dir, pcap, records, key);
+  return dir;
+}
+
+static char *
+read_text (const char *dir, const char *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GError) error = NULL;
+  char *text = NULL;
+
+  g_file_get_contents (path, &text, NULL, &error);
+  g_assert_no_error (error);
+  return text;
+}
+
+static void
+write_text (const char *dir, const char *name, const char *text)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GError) error = NULL;
+
+  g_unlink (path);
+  g_file_set_contents (path, text, -1, &error);
+  g_assert_no_error (error);
+}
+
+/* What an attacker without the key can do after changing @name: the
+ * manifest's digest and size of it made to match, the HMAC dropped. */
+static void
+refresh_manifest (const char *dir, const char *name)
+{
+  g_autofree char *manifest_path = g_build_filename (dir, "manifest.json", NULL);
+  g_autofree char *hmac_path = g_build_filename (dir, "manifest.hmac", NULL);
+  g_autofree char *file_path = g_build_filename (dir, name, NULL);
+  g_autofree char *data = NULL;
+  g_autofree char *sha = NULL;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (GError) error = NULL;
+  JsonObject *entry;
+  gsize len;
+
+  g_file_get_contents (file_path, &data, &len, &error);
+  g_assert_no_error (error);
+  sha = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) data, len);
+  json_parser_load_from_file (parser, manifest_path, &error);
+  g_assert_no_error (error);
+  entry = json_object_get_object_member (
+      json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)), "files"),
+      name);
+  json_object_set_string_member (entry, "sha256", sha);
+  json_object_set_int_member (entry, "size", (gint64) len);
+  json_generator_set_root (gen, json_parser_get_root (parser));
+  json_generator_set_pretty (gen, TRUE);
+  g_unlink (manifest_path);
+  json_generator_to_file (gen, manifest_path, &error);
+  g_assert_no_error (error);
+  g_unlink (hmac_path);
+}
+
+/* The bundle's problem naming @file whose message holds @needle, or fails. */
+static void
+assert_bundle_problem (AirlockBundleReport *r, const char *file, const char *needle)
+{
+  for (guint i = 0; i < r->problems->len; i++)
+    {
+      const AirlockBundleProblem *p = r->problems->pdata[i];
+
+      if (g_strcmp0 (p->file, file) == 0 && strstr (p->message, needle))
+        return;
+    }
+  for (guint i = 0; i < r->problems->len; i++)
+    {
+      const AirlockBundleProblem *p = r->problems->pdata[i];
+
+      g_test_message ("problem: %s: %s", p->file ? p->file : "(none)", p->message);
+    }
+  g_test_fail_printf ("no problem of '%s' says '%s'", file, needle);
+}
+
+/* The run's records are a file of the bundle, byte for byte as the
+ * process wrote them, under the manifest and its HMAC; the bundle
+ * verifies; summary.md and the statement say what the sinkhole saw. */
+static void
+test_network_bundle_verifies (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = write_egress_bundle (f, f->key);
+  g_autoptr (AirlockBundleReport) r = airlock_bundle_verify (dir, f->key);
+  g_autofree char *records = read_text (dir, AIRLOCK_BUNDLE_NETWORK_FILE);
+  g_autofree char *manifest = read_text (dir, "manifest.json");
+  g_autofree char *sha = g_compute_checksum_for_string (G_CHECKSUM_SHA256, records, -1);
+  g_autoptr (GBytes) wanted = NULL;
+  NetworkRun n;
+
+  assert_no_problems (r->problems);
+  g_assert_true (r->hmac_checked);
+  network_run_init (&n);
+  network_run_egress (&n);
+  wanted = network_run_records (&n);
+  network_run_clear (&n);
+  g_assert_cmpmem (records, strlen (records), g_bytes_get_data (wanted, NULL),
+                   g_bytes_get_size (wanted));
+  g_assert_nonnull (strstr (manifest, sha));
+  g_assert_null (strstr (manifest, "sinkhole_error"));
+}
+
+/* A record edited and the manifest made to match: the capture holds no
+ * traffic under it. */
+static void
+test_network_edited_record_fails (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = write_egress_bundle (f, NULL);
+  g_autofree char *records = read_text (dir, AIRLOCK_BUNDLE_NETWORK_FILE);
+  g_auto (GStrv) lines = g_strsplit (records, "\n", -1);
+  g_autofree char *edited_line = NULL;
+  g_autofree char *edited = NULL;
+  g_autoptr (AirlockBundleReport) r = NULL;
+
+  g_assert_nonnull (strstr (lines[1], "\"address\":\"198.18.243.18\""));
+  {
+    g_auto (GStrv) parts = g_strsplit (lines[1], "\"address\":\"198.18.243.18\"", -1);
+
+    edited_line = g_strjoinv ("\"address\":\"198.18.0.99\"", parts);
+  }
+  g_free (lines[1]);
+  lines[1] = g_steal_pointer (&edited_line);
+  edited = g_strjoinv ("\n", lines);
+  write_text (dir, AIRLOCK_BUNDLE_NETWORK_FILE, edited);
+  refresh_manifest (dir, AIRLOCK_BUNDLE_NETWORK_FILE);
+  r = airlock_bundle_verify (dir, NULL);
+  assert_bundle_problem (r, AIRLOCK_BUNDLE_NETWORK_FILE,
+                         "line 2 (tcp to 198.18.0.99:80, example.com.): net.pcap holds no SYN "
+                         "from the guest to inet/stream/tcp 198.18.0.99:80");
+  /* And the connection the capture shows at the real address lacks its
+   * record now. */
+  assert_bundle_problem (r, AIRLOCK_BUNDLE_NETWORK_FILE,
+                         "net.pcap shows 1 connection(s) to inet/stream/tcp 198.18.243.18:80 that "
+                         "the network took");
+}
+
+/* A line removed (the TLS connection), the manifest made to match. */
+static void
+test_network_removed_line_fails (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = write_egress_bundle (f, NULL);
+  g_autofree char *records = read_text (dir, AIRLOCK_BUNDLE_NETWORK_FILE);
+  g_auto (GStrv) lines = g_strsplit (records, "\n", -1);
+  g_autofree char *edited = NULL;
+  g_autoptr (AirlockBundleReport) r = NULL;
+
+  g_assert_nonnull (strstr (lines[2], "\"tls\""));
+  g_free (lines[2]);
+  lines[2] = g_strdup (lines[3]);
+  g_free (lines[3]);
+  lines[3] = g_strdup ("");
+  g_free (lines[4]);
+  lines[4] = NULL;
+  edited = g_strjoinv ("\n", lines);
+  write_text (dir, AIRLOCK_BUNDLE_NETWORK_FILE, edited);
+  refresh_manifest (dir, AIRLOCK_BUNDLE_NETWORK_FILE);
+  r = airlock_bundle_verify (dir, NULL);
+  assert_bundle_problem (r, AIRLOCK_BUNDLE_NETWORK_FILE,
+                         "net.pcap shows 1 connection(s) to inet/stream/tcp 198.18.243.18:443 that "
+                         "the network took (it sent bytes or a FIN on them), but network.jsonl "
+                         "records 0: a record is missing");
+}
+
+/* Bytes changed: the digest, and with the manifest made to match, the
+ * record file itself (a line that is not a record). */
+static void
+test_network_changed_bytes_fail (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = write_egress_bundle (f, f->key);
+  g_autofree char *records = read_text (dir, AIRLOCK_BUNDLE_NETWORK_FILE);
+  g_autoptr (AirlockBundleReport) r = NULL;
+  g_autoptr (AirlockBundleReport) refreshed = NULL;
+  char *port = strstr (records, "\"port\":80");
+
+  g_assert_nonnull (port);
+  port[strlen ("\"port\":")] = 'x';
+  write_text (dir, AIRLOCK_BUNDLE_NETWORK_FILE, records);
+  r = airlock_bundle_verify (dir, f->key);
+  assert_bundle_problem (r, AIRLOCK_BUNDLE_NETWORK_FILE, "does not match its digest in manifest.json");
+
+  refresh_manifest (dir, AIRLOCK_BUNDLE_NETWORK_FILE);
+  refreshed = airlock_bundle_verify (dir, NULL);
+  assert_bundle_problem (refreshed, AIRLOCK_BUNDLE_NETWORK_FILE,
+                         "the sinkhole's records were refused: line 2 of the sinkhole's records");
+  assert_bundle_problem (refreshed, "verdict.json", "differs from the verdict re-derived");
+}
+
+/* Listed in the manifest and gone; there and not listed. */
+static void
+test_network_missing_or_unlisted_fails (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = write_egress_bundle (f, f->key);
+  g_autofree char *path = g_build_filename (dir, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
+  g_autofree char *old = g_build_filename (f->root, "old", NULL);
+  g_autofree char *stray = g_build_filename (old, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
+  g_autoptr (AirlockBundleReport) r = NULL;
+  g_autoptr (AirlockBundleReport) unlisted = NULL;
+  NetworkRun n;
+  g_autoptr (GBytes) pcap = NULL;
+
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  r = airlock_bundle_verify (dir, f->key);
+  assert_bundle_problem (r, AIRLOCK_BUNDLE_NETWORK_FILE, "is missing (manifest.json lists it)");
+
+  network_run_init (&n);
+  network_run_egress (&n);
+  pcap = network_run_pcap (&n);
+  network_run_clear (&n);
+  write_network_bundle (old, pcap, NULL, NULL);
+  write_text (old, AIRLOCK_BUNDLE_NETWORK_FILE, "{\"end\":true,\"records_dropped\":0,\"frames_refused\":0}\n");
+  unlisted = airlock_bundle_verify (old, NULL);
+  assert_bundle_problem (unlisted, AIRLOCK_BUNDLE_NETWORK_FILE, "is not listed in manifest.json");
+}
+
+/* A run on the network before the sinkhole (a capture, no records): no
+ * network.jsonl, and it verifies; so does a bundle written before this
+ * tree knew of network.jsonl (tests/unit/data/bundle-before-sinkhole: the
+ * bundle fuzzer's writer-made seed as it was then, signed with its key). */
+static void
+test_network_before_sinkhole_verifies (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = g_build_filename (f->root, "old", NULL);
+  g_autofree char *network = g_build_filename (dir, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
+  g_autofree char *committed = g_build_filename (BUNDLE_DATA_DIR, "bundle-before-sinkhole", NULL);
+  g_autoptr (GBytes) key = g_bytes_new_static ("fuzz-bundle-key-0123456789abcdef", 32);
+  g_autoptr (AirlockBundleReport) r = NULL;
+  g_autoptr (AirlockBundleReport) old = NULL;
+  NetworkRun n;
+  g_autoptr (GBytes) pcap = NULL;
+
+  network_run_init (&n);
+  network_run_egress (&n);
+  pcap = network_run_pcap (&n);
+  network_run_clear (&n);
+  write_network_bundle (dir, pcap, NULL, f->key);
+  r = airlock_bundle_verify (dir, f->key);
+  assert_no_problems (r->problems);
+  g_assert_false (g_file_test (network, G_FILE_TEST_EXISTS));
+
+  old = airlock_bundle_verify (committed, key);
+  assert_no_problems (old->problems);
+  g_assert_true (old->hmac_checked);
+}
+
+/* The capture cross-check row by row: what the records may not say. */
+static void
+test_network_check_capture (void)
+{
+  NetworkRun n;
+  g_autoptr (GBytes) pcap = NULL;
+  g_autoptr (GBytes) records = NULL;
+  g_autoptr (AirlockSinkholeLog) log = NULL;
+  g_autoptr (AirlockCapture) capture = NULL;
+  g_autoptr (GPtrArray) none = NULL;
+  g_autoptr (GPtrArray) problems = NULL;
+  g_autoptr (GError) error = NULL;
+  AirlockCaptureGuest guest;
+  AirlockSinkholeRecord *rec;
+
+  network_run_init (&n);
+  network_run_egress (&n);
+  pcap = network_run_pcap (&n);
+  airlock_capture_guest_init (&guest, network_run_guest_mac ());
+  guest.sinkhole = TRUE;
+  capture = airlock_capture_analyse (pcap, &guest, &error);
+  g_assert_no_error (error);
+
+  records = network_run_records (&n);
+  log = airlock_sinkhole_log_new_from_bytes (records, &error);
+  g_assert_no_error (error);
+  none = airlock_network_check_capture (log, capture);
+  g_assert_cmpuint (none->len, ==, 0);
+  g_clear_pointer (&log, airlock_sinkhole_log_free);
+  g_clear_pointer (&records, g_bytes_unref);
+
+  /* A query the capture does not hold (one datagram to the resolver, two
+   * records), asking what it did not ask; a second connection to :80 with
+   * one SYN on the wire; a datagram nobody sent. */
+  rec = network_run_record (&n, AIRLOCK_SINKHOLE_RECORD_DNS, NETWORK_RUN_RESOLVER, 53, 40000);
+  rec->dns_transport = g_strdup ("udp");
+  rec->dns.question = g_strdup ("pypi.org.");
+  rec->dns.qtype = 28;
+  network_run_write (&n, rec);
+  rec = network_run_record (&n, AIRLOCK_SINKHOLE_RECORD_TCP, "198.18.243.18", 80, 40009);
+  network_run_write (&n, rec);
+  rec = network_run_record (&n, AIRLOCK_SINKHOLE_RECORD_UDP, "198.51.100.7", 9999, 40010);
+  rec->bytes_in = 0;
+  network_run_write (&n, rec);
+  records = network_run_records (&n);
+  network_run_clear (&n);
+  log = airlock_sinkhole_log_new_from_bytes (records, &error);
+  g_assert_no_error (error);
+  problems = airlock_network_check_capture (log, capture);
+  for (guint i = 0; i < problems->len; i++)
+    g_test_message ("%s", (const char *) problems->pdata[i]);
+  g_assert_cmpuint (problems->len, ==, 4);
+  g_assert_cmpstr (problems->pdata[0], ==,
+                   "line 4 (dns over udp to 10.0.2.3:53): it answers the question 'pypi.org.', "
+                   "which no query in net.pcap to inet/dgram/udp 10.0.2.3:53 asks");
+  g_assert_cmpstr (problems->pdata[1], ==,
+                   "line 6 (udp to 198.51.100.7:9999): net.pcap holds no datagram from the guest "
+                   "to inet/dgram/udp 198.51.100.7:9999: the record is not of this run's traffic");
+  g_assert_cmpstr (problems->pdata[2], ==,
+                   "line 1 and later: 2 record(s) of inet/dgram/udp 10.0.2.3:53, but net.pcap holds "
+                   "1 datagram(s) from the guest to it");
+  g_assert_cmpstr (problems->pdata[3], ==,
+                   "line 2 and later: 2 record(s) of inet/stream/tcp 198.18.243.18:80, but net.pcap "
+                   "holds 1 SYN(s) from the guest to it");
+}
+
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
 int
@@ -651,5 +1159,12 @@ main (int argc, char **argv)
   ADD ("/bundle/set/record-oversized-or-broken-fails", test_set_record_oversized);
   ADD ("/bundle/set/extra-bundle-fails", test_set_extra_bundle);
   ADD ("/bundle/set/never-overwritten", test_set_never_overwritten);
+  ADD ("/bundle/network/records-are-a-file-and-verify", test_network_bundle_verifies);
+  ADD ("/bundle/network/edited-record-fails", test_network_edited_record_fails);
+  ADD ("/bundle/network/removed-line-fails", test_network_removed_line_fails);
+  ADD ("/bundle/network/changed-bytes-fail", test_network_changed_bytes_fail);
+  ADD ("/bundle/network/missing-or-unlisted-fails", test_network_missing_or_unlisted_fails);
+  ADD ("/bundle/network/bundles-before-the-sinkhole-verify", test_network_before_sinkhole_verifies);
+  g_test_add_func ("/bundle/network/check-capture", test_network_check_capture);
   return g_test_run ();
 }

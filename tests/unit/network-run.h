@@ -1,0 +1,212 @@
+/* A run's network as the sinkhole serves it, built without a VM: the
+ * capture (net.pcap) the process writes of the frames it relays, and the
+ * record file it writes of what it answered and accepted, made together
+ * so that they agree the way a real run's do.  For the bundle tests
+ * (tests/unit/test-bundle.c) and the bundle fuzzer's seed generator
+ * (tests/fuzz/gen-bundle-corpus.c).
+ *
+ * Frames come from capture-frames.h, under the guest NIC's MAC the domain
+ * XML gives it (net/guest-net.h); the network's frames come from the
+ * sinkhole's tap MAC.  Records are written by the sinkhole's own writer
+ * (airlock_sinkhole_record_to_json) with what its own detection
+ * (airlock_sinkhole_detect) makes of the client's bytes. */
+#pragma once
+
+#include "net/guest-net.h"
+#include "sinkhole/sinkhole.h"
+
+#include "capture-frames.h"
+
+#include <arpa/inet.h>
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#define NETWORK_RUN_GUEST4 "10.0.2.15"
+#define NETWORK_RUN_RESOLVER "10.0.2.3"
+
+typedef struct {
+  GByteArray *pcap;
+  GString *records;
+  guint32 sec;
+  gint64 time_us;
+  guint16 next_port;
+} NetworkRun;
+
+static inline void
+network_run_init (NetworkRun *n)
+{
+  memset (n, 0, sizeof *n);
+  n->pcap = cf_pcap_new ();
+  n->records = g_string_new (NULL);
+  n->sec = 1;
+  n->next_port = 40000;
+}
+
+static inline void
+network_run_clear (NetworkRun *n)
+{
+  g_byte_array_unref (n->pcap);
+  g_string_free (n->records, TRUE);
+}
+
+static inline const guint8 *
+network_run_guest_mac (void)
+{
+  static guint8 mac[6];
+  guint v[6];
+
+  sscanf (AIRLOCK_NET_GUEST_MAC, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+  for (int i = 0; i < 6; i++)
+    mac[i] = (guint8) v[i];
+  return mac;
+}
+
+/* An IPv4 packet of the guest's (@to_network) or of the network's. */
+static inline void
+network_run_frame (NetworkRun *n, gboolean to_network, const char *far, guint8 protocol,
+                   GByteArray *l4)
+{
+  GByteArray *l3 = to_network ? cf_ipv4 (NETWORK_RUN_GUEST4, far, protocol, l4)
+                              : cf_ipv4 (far, NETWORK_RUN_GUEST4, protocol, l4);
+
+  cf_pcap_add (n->pcap, n->sec,
+               to_network ? cf_ethernet (capture_gateway_mac, network_run_guest_mac (), 0x0800, l3)
+                          : cf_ethernet (network_run_guest_mac (), capture_gateway_mac, 0x0800, l3));
+}
+
+static inline void
+network_run_write (NetworkRun *n, AirlockSinkholeRecord *rec)
+{
+  g_autofree char *line = airlock_sinkhole_record_to_json (rec);
+
+  g_string_append_printf (n->records, "%s\n", line);
+  airlock_sinkhole_record_free (rec);
+}
+
+static inline AirlockSinkholeRecord *
+network_run_record (NetworkRun *n, AirlockSinkholeRecordKind kind, const char *ip, guint16 port,
+                    guint16 client_port)
+{
+  AirlockSinkholeRecord *rec = g_new0 (AirlockSinkholeRecord, 1);
+
+  rec->kind = kind;
+  rec->time_us = rec->end_us = n->time_us += 1000;
+  rec->family = AF_INET;
+  g_assert (inet_pton (AF_INET, ip, rec->address) == 1);
+  rec->address_text = g_strdup (ip);
+  rec->port = port;
+  rec->client_port = client_port;
+  rec->dns.answers = g_ptr_array_new_with_free_func (g_free);
+  rec->client_bytes = g_bytes_new (NULL, 0);
+  rec->server_bytes = g_bytes_new (NULL, 0);
+  return rec;
+}
+
+/* The guest asks the resolver for @name's A record and the sinkhole
+ * answers @answer: the query and its answer in the capture, the record. */
+static inline void
+network_run_lookup (NetworkRun *n, const char *name, const char *answer)
+{
+  guint16 port = n->next_port++;
+  GByteArray *query = cf_dns_query (0x1234, name);
+  AirlockSinkholeRecord *rec = network_run_record (n, AIRLOCK_SINKHOLE_RECORD_DNS,
+                                                   NETWORK_RUN_RESOLVER, 53, port);
+
+  network_run_frame (n, TRUE, NETWORK_RUN_RESOLVER, IPPROTO_UDP,
+                     cf_udp (port, 53, query->data, query->len));
+  /* The answer's bytes do not matter to the analysis: it is a reply. */
+  network_run_frame (n, FALSE, NETWORK_RUN_RESOLVER, IPPROTO_UDP,
+                     cf_udp (53, port, query->data, query->len));
+  g_byte_array_unref (query);
+  rec->dns_transport = g_strdup ("udp");
+  rec->dns.question = g_strdup_printf ("%s.", name);
+  rec->dns.qtype = 1;
+  g_ptr_array_add (rec->dns.answers, g_strdup (answer));
+  network_run_write (n, rec);
+  n->sec++;
+}
+
+/* The guest connects to @ip:@port and sends @request; the sinkhole accepts
+ * the connection, reads the bytes, and closes it: SYN, SYN-ACK, ACK, the
+ * request and its ACK, the network's FIN, in the capture; a tcp record
+ * naming @name (NULL: an address no name was handed out for). */
+static inline void
+network_run_connect (NetworkRun *n, const char *ip, guint16 port, const char *name,
+                     const guint8 *request, gsize len)
+{
+  guint16 cport = n->next_port++;
+  AirlockSinkholeRecord *rec = network_run_record (n, AIRLOCK_SINKHOLE_RECORD_TCP, ip, port, cport);
+
+  network_run_frame (n, TRUE, ip, IPPROTO_TCP, cf_tcp (cport, port, 1000, CF_SYN, NULL, 0));
+  network_run_frame (n, FALSE, ip, IPPROTO_TCP,
+                     cf_tcp (port, cport, 5000, CF_SYN | CF_ACK, NULL, 0));
+  network_run_frame (n, TRUE, ip, IPPROTO_TCP, cf_tcp (cport, port, 1001, CF_ACK, NULL, 0));
+  network_run_frame (n, TRUE, ip, IPPROTO_TCP,
+                     cf_tcp (cport, port, 1001, CF_ACK | CF_PSH, request, len));
+  network_run_frame (n, FALSE, ip, IPPROTO_TCP, cf_tcp (port, cport, 5001, CF_ACK, NULL, 0));
+  network_run_frame (n, FALSE, ip, IPPROTO_TCP,
+                     cf_tcp (port, cport, 5001, CF_FIN | CF_ACK, NULL, 0));
+  network_run_frame (n, TRUE, ip, IPPROTO_TCP,
+                     cf_tcp (cport, port, 1001 + (guint32) len, CF_FIN | CF_ACK, NULL, 0));
+  g_assert (airlock_sinkhole_detect (request, len, port, TRUE, &rec->detected)
+            == AIRLOCK_SINKHOLE_DETECT_DONE);
+  rec->name = g_strdup (name);
+  g_bytes_unref (rec->client_bytes);
+  rec->client_bytes = g_bytes_new (request, len);
+  rec->bytes_in = len;
+  rec->response = g_strdup ("closed");
+  rec->end_us = rec->time_us + 500;
+  network_run_write (n, rec);
+  n->sec++;
+}
+
+static inline void
+network_run_http (NetworkRun *n, const char *ip, const char *name, const char *path)
+{
+  g_autofree char *request = g_strdup_printf ("GET %s HTTP/1.1\r\nHost: %.*s\r\n"
+                                              "User-Agent: egress-probe\r\n\r\n",
+                                              path, (int) strlen (name) - 1, name);
+
+  network_run_connect (n, ip, 80, name, (const guint8 *) request, strlen (request));
+}
+
+static inline void
+network_run_tls (NetworkRun *n, const char *ip, const char *name)
+{
+  g_autofree char *host = g_strndup (name, strlen (name) - 1);
+  GByteArray *hello = cf_tls_client_hello (host);
+
+  network_run_connect (n, ip, 443, name, hello->data, hello->len);
+  g_byte_array_unref (hello);
+}
+
+/* The record file with the process's final line. */
+static inline GBytes *
+network_run_records (NetworkRun *n)
+{
+  g_autofree char *end = airlock_sinkhole_end_line_to_json (0, 0, NULL);
+  GString *all = g_string_new (n->records->str);
+  gsize len;
+
+  g_string_append_printf (all, "%s\n", end);
+  len = all->len;
+  return g_bytes_new_take (g_string_free (all, FALSE), len);
+}
+
+static inline GBytes *
+network_run_pcap (NetworkRun *n)
+{
+  return g_bytes_new (n->pcap->data, n->pcap->len);
+}
+
+/* The egress sample's network: example.com looked up, then asked for
+ * over HTTP and TLS at the address handed out for it. */
+static inline void
+network_run_egress (NetworkRun *n)
+{
+  network_run_lookup (n, "example.com", "198.18.243.18");
+  network_run_http (n, "198.18.243.18", "example.com.", "/");
+  network_run_tls (n, "198.18.243.18", "example.com.");
+}
