@@ -6,6 +6,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "bundle/bundle-network.h"
 #include "protocol.h"
 
 #include <json-glib/json-glib.h>
@@ -143,6 +144,116 @@ append_md_text (GString *out, const char *s)
 
 #define SUMMARY_MAX_ROWS 100
 
+/* The negative controls' flow keys, to tell their records from the
+ * workload's.  The strings are the verdict's. */
+static GPtrArray *
+control_keys (const AirlockVerdict *v)
+{
+  GPtrArray *keys = g_ptr_array_new ();
+
+  for (guint i = 0; v && i < v->controls->len; i++)
+    g_ptr_array_add (keys, ((AirlockControlResult *) v->controls->pdata[i])->key);
+  return keys;
+}
+
+/* What the sinkhole served, host-side: the workload's connections and
+ * lookups (the controls' are counted, not listed).  Nothing for a bundle
+ * that says nothing of a sinkhole, so its summary reads as it was
+ * written. */
+static void
+summary_network (GString *out, const AirlockBundleFacts *facts)
+{
+  g_autoptr (GPtrArray) controls = NULL;
+  g_autoptr (AirlockNetworkReport) report = NULL;
+  guint rows = 0, more = 0;
+
+  if (!facts->sinkhole)
+    {
+      if (facts->sinkhole_error)
+        {
+          g_string_append (out, "#### Network\n\nNo records of the network: ");
+          append_md_text (out, facts->sinkhole_error);
+          g_string_append (out, "\n\n");
+        }
+      return;
+    }
+  controls = control_keys (facts->verdict);
+  report = airlock_network_report_new (facts->sinkhole, controls);
+  g_string_append (out, "#### Network, as the sinkhole served it\n\n");
+  for (guint i = 0; i < report->connections->len; i++)
+    {
+      const AirlockNetworkConnection *c = report->connections->pdata[i];
+
+      if (c->control)
+        continue;
+      if (rows == SUMMARY_MAX_ROWS)
+        {
+          more++;
+          continue;
+        }
+      if (rows++ == 0)
+        g_string_append (out, "| name | address | port | protocol | sent | bytes in/out | response |\n"
+                              "|---|---|---|---|---|---|---|\n");
+      g_string_append (out, "| ");
+      append_md_text (out, c->name ? c->name : "-");
+      g_string_append (out, " | ");
+      append_md_text (out, c->address);
+      g_string_append_printf (out, " | %u | %s | ", c->port, c->protocol);
+      append_md_text (out, c->detail ? c->detail : "-");
+      g_string_append_printf (out, " | %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " | ",
+                              c->bytes_in, c->bytes_out);
+      append_md_text (out, c->response ? c->response : "-");
+      g_string_append (out, " |\n");
+    }
+  if (rows)
+    g_string_append_c (out, '\n');
+  rows = 0;
+  for (guint i = 0; i < report->lookups->len; i++)
+    {
+      const AirlockNetworkLookup *l = report->lookups->pdata[i];
+
+      if (l->control)
+        continue;
+      if (rows == SUMMARY_MAX_ROWS)
+        {
+          more++;
+          continue;
+        }
+      if (rows++ == 0)
+        g_string_append (out, "| DNS question | type | answer | over |\n|---|---|---|---|\n");
+      g_string_append (out, "| ");
+      append_md_text (out, l->question ? l->question : "(none decoded)");
+      g_string_append_printf (out, " | %s | ", l->qtype ? l->qtype : "-");
+      append_md_text (out, l->answer);
+      g_string_append_printf (out, " | %s |\n", l->transport);
+    }
+  if (rows)
+    g_string_append_c (out, '\n');
+  if (report->connections->len + report->lookups->len == report->n_controls)
+    g_string_append (out, "The workload reached nothing on the network.\n\n");
+  if (more)
+    g_string_append_printf (out, "… and %u more (network.jsonl has them all)\n\n", more);
+  if (report->n_controls)
+    g_string_append_printf (out, "%u record%s of the negative controls not shown.\n\n",
+                            report->n_controls, report->n_controls == 1 ? "" : "s");
+  if (!report->complete)
+    {
+      g_string_append (out, "The records are incomplete: ");
+      append_md_text (out, report->incomplete_reason ? report->incomplete_reason : "no reason given");
+      g_string_append (out, "\n\n");
+    }
+  if (report->records_dropped)
+    g_string_append_printf (out, "%" G_GUINT64_FORMAT " record(s) past the limit were dropped.\n\n",
+                            report->records_dropped);
+  if (report->frames_refused)
+    {
+      g_string_append_printf (out, "%" G_GUINT64_FORMAT " frame(s) under a forged source were "
+                              "refused; the first: ", report->frames_refused);
+      append_md_text (out, report->first_refused ? report->first_refused : "?");
+      g_string_append (out, "\n\n");
+    }
+}
+
 char *
 airlock_bundle_summary_md (const AirlockBundleFacts *facts)
 {
@@ -218,6 +329,7 @@ airlock_bundle_summary_md (const AirlockBundleFacts *facts)
     g_string_append_printf (out, "\n… and %u more (events.jsonl has them all)\n", more);
   if (rows)
     g_string_append_c (out, '\n');
+  summary_network (out, facts);
   if (v->reasons->len)
     {
       g_string_append (out, "#### Reasons\n\n");

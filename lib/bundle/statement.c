@@ -8,8 +8,9 @@
  *                     which names this exact evidence stream
  *   monitorLog        process: every execve the supervisor recorded;
  *                     network: every egress attempt of the workload (ip,
- *                     hostname from its DNS question, port, protocol,
- *                     invoking process) and every denial
+ *                     hostname — a query's DNS question, or the name the
+ *                     sinkhole handed the address out for — port,
+ *                     protocol, invoking process) and every denial
  *   metadata          start and end of the run
  *
  * Extension fields carry airlock's own verdict.  Pure: the writer and
@@ -43,14 +44,30 @@ invoking_process (JsonBuilder *b, const AirlockEvent *ev)
   json_builder_end_object (b);
 }
 
+/* The name the sinkhole's DNS handed @sa's address out for, or NULL: the
+ * host a connection to one of its addresses was made for. */
+static const char *
+sinkhole_name (const AirlockSinkholeLog *sinkhole, const AirlockSockaddr *sa)
+{
+  if (!sinkhole)
+    return NULL;
+  /* As the address goes out: a v4-mapped IPv6 address is its IPv4. */
+  if (sa->inet.is_v4 || sa->inet.v4_mapped)
+    return airlock_sinkhole_log_name_for_address (sinkhole, AF_INET, sa->inet.v4);
+  return airlock_sinkhole_log_name_for_address (sinkhole, AF_INET6, sa->inet.addr);
+}
+
 static void
-network_entry (JsonBuilder *b, const AirlockEvent *ev, const AirlockVerdictAttempt *j)
+network_entry (JsonBuilder *b, const AirlockBundleFacts *facts, const AirlockEvent *ev,
+               const AirlockVerdictAttempt *j)
 {
   const AirlockSockaddr *sa = airlock_event_get_destination (ev);
   g_autofree char *key = airlock_event_key_line (ev);
   g_autofree char *outcome = airlock_event_outcome (ev);
   const char *hostname = NULL;
 
+  /* A query's hostname is its question; a connection's, the name its
+   * address was handed out for. */
   for (guint d = 0; !hostname && d < ev->dns->len; d++)
     {
       const AirlockDnsQuery *q = ev->dns->pdata[d];
@@ -70,6 +87,8 @@ network_entry (JsonBuilder *b, const AirlockEvent *ev, const AirlockVerdictAttem
           json_builder_set_member_name (b, "port");
           json_builder_add_int_value (b, sa->inet.port);
         }
+      if (!hostname)
+        hostname = sinkhole_name (facts->sinkhole, sa);
     }
   if (hostname)
     airlock_json_set_str (b, "hostname", hostname);
@@ -191,7 +210,7 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
         continue;
       j = airlock_verdict_lookup (v, ev->seq);
       if (j)
-        network_entry (b, ev, j);
+        network_entry (b, facts, ev, j);
     }
   json_builder_end_array (b);
   json_builder_end_object (b);

@@ -911,6 +911,8 @@ test_network_bundle_verifies (Fixture *f, gconstpointer data)
   g_autoptr (AirlockBundleReport) r = airlock_bundle_verify (dir, f->key);
   g_autofree char *records = read_text (dir, AIRLOCK_BUNDLE_NETWORK_FILE);
   g_autofree char *manifest = read_text (dir, "manifest.json");
+  g_autofree char *summary = read_text (dir, "summary.md");
+  g_autofree char *statement = read_text (dir, "attestation.intoto.json");
   g_autofree char *sha = g_compute_checksum_for_string (G_CHECKSUM_SHA256, records, -1);
   g_autoptr (GBytes) wanted = NULL;
   NetworkRun n;
@@ -925,6 +927,31 @@ test_network_bundle_verifies (Fixture *f, gconstpointer data)
                    g_bytes_get_size (wanted));
   g_assert_nonnull (strstr (manifest, sha));
   g_assert_null (strstr (manifest, "sinkhole_error"));
+  g_assert_nonnull (strstr (summary, "#### Network, as the sinkhole served it\n"));
+  g_assert_nonnull (strstr (summary, "| example.com | 198.18.243.18 | 80 | http | GET / Host: "
+                                     "example.com User-Agent: egress-probe | "));
+  g_assert_nonnull (strstr (summary, "| example.com | 198.18.243.18 | 443 | tls | SNI example.com"));
+  g_assert_nonnull (strstr (summary, "| example.com. | A | 198.18.243.18 | udp |"));
+  /* The connect names no host: the sinkhole's name for its address does. */
+  {
+    g_autoptr (JsonParser) parser = json_parser_new ();
+    g_autoptr (GError) error = NULL;
+    JsonObject *entry;
+
+    json_parser_load_from_data (parser, statement, -1, &error);
+    g_assert_no_error (error);
+    entry = json_array_get_object_element (
+        json_object_get_array_member (
+            json_object_get_object_member (
+                json_object_get_object_member (json_node_get_object (json_parser_get_root (parser)),
+                                               "predicate"),
+                "monitorLog"),
+            "network"),
+        0);
+    g_assert_cmpstr (json_object_get_string_member (entry, "ip"), ==, "198.18.243.18");
+    g_assert_cmpint (json_object_get_int_member (entry, "port"), ==, 80);
+    g_assert_cmpstr (json_object_get_string_member (entry, "hostname"), ==, "example.com.");
+  }
 }
 
 /* A record edited and the manifest made to match: the capture holds no
@@ -986,6 +1013,8 @@ test_network_removed_line_fails (Fixture *f, gconstpointer data)
                          "net.pcap shows 1 connection(s) to inet/stream/tcp 198.18.243.18:443 that "
                          "the network took (it sent bytes or a FIN on them), but network.jsonl "
                          "records 0: a record is missing");
+  /* What the summary said of it is gone too. */
+  assert_bundle_problem (r, "summary.md", "differs from the summary made again");
 }
 
 /* Bytes changed: the digest, and with the manifest made to match, the
@@ -1052,6 +1081,7 @@ test_network_before_sinkhole_verifies (Fixture *f, gconstpointer data)
   g_autoptr (GBytes) key = g_bytes_new_static ("fuzz-bundle-key-0123456789abcdef", 32);
   g_autoptr (AirlockBundleReport) r = NULL;
   g_autoptr (AirlockBundleReport) old = NULL;
+  g_autofree char *summary = NULL;
   NetworkRun n;
   g_autoptr (GBytes) pcap = NULL;
 
@@ -1063,6 +1093,8 @@ test_network_before_sinkhole_verifies (Fixture *f, gconstpointer data)
   r = airlock_bundle_verify (dir, f->key);
   assert_no_problems (r->problems);
   g_assert_false (g_file_test (network, G_FILE_TEST_EXISTS));
+  summary = read_text (dir, "summary.md");
+  g_assert_nonnull (strstr (summary, "No records of the network: the run had no sinkhole network"));
 
   old = airlock_bundle_verify (committed, key);
   assert_no_problems (old->problems);
