@@ -1,10 +1,12 @@
 /* airlock run: boot a guest, run one of the test programs under the
  * supervisor, and print what it tried: every traced call with its socket,
- * destination, DNS names and outcome, the processes it started, how it
- * ended. */
+ * destination, DNS names and outcome, what the sinkhole served it (names
+ * asked, addresses handed out, each connection and what it sent), the
+ * processes it started, how it ended. */
 #include "config.h"
 
 #include "harness.h"
+#include "network-table.h"
 #include "table.h"
 
 #include "evidence/event.h"
@@ -130,8 +132,32 @@ end_reason_to_string (guint32 reason)
     }
 }
 
+/* What the sinkhole served the run, host-side (network.jsonl in a
+ * bundle): the names asked, the addresses handed out, each connection and
+ * what it sent.  The controls' records are told apart by @verdict's keys. */
 static void
-print_report (AirlockArch arch, const AirlockRunRecord *record, gboolean json)
+print_network (AirlockArch arch, const AirlockRunRecord *record, const AirlockVerdict *verdict)
+{
+  g_autoptr (GPtrArray) controls = g_ptr_array_new ();
+  g_autoptr (AirlockNetworkReport) report = NULL;
+
+  if (!record->sinkhole)
+    {
+      /* Records that did not read are the verdict's reason; a run without
+       * a network has nothing to say here. */
+      if (record->sinkhole_records)
+        printf ("%s: network: %s\n", airlock_arch_to_string (arch), record->sinkhole_error);
+      return;
+    }
+  for (guint i = 0; verdict && i < verdict->controls->len; i++)
+    g_ptr_array_add (controls, ((AirlockControlResult *) verdict->controls->pdata[i])->key);
+  report = airlock_network_report_new (record->sinkhole, controls);
+  network_tables_print (airlock_arch_to_string (arch), report);
+}
+
+static void
+print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVerdict *verdict,
+              gboolean json)
 {
   GPtrArray *events = record->events;
   const AirlockTrailer *trailer = record->has_trailer ? &record->trailer : NULL;
@@ -221,6 +247,7 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, gboolean json)
     table_print (&attempts, "  ");
   else
     g_ptr_array_unref (attempts.rows);
+  print_network (arch, record, verdict);
   printf ("%s: processes (%u)\n", airlock_arch_to_string (arch), n_processes);
   if (n_processes > 0)
     table_print (&processes, "  ");
@@ -429,7 +456,7 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, BundleSet *set, g
       set->reference = g_strdup (oci->reference);
       set->index_digest = g_strdup (oci->index_digest);
     }
-  print_report (arch, record, json);
+  print_report (arch, record, airlock_result_get_verdict_details (result), json);
   if (!json && !live)
     print_output (arch, record);
 

@@ -1,11 +1,14 @@
 /* airlock show: a run at a glance from its evidence bundle — the digests,
  * the verdict and its reasons, the negative controls, the workload's
- * attempts and processes, unattributed flows, the console's end.  It reads
+ * attempts and processes, what the sinkhole served it (names asked,
+ * addresses handed out, each connection and what it sent), unattributed
+ * flows, the console's end.  It reads
  * the bundle as recorded (lib/bundle/bundle-read.c) and checks nothing:
  * that is `airlock verify`. */
 #include "config.h"
 
 #include "harness.h"
+#include "network-table.h"
 #include "table.h"
 
 #include "bundle/bundle.h"
@@ -302,6 +305,13 @@ print_text (const AirlockBundleView *v, const char *label, const ShowFilter *f)
     printf ("%s: attempts and processes unknown (events.jsonl %s)\n", label,
             is_missing_text (v, "events.jsonl"));
 
+  /* Host-side, from network.jsonl: what the workload's requests were,
+   * whatever the supervisor saw of them. */
+  if (v->network)
+    network_tables_print (label, v->network);
+  else if (v->has_manifest && v->sinkhole_error)
+    printf ("%s: network: no records: %s\n", label, v->sinkhole_error);
+
   if (v->verdict)
     {
       printf ("%s: unattributed flows (%u, as verdict.json's reasons give them)\n", label,
@@ -500,6 +510,13 @@ add_json (JsonBuilder *b, const AirlockBundleView *v, const ShowFilter *f)
   else
     json_builder_add_null_value (b);
   airlock_json_set_str (b, "workload_exit", v->workload_exit);
+  /* null, not empty, without network.jsonl (sinkhole_error says why). */
+  json_builder_set_member_name (b, "network");
+  if (v->network)
+    network_report_add_json (b, v->network);
+  else
+    json_builder_add_null_value (b);
+  airlock_json_set_str (b, "sinkhole_error", v->sinkhole_error);
   if (v->verdict)
     set_array (b, "unattributed", v->unattributed);
   else
@@ -576,7 +593,8 @@ cmd_show (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (GOptionContext) ctx = g_option_context_new (
       "BUNDLE_DIR… - a run at a glance from its evidence bundle: digests, verdict and reasons, "
-      "negative controls, attempts, processes, unattributed flows, the console's end");
+      "negative controls, attempts, processes, the network the sinkhole served, unattributed "
+      "flows, the console's end");
   gboolean json = FALSE;
   ShowFilter filter = { NULL };
   GOptionEntry entries[] = {

@@ -96,6 +96,8 @@ airlock_bundle_view_free (AirlockBundleView *v)
   g_ptr_array_unref (v->calls);
   g_ptr_array_unref (v->processes);
   g_free (v->workload_exit);
+  airlock_network_report_free (v->network);
+  g_free (v->sinkhole_error);
   g_ptr_array_unref (v->console_tail);
   g_free (v);
 }
@@ -269,6 +271,7 @@ read_manifest (AirlockBundleView *v, JsonObject *m)
   v->has_complete = airlock_json_get_bool (run, "complete", &v->complete);
   v->incomplete_reason = text_member (run, "reason");
   v->pcap_error = text_member (run, "pcap_error");
+  v->sinkhole_error = text_member (run, "sinkhole_error");
   v->started = text_member (run, "started");
   v->finished = text_member (run, "finished");
   if (!run)
@@ -512,6 +515,37 @@ read_events (AirlockBundleView *v, GBytes *text)
              bad, bad == 1 ? " is" : "s are", first_bad, bad == 1 ? "it" : "them");
 }
 
+/* ---- network.jsonl ---- */
+
+static void
+read_network (AirlockBundleView *v, int dirfd)
+{
+  g_autofree char *why = NULL;
+  g_autoptr (GBytes) bytes = read_at (dirfd, AIRLOCK_BUNDLE_NETWORK_FILE, AIRLOCK_SINKHOLE_LOG_MAX,
+                                      FALSE, NULL, &why);
+  g_autoptr (AirlockSinkholeLog) log = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) controls = g_ptr_array_new ();
+
+  if (!bytes)
+    {
+      if (why)
+        problem (v, AIRLOCK_BUNDLE_NETWORK_FILE, "%s", why);
+      return;
+    }
+  log = airlock_sinkhole_log_new_from_bytes (bytes, &error);
+  if (!log)
+    {
+      g_autofree char *message = airlock_bundle_safe_text (error->message);
+
+      problem (v, AIRLOCK_BUNDLE_NETWORK_FILE, "%s", message);
+      return;
+    }
+  for (guint i = 0; i < v->controls->len; i++)
+    g_ptr_array_add (controls, ((AirlockBundleControl *) v->controls->pdata[i])->key);
+  v->network = airlock_network_report_new (log, controls);
+}
+
 /* ---- console.log ---- */
 
 static void
@@ -678,6 +712,7 @@ airlock_bundle_read (const char *dir, guint console_lines)
       events = read_or_note (v, dirfd, "events.jsonl", AIRLOCK_BOUND_DERIVED_FILE);
       if (events)
         read_events (v, events);
+      read_network (v, dirfd);
       /* The capture is only named, never read: tshark reads it. */
       if (fstatat (dirfd, "net.pcap", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG (st.st_mode))
         {

@@ -1,6 +1,6 @@
 /* Reading an evidence bundle as recorded, for people (`airlock show`):
- * what its manifest, verdict.json, events.jsonl and console.log say, as
- * plain data.  Nothing is checked here — that is airlock_bundle_verify()'s
+ * what its manifest, verdict.json, events.jsonl, network.jsonl and
+ * console.log say, as plain data.  Nothing is checked here — that is airlock_bundle_verify()'s
  * job — so a bundle that is INCOMPLETE, lacks files or holds a file that
  * does not parse is read as far as it goes, and what is missing is listed.
  *
@@ -12,6 +12,8 @@
 #pragma once
 
 #include "airlock-macros.h"
+
+#include "bundle/bundle-network.h"
 
 G_BEGIN_DECLS
 
@@ -97,6 +99,14 @@ typedef struct {
   GPtrArray *calls;         /* AirlockBundleCall *, in seq order */
   GPtrArray *processes;     /* AirlockBundleProcess * */
   char *workload_exit;      /* "exited 0", or NULL when not recorded */
+
+  /* network.jsonl: the sinkhole's records, read (not held against the
+   * capture: that is verify), the negative controls' marked from
+   * verdict.json; NULL when the bundle has none or it does not read (a
+   * problem then).  sinkhole_error: the manifest's reason for having none
+   * (run.sinkhole_error), NULL in a bundle written before the sinkhole. */
+  AirlockNetworkReport *network;
+  char *sinkhole_error;
 
   /* console.log: its last lines, escaped (no control characters). */
   GPtrArray *console_tail;  /* char * */
