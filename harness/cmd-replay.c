@@ -11,7 +11,10 @@
  * controls and policy, and the guest clock set to the recorded run's start;
  * then the two runs' attempts are compared as multisets keyed by
  * (executable, system call, action, family, type, protocol, address, port,
- * DNS names), the controls by name, and the verdicts. */
+ * DNS names), what the sinkhole served them as multisets of its records'
+ * names and destinations (lib/bundle/bundle-network.h: the question and
+ * type of each DNS query, each connection's name or address, port and
+ * protocol), the controls by name, and the verdicts. */
 #include "config.h"
 
 #include "harness.h"
@@ -19,6 +22,7 @@
 #include "case/case-private.h"
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
+#include "bundle/bundle-network.h"
 #include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
@@ -274,6 +278,70 @@ diff_sets (GHashTable *recorded, GHashTable *replayed, GPtrArray *diffs)
     }
 }
 
+/* "network: KEY" of each of @log's records (airlock_network_replay_keys()),
+ * counted. */
+static GHashTable *
+network_set (const AirlockSinkholeLog *log)
+{
+  g_autoptr (AirlockNetworkReport) report = airlock_network_report_new (log, NULL);
+  g_autoptr (GPtrArray) keys = airlock_network_replay_keys (report);
+  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  for (guint i = 0; i < keys->len; i++)
+    {
+      char *key = g_strdup_printf ("network: %s", (const char *) keys->pdata[i]);
+
+      g_hash_table_insert (set, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (set, key)) + 1));
+    }
+  return set;
+}
+
+/* What the sinkhole served the recorded run (network.jsonl) against what
+ * it served the replay: the names asked and the destinations reached.
+ * FALSE (and nothing added) when the recorded run has no records to
+ * compare: a bundle from before the sinkhole. */
+static gboolean
+diff_network (const Recorded *r, AirlockResult *result, GPtrArray *diffs)
+{
+  const AirlockRunRecord *now = airlock_result_get_record (result);
+  JsonObject *files = airlock_json_get_object (json_node_get_object (r->root), "files");
+  g_autofree char *path = g_build_filename (r->dir, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
+  g_autofree char *text = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) bytes = NULL;
+  g_autoptr (AirlockSinkholeLog) log = NULL;
+  g_autoptr (GHashTable) before = NULL;
+  g_autoptr (GHashTable) after = NULL;
+  gsize len;
+
+  if (!files || !json_object_has_member (files, AIRLOCK_BUNDLE_NETWORK_FILE))
+    return FALSE;
+  if (!g_file_get_contents (path, &text, &len, &error))
+    {
+      g_ptr_array_add (diffs, g_strdup_printf ("network: cannot read the recorded run's records: %s",
+                                               error->message));
+      return TRUE;
+    }
+  bytes = g_bytes_new_take (g_steal_pointer (&text), len);
+  log = airlock_sinkhole_log_new_from_bytes (bytes, &error);
+  if (!log)
+    {
+      g_ptr_array_add (diffs, g_strdup_printf ("network: the recorded run's records do not read: %s",
+                                               error->message));
+      return TRUE;
+    }
+  if (!now->sinkhole)
+    {
+      g_ptr_array_add (diffs, g_strdup_printf ("network: the replay has no records of its network: %s",
+                                               now->sinkhole_error ? now->sinkhole_error : "?"));
+      return TRUE;
+    }
+  before = network_set (log);
+  after = network_set (now->sinkhole);
+  diff_sets (before, after, diffs);
+  return TRUE;
+}
+
 /* The recorded controls (verdict.json) against the replay's. */
 static void
 diff_controls (const Recorded *r, AirlockResult *result, GPtrArray *diffs, GError **error)
@@ -361,6 +429,7 @@ replay_one (const char *dir, const AirlockSessionOptions *session_opts, const ch
   const char *arch_name;
   guint refused = 0;
   int status = HARNESS_EXIT_OK;
+  gboolean compared_network;
 
   if (!load_recorded (dir, &r, &error))
     {
@@ -477,13 +546,18 @@ replay_one (const char *dir, const AirlockSessionOptions *session_opts, const ch
     }
   after = replayed_attempts (result);
   diff_sets (before, after, diffs);
+  compared_network = diff_network (&r, result, diffs);
   diff_controls (&r, result, diffs, &error);
   if (error)
     g_ptr_array_add (diffs, g_strdup_printf ("cannot read the recorded verdict: %s", error->message));
+  if (!compared_network)
+    printf ("%s: note: the recorded run has no network.jsonl (a bundle from before the sinkhole): "
+            "what its network served is not compared\n", arch_name);
   if (diffs->len == 0)
-    printf ("%s: same: %u attempt%s, the controls and the verdict (%s) as recorded\n", arch_name,
+    printf ("%s: same: %u attempt%s,%s the controls and the verdict (%s) as recorded\n", arch_name,
             airlock_result_get_attempts (result)->len,
             airlock_result_get_attempts (result)->len == 1 ? "" : "s",
+            compared_network ? " the network's names and destinations," : "",
             airlock_verdict_kind_to_string (airlock_result_get_verdict (result)));
   else
     {
