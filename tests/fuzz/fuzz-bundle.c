@@ -153,6 +153,36 @@ check_view (const AirlockBundleView *v)
         fuzz_check_safe_text (*a);
     }
   check_text (v->workload_exit);
+  check_text (v->sinkhole_error);
+  if (v->network)
+    {
+      const AirlockNetworkReport *n = v->network;
+
+      check_text (n->incomplete_reason);
+      check_text (n->first_refused);
+      for (guint i = 0; i < n->lookups->len; i++)
+        {
+          const AirlockNetworkLookup *l = n->lookups->pdata[i];
+
+          check_text (l->question);
+          check_text (l->qtype);
+          fuzz_check (l->answer != NULL);
+          fuzz_check_safe_text (l->answer);
+          fuzz_check_safe_text (l->transport);
+          check_text (l->server);
+        }
+      for (guint i = 0; i < n->connections->len; i++)
+        {
+          const AirlockNetworkConnection *c = n->connections->pdata[i];
+
+          fuzz_check_safe_text (c->key);
+          check_text (c->name);
+          check_text (c->address);
+          fuzz_check_safe_text (c->protocol);
+          check_text (c->detail);
+          check_text (c->response);
+        }
+    }
   check_texts (v->console_tail);
 }
 

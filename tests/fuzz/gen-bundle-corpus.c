@@ -8,14 +8,20 @@
  *
  * (every regular file, by name; it was written by a branch whose verdict
  * differs, so verify finds its derived files stale: a seed for the
- * decoders, not for a bundle that verifies).  Variants of it are made
- * here: signed (manifest.hmac under FUZZ_BUNDLE_KEY), unfinished
+ * decoders, not for a bundle that verifies).  real-egress-sinkhole-amd64
+ * is the same gate on the sinkhole network, imported the same way: its
+ * network.jsonl (the controls' and the probe's DNS, HTTP and TLS records)
+ * and the sinkhole's capture.  Variants of the first are made here: signed (manifest.hmac under FUZZ_BUNDLE_KEY), unfinished
  * (INCOMPLETE), without its capture, with evidence.bin a symlink, with a
  * subdirectory.  And written-signed is a bundle this tree's writer
  * (airlock_bundle_create/_record/_finish, as tests/unit/test-bundle.c uses
  * it) writes from a short guest stream, signed with FUZZ_BUNDLE_KEY: it
  * verifies whole, so the harness's checks of a verified bundle are
- * reached.  (It names the airlock version: regenerate after a bump.)
+ * reached; written-network is the same of a run on the sinkhole network
+ * (tests/unit/network-run.h: the egress sample's lookup and connections,
+ * the capture and network.jsonl that agree), so the record reader, the
+ * capture cross-check and the network report are reached whole too.
+ * (They name the airlock version: regenerate after a bump.)
  *
  *   gen-bundle-corpus DIR           write the variants into DIR (next to the real one)
  *   gen-bundle-corpus --check DIR   exit 1 unless DIR holds exactly them
@@ -39,6 +45,7 @@
 
 #include "fuzz-bundle.h"
 #include "corpus-seed.h"
+#include "network-run.h"
 
 #define REAL_SEED "real-egress-amd64"
 
@@ -262,9 +269,11 @@ feed_event (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_da
 
 static gint compare_names (gconstpointer a, gconstpointer b);
 
-/* The writer's bundle, serialised: see the header comment. */
+/* The writer's bundle of @stream (with the capture @pcap and the
+ * sinkhole's records @records when given), serialised: see the header
+ * comment. */
 static GByteArray *
-written_signed (void)
+written (GByteArray *stream, GBytes *pcap, GBytes *records)
 {
   g_autoptr (GError) error = NULL;
   g_autofree char *root = g_dir_make_tmp ("gen-bundle-corpus-XXXXXX", &error);
@@ -275,7 +284,6 @@ written_signed (void)
   g_autoptr (AirlockVerdict) verdict = NULL;
   g_autoptr (AirlockBundle) bundle = NULL;
   g_autoptr (AirlockRunRecord) record = NULL;
-  g_autoptr (GByteArray) stream = guest_stream ();
   g_autoptr (GBytes) key = g_bytes_new_static (FUZZ_BUNDLE_KEY, strlen (FUZZ_BUNDLE_KEY));
   g_autoptr (GBytes) out_bytes = g_bytes_new_static ("hello\n", 6);
   g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
@@ -287,7 +295,9 @@ written_signed (void)
     .arch = AIRLOCK_ARCH_AMD64,
     .complete = TRUE,
     .log = log,
-    .pcap_error = "the run had no NIC",
+    .pcap = pcap,
+    .pcap_error = pcap ? NULL : "the run had no NIC",
+    .sinkhole_records = records,
     .timeout_ms = 30000,
     .channel = channel,
     .stdout_bytes = out_bytes,
@@ -445,9 +455,26 @@ main (int argc, char **argv)
       status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
     }
   {
-    g_autoptr (GByteArray) bytes = written_signed ();
+    g_autoptr (GByteArray) stream = guest_stream ();
+    g_autoptr (GByteArray) bytes = written (stream, NULL, NULL);
     g_autofree char *path = g_build_filename (dir, "written-signed", NULL);
 
+    status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
+  }
+  {
+    g_autoptr (GByteArray) stream = network_run_guest_stream (seed_nonce);
+    g_autoptr (GByteArray) bytes = NULL;
+    g_autoptr (GBytes) pcap = NULL;
+    g_autoptr (GBytes) records = NULL;
+    g_autofree char *path = g_build_filename (dir, "written-network", NULL);
+    NetworkRun n;
+
+    network_run_init (&n);
+    network_run_egress (&n);
+    pcap = network_run_pcap (&n);
+    records = network_run_records (&n);
+    network_run_clear (&n);
+    bytes = written (stream, pcap, records);
     status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
   }
   return status;

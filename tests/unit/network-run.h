@@ -9,13 +9,18 @@
  * XML gives it (net/guest-net.h); the network's frames come from the
  * sinkhole's tap MAC.  Records are written by the sinkhole's own writer
  * (airlock_sinkhole_record_to_json) with what its own detection
- * (airlock_sinkhole_detect) makes of the client's bytes. */
+ * (airlock_sinkhole_detect) makes of the client's bytes.  The supervisor's
+ * stream of the same run comes from guest/wire.h, the guest's encoder. */
 #pragma once
 
 #include "net/guest-net.h"
+#include "protocol.h"
 #include "sinkhole/sinkhole.h"
+#include "wire.h"
 
 #include "capture-frames.h"
+
+#include <netinet/in.h>
 
 #include <arpa/inet.h>
 #include <glib.h>
@@ -209,4 +214,97 @@ network_run_egress (NetworkRun *n)
   network_run_lookup (n, "example.com", "198.18.243.18");
   network_run_http (n, "198.18.243.18", "example.com.", "/");
   network_run_tls (n, "198.18.243.18", "example.com.");
+}
+
+#define NETWORK_RUN_AUDIT_ARCH_X86_64 0xc000003eu
+#define NETWORK_RUN_NR_CONNECT 42
+
+static inline void
+network_run_stream_frame (GByteArray *bytes, struct wire_frame *f)
+{
+  size_t n = wire_end (f);
+
+  g_assert_cmpuint (n, >, 0);
+  g_byte_array_append (bytes, f->bytes, (guint) n);
+}
+
+/* The supervisor's stream of the egress sample's run (amd64), as far as a
+ * bundle needs it: hello (with @nonce), the workload's start and exec, its
+ * connect to the address the sinkhole handed out for example.com, a
+ * heartbeat, its exit, the trailer. */
+static inline GByteArray *
+network_run_guest_stream (const guint8 nonce[AIRLOCK_NONCE_LEN])
+{
+  static const guint8 build_id[20] = { 0xde, 0xad, 0xbe, 0xef };
+  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons (80) };
+  GByteArray *bytes = g_byte_array_new ();
+  guint8 args[48] = { 0 };
+  guint8 sock[12];
+  struct wire_frame f;
+
+  g_assert_cmpint (inet_pton (AF_INET, "198.18.243.18", &sin.sin_addr), ==, 1);
+  wire_begin (&f, AIRLOCK_FRAME_HELLO, 0);
+  wire_put (&f, AIRLOCK_TLV_NONCE, nonce, AIRLOCK_NONCE_LEN);
+  wire_put_str (&f, AIRLOCK_TLV_ARCH, "x86_64");
+  wire_put_str (&f, AIRLOCK_TLV_KERNEL_RELEASE, "6.1.0-airlock");
+  wire_put (&f, AIRLOCK_TLV_BUILD_ID, build_id, sizeof build_id);
+  wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, 123456789);
+  wire_put_u32 (&f, AIRLOCK_TLV_SECOND_OPEN_ERRNO, 16 /* EBUSY */);
+  network_run_stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 1);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_START);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1001);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, 90);
+  network_run_stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 2);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_EXEC);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1002);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_NSPID, 2);
+  wire_put_str (&f, AIRLOCK_TLV_EV_PATH, "/usr/local/bin/egress-probe");
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_RESULT, 0);
+  network_run_stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 3);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_SYSCALL);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1003);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_SYSCALL, NETWORK_RUN_NR_CONNECT);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_AUDIT_ARCH, NETWORK_RUN_AUDIT_ARCH_X86_64);
+  wire_put (&f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, 91);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_TID, 91);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_NSPID, 2);
+  wire_put_str (&f, AIRLOCK_TLV_EV_EXE, "/usr/local/bin/egress-probe");
+  wire_le32 (sock, AF_INET);
+  wire_le32 (sock + 4, SOCK_STREAM);
+  wire_le32 (sock + 8, 0);
+  wire_put (&f, AIRLOCK_TLV_EV_SOCKET, sock, sizeof sock);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_FD, 3);
+  wire_put (&f, AIRLOCK_TLV_EV_ADDR, &sin, sizeof sin);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_ADDRLEN, sizeof sin);
+  network_run_stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_HEARTBEAT, 4);
+  wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, 1000000000ull);
+  network_run_stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_EVENT, 5);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_EXIT);
+  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1005);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
+  wire_put_u32 (&f, AIRLOCK_TLV_EV_EXIT_STATUS, 0);
+  network_run_stream_frame (bytes, &f);
+
+  wire_begin (&f, AIRLOCK_FRAME_TRAILER, 6);
+  wire_put_u64 (&f, AIRLOCK_TLV_FRAME_COUNT, 6);
+  wire_put_u64 (&f, AIRLOCK_TLV_HEARTBEAT_COUNT, 1);
+  wire_put_u64 (&f, AIRLOCK_TLV_EVENT_COUNT, 4);
+  wire_put_u32 (&f, AIRLOCK_TLV_EXIT_STATUS, 0);
+  wire_put_u32 (&f, AIRLOCK_TLV_END_REASON, AIRLOCK_END_COMPLETED);
+  network_run_stream_frame (bytes, &f);
+  return bytes;
 }

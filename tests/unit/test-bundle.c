@@ -634,98 +634,6 @@ test_set_ids_differ (void)
 
 /* ---- the sinkhole's records (network.jsonl) ---- */
 
-#define ARCH_X86_64 0xc000003eu
-#define NR_CONNECT 42
-
-static void
-stream_frame (GByteArray *bytes, struct wire_frame *f)
-{
-  size_t n = wire_end (f);
-
-  g_assert_cmpuint (n, >, 0);
-  g_byte_array_append (bytes, f->bytes, (guint) n);
-}
-
-/* The egress sample's stream, as far as a bundle needs it: hello, the
- * workload's start and exec, its connect to the address the sinkhole
- * handed out for example.com, a heartbeat, its exit, the trailer. */
-static GByteArray *
-egress_stream (void)
-{
-  static const guint8 build_id[20] = { 0xde, 0xad, 0xbe, 0xef };
-  struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons (80) };
-  GByteArray *bytes = g_byte_array_new ();
-  guint8 args[48] = { 0 };
-  guint8 sock[12];
-  struct wire_frame f;
-
-  g_assert_cmpint (inet_pton (AF_INET, "198.18.243.18", &sin.sin_addr), ==, 1);
-  wire_begin (&f, AIRLOCK_FRAME_HELLO, 0);
-  wire_put (&f, AIRLOCK_TLV_NONCE, test_nonce, AIRLOCK_NONCE_LEN);
-  wire_put_str (&f, AIRLOCK_TLV_ARCH, "x86_64");
-  wire_put_str (&f, AIRLOCK_TLV_KERNEL_RELEASE, "6.1.0-airlock");
-  wire_put (&f, AIRLOCK_TLV_BUILD_ID, build_id, sizeof build_id);
-  wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, 123456789);
-  wire_put_u32 (&f, AIRLOCK_TLV_SECOND_OPEN_ERRNO, 16 /* EBUSY */);
-  stream_frame (bytes, &f);
-
-  wire_begin (&f, AIRLOCK_FRAME_EVENT, 1);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_START);
-  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1001);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, 90);
-  stream_frame (bytes, &f);
-
-  wire_begin (&f, AIRLOCK_FRAME_EVENT, 2);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_EXEC);
-  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1002);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_NSPID, 2);
-  wire_put_str (&f, AIRLOCK_TLV_EV_PATH, "/usr/local/bin/egress-probe");
-  wire_put_u64 (&f, AIRLOCK_TLV_EV_RESULT, 0);
-  stream_frame (bytes, &f);
-
-  wire_begin (&f, AIRLOCK_FRAME_EVENT, 3);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_SYSCALL);
-  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1003);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_ACTION, AIRLOCK_ACTION_CONTINUE);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_SYSCALL, NR_CONNECT);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_AUDIT_ARCH, ARCH_X86_64);
-  wire_put (&f, AIRLOCK_TLV_EV_ARGS, args, sizeof args);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_PID, 91);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_TID, 91);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_NSPID, 2);
-  wire_put_str (&f, AIRLOCK_TLV_EV_EXE, "/usr/local/bin/egress-probe");
-  wire_le32 (sock, AF_INET);
-  wire_le32 (sock + 4, SOCK_STREAM);
-  wire_le32 (sock + 8, 0);
-  wire_put (&f, AIRLOCK_TLV_EV_SOCKET, sock, sizeof sock);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_FD, 3);
-  wire_put (&f, AIRLOCK_TLV_EV_ADDR, &sin, sizeof sin);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_ADDRLEN, sizeof sin);
-  stream_frame (bytes, &f);
-
-  wire_begin (&f, AIRLOCK_FRAME_HEARTBEAT, 4);
-  wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, 1000000000ull);
-  stream_frame (bytes, &f);
-
-  wire_begin (&f, AIRLOCK_FRAME_EVENT, 5);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_WORKLOAD_EXIT);
-  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, 1005);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_PHASE, AIRLOCK_PHASE_WORKLOAD);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_EXIT_STATUS, 0);
-  stream_frame (bytes, &f);
-
-  wire_begin (&f, AIRLOCK_FRAME_TRAILER, 6);
-  wire_put_u64 (&f, AIRLOCK_TLV_FRAME_COUNT, 6);
-  wire_put_u64 (&f, AIRLOCK_TLV_HEARTBEAT_COUNT, 1);
-  wire_put_u64 (&f, AIRLOCK_TLV_EVENT_COUNT, 4);
-  wire_put_u32 (&f, AIRLOCK_TLV_EXIT_STATUS, 0);
-  wire_put_u32 (&f, AIRLOCK_TLV_END_REASON, AIRLOCK_END_COMPLETED);
-  stream_frame (bytes, &f);
-  return bytes;
-}
-
 static void
 feed_event (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_data)
 {
@@ -748,7 +656,7 @@ write_network_bundle (const char *dir, GBytes *pcap, GBytes *records, GBytes *ke
   g_autoptr (AirlockPolicy) policy = airlock_policy_new_default ();
   g_autoptr (AirlockVerdict) verdict = NULL;
   g_autoptr (AirlockBundle) bundle = NULL;
-  g_autoptr (GByteArray) stream = egress_stream ();
+  g_autoptr (GByteArray) stream = network_run_guest_stream (test_nonce);
   g_autoptr (GError) error = NULL;
   g_autoptr (AirlockRunRecord) record = NULL;
   AirlockImage image = { 0 };
