@@ -308,7 +308,12 @@ print_text (const AirlockBundleView *v, const char *label, const ShowFilter *f)
   /* Host-side, from network.jsonl: what the workload's requests were,
    * whatever the supervisor saw of them. */
   if (v->network)
-    network_tables_print (label, v->network);
+    {
+      network_tables_print (label, v->network);
+      /* The records name no process, and are the network's view. */
+      if (f->process || f->dest)
+        printf ("  (--process and --dest filter the attempts, not these records)\n");
+    }
   else if (v->has_manifest && v->sinkhole_error)
     printf ("%s: network: no records: %s\n", label, v->sinkhole_error);
 
