@@ -1,10 +1,11 @@
 #!/bin/bash
 # `airlock show` on a real bundle: the egress sample gated on amd64 with
-# --out (one boot), then show lists its three egress attempts (the DNS
-# query to 10.0.2.3:53 for example.com., connects to 198.51.100.80:80 and
-# :443, all by /usr/local/bin/egress-probe), the verdict fail with every
-# reason, the controls and the capture; --dest and --process filter the
-# attempts; --json says the same for scripts; a bundle marked INCOMPLETE,
+# --out (one boot), then show lists its five egress attempts (the DNS
+# query to 10.0.2.3:53 for example.com., then a connect and a send to
+# 198.18.243.18 — the address the sinkhole hands out for example.com. — on
+# :80 and on :443, all by /usr/local/bin/egress-probe), the verdict fail
+# with every reason, the controls, the capture and the network the
+# sinkhole served; --dest and --process filter the attempts; --json says the same for scripts; a bundle marked INCOMPLETE,
 # one lacking files and one without a manifest are shown as far as they go
 # (exit 1 for the last); usage errors exit 2.  TAP output.
 set -u
@@ -43,22 +44,25 @@ bundle="$work/gate/amd64"
 status=$?
 rows=$(attempt_rows)
 probe='^  /usr/local/bin/egress-probe\[[0-9]+\] +'
-if [ "$status" -eq 0 ] && grep -q '^amd64: attempts (3)$' "$out" && [ "$(echo "$rows" | wc -l)" -eq 3 ] \
+if [ "$status" -eq 0 ] && grep -q '^amd64: attempts (5)$' "$out" && [ "$(echo "$rows" | wc -l)" -eq 5 ] \
    && echo "$rows" | grep -Eq "${probe}sendto +inet +dgram/udp +10\.0\.2\.3:53 +53 +example\.com\. +sent$" \
-   && echo "$rows" | grep -Eq "${probe}connect +inet +stream/tcp +198\.51\.100\.80:80 +80 +- " \
-   && echo "$rows" | grep -Eq "${probe}connect +inet +stream/tcp +198\.51\.100\.80:443 +443 +- "; then
-  ok "/show/lists-the-three-attempts"
-else not_ok "/show/lists-the-three-attempts" "exit $status, or the attempts table is not the sample's three"; fi
+   && echo "$rows" | grep -Eq "${probe}connect +inet +stream/tcp +198\.18\.243\.18:80 +80 +- " \
+   && echo "$rows" | grep -Eq "${probe}sendto +inet +stream/tcp +198\.18\.243\.18:80 +80 +- " \
+   && echo "$rows" | grep -Eq "${probe}connect +inet +stream/tcp +198\.18\.243\.18:443 +443 +- " \
+   && echo "$rows" | grep -Eq "${probe}sendto +inet +stream/tcp +198\.18\.243\.18:443 +443 +- " \
+   && grep -q '^amd64: network, as the sinkhole served it (1 lookup, 2 connections' "$out"; then
+  ok "/show/lists-the-five-attempts-and-the-network"
+else not_ok "/show/lists-the-five-attempts-and-the-network" "exit $status, or the attempts table is not the sample's five"; fi
 
 # Every reason verdict.json gives, under the verdict.
 if python3 - "$bundle/verdict.json" "$out" <<'EOF'
 import json, sys
 v = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read().splitlines()
-assert v["verdict"] == "fail" and len(v["reasons"]) == 3, v
+assert v["verdict"] == "fail" and len(v["reasons"]) == 5, v
 i = text.index("amd64: verdict fail")
 assert text[i + 1:i + 1 + len(v["reasons"])] == ["  " + r for r in v["reasons"]], text[i:i + 4]
-assert any(r.startswith("egress not admitted by the policy: connect ") and "198.51.100.80:443" in r
+assert any(r.startswith("egress not admitted by the policy: connect ") and "198.18.243.18:443" in r
            for r in v["reasons"])
 EOF
 then ok "/show/verdict-fail-with-every-reason"
@@ -78,13 +82,14 @@ if grep -Eq "^  manifest +$manifest_digest$" "$out" && grep -Eq '^  kernel +6\.[
   ok "/show/digests-controls-processes-console"
 else not_ok "/show/digests-controls-processes-console" "a section is missing or wrong"; fi
 
-"$cli" show "$bundle" --dest 198.51.100.0/24 >"$out" 2>&1
+"$cli" show "$bundle" --dest 198.18.0.0/15 >"$out" 2>&1
 status=$?
 rows=$(attempt_rows)
-if [ "$status" -eq 0 ] && grep -q '^amd64: attempts (2 of 3, --dest 198.51.100.0/24)$' "$out" \
-   && [ "$(echo "$rows" | grep -c ' connect ')" -eq 2 ] && ! echo "$rows" | grep -q 'sendto'; then
-  ok "/show/dest-keeps-the-connects"
-else not_ok "/show/dest-keeps-the-connects" "exit $status, or --dest did not keep exactly the two connects"; fi
+if [ "$status" -eq 0 ] && grep -q '^amd64: attempts (4 of 5, --dest 198.18.0.0/15)$' "$out" \
+   && [ "$(echo "$rows" | grep -c ' connect ')" -eq 2 ] && ! echo "$rows" | grep -q 'dgram/udp' \
+   && grep -q '^  (--process and --dest filter the attempts, not these records)$' "$out"; then
+  ok "/show/dest-keeps-the-connections"
+else not_ok "/show/dest-keeps-the-connections" "exit $status, or --dest did not keep exactly the two connections' calls"; fi
 
 "$cli" show "$bundle" --dest 10.0.2.3 >"$out" 2>&1
 status=$?
@@ -95,8 +100,8 @@ else not_ok "/show/dest-one-host" "--dest 10.0.2.3 did not keep the DNS query al
 
 "$cli" show "$bundle" --process egress-probe >"$out" 2>&1
 status=$?
-if [ "$status" -eq 0 ] && grep -q '^amd64: attempts (3 of 3, --process egress-probe)$' "$out" \
-   && [ "$(attempt_rows | wc -l)" -eq 3 ]; then
+if [ "$status" -eq 0 ] && grep -q '^amd64: attempts (5 of 5, --process egress-probe)$' "$out" \
+   && [ "$(attempt_rows | wc -l)" -eq 5 ]; then
   ok "/show/process-basename-keeps-all"
 else not_ok "/show/process-basename-keeps-all" "exit $status, or --process egress-probe dropped an attempt"; fi
 
@@ -105,10 +110,10 @@ a=$?
 c1=$(attempt_rows | wc -l)
 "$cli" show "$bundle" --process /bin/none >"$out" 2>&1
 b=$?
-if [ "$a" -eq 0 ] && [ "$c1" -eq 3 ] && [ "$b" -eq 0 ] && grep -q '^amd64: attempts (0 of 3, --process /bin/none)$' "$out" \
+if [ "$a" -eq 0 ] && [ "$c1" -eq 5 ] && [ "$b" -eq 0 ] && grep -q '^amd64: attempts (0 of 5, --process /bin/none)$' "$out" \
    && [ -z "$(attempt_rows)" ]; then
   ok "/show/process-path-exact"
-else not_ok "/show/process-path-exact" "the full path kept $c1 of 3, or /bin/none kept some"; fi
+else not_ok "/show/process-path-exact" "the full path kept $c1 of 5, or /bin/none kept some"; fi
 
 "$cli" show "$work/gate" --json >"$out" 2>&1
 status=$?
@@ -130,24 +135,29 @@ assert b["capture"]["path"].endswith("/net.pcap")
 got = sorted((a["syscall"], a["destination"], a["port"], tuple(a["dns"]), a["exe"]) for a in b["attempts"])
 want = sorted([
     ("sendto", "10.0.2.3:53", 53, ("example.com.",), "/usr/local/bin/egress-probe"),
-    ("connect", "198.51.100.80:80", 80, (), "/usr/local/bin/egress-probe"),
-    ("connect", "198.51.100.80:443", 443, (), "/usr/local/bin/egress-probe"),
+    ("connect", "198.18.243.18:80", 80, (), "/usr/local/bin/egress-probe"),
+    ("sendto", "198.18.243.18:80", 80, (), "/usr/local/bin/egress-probe"),
+    ("connect", "198.18.243.18:443", 443, (), "/usr/local/bin/egress-probe"),
+    ("sendto", "198.18.243.18:443", 443, (), "/usr/local/bin/egress-probe"),
 ])
 assert got == want, got
-assert b["attempts_total"] == 3
+assert b["attempts_total"] == 5
+assert [(c["name"], c["port"], c["protocol"]) for c in b["network"]["connections"] if not c["control"]] \
+    == [("example.com", 80, "http"), ("example.com", 443, "tls")], b["network"]
+assert b["sinkhole_error"] is None
 assert [p["path"] for p in b["processes"]] == ["/usr/local/bin/egress-probe"]
 assert b["unattributed"] == [] and len(b["console_tail"]) > 0
 EOF
 then ok "/show/json-has-the-same-attempts"
 else not_ok "/show/json-has-the-same-attempts" "exit $status, or the JSON does not say what the tables say"; fi
 
-"$cli" show "$bundle" --json --dest 198.51.100.0/24 --process egress-probe >"$out" 2>&1
+"$cli" show "$bundle" --json --dest 198.18.0.0/15 --process egress-probe >"$out" 2>&1
 if [ $? -eq 0 ] && python3 -c '
 import json, sys
 b = json.load(open(sys.argv[1]))["bundles"][0]
-assert sorted(a["port"] for a in b["attempts"]) == [80, 443], b["attempts"]
+assert sorted(a["port"] for a in b["attempts"]) == [80, 80, 443, 443], b["attempts"]
 ' "$out"; then ok "/show/json-filters"
-else not_ok "/show/json-filters" "--json with --dest and --process is not the two connects"; fi
+else not_ok "/show/json-filters" "--json with --dest and --process is not the two connections calls"; fi
 
 # INCOMPLETE: what a run that failed while writing leaves.  A copy, with
 # the marker (and a control character that must come out escaped).
@@ -158,7 +168,7 @@ printf 'airlock test started this bundle; it is incomplete until this file is re
 "$cli" show "$inc" >"$out" 2>&1
 status=$?
 if [ "$status" -eq 0 ] && grep -q '^amd64: INCOMPLETE: ' "$out" && grep -Fq '  | not finished: disk full \x1b[31m' "$out" \
-   && ! grep -q $'\033' "$out" && grep -q '^amd64: attempts (3)$' "$out"; then
+   && ! grep -q $'\033' "$out" && grep -q '^amd64: attempts (5)$' "$out"; then
   ok "/show/incomplete-says-so"
 else not_ok "/show/incomplete-says-so" "exit $status, or INCOMPLETE not shown (escaped), or the rest not shown"; fi
 
