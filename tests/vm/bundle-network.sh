@@ -71,6 +71,9 @@ assert "sinkhole_error" not in m["run"], m["run"]
 EOF
 then ok "/bundle-network/gate-writes-network-jsonl-under-the-manifest"
 else
+  # Why the run has no records, when it says.
+  python3 -c 'import json, sys; print("# run.sinkhole_error:", json.load(open(sys.argv[1]))["run"].get("sinkhole_error"))' \
+    "$bundle/manifest.json" >>"$out" 2>&1
   not_ok "/bundle-network/gate-writes-network-jsonl-under-the-manifest" \
     "gate exit $status (want 1), or no network.jsonl listed with its digest"
   exit 0

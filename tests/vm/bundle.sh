@@ -5,8 +5,9 @@
 # every kind of tampering — one byte of any file, truncation, a deleted
 # file, an added file, reordered events, an edited verdict, a forged
 # evidence byte with the manifest rewritten to match — fails naming the
-# file (and the frame, for the stream); the statement has the in-toto
-# Statement v1 layout; the gate's directory verifies only as the one set
+# file (and the frame, for the stream; network.jsonl's own tampering is
+# bundle-network.sh's); the statement has the in-toto Statement v1 layout,
+# each network entry naming example.com.; the gate's directory verifies only as the one set
 # its signed set.json names (an arch missing, amd64's bundle copied into
 # arm64/, a bundle from another gate fail); a run killed midway leaves its bundle marked
 # incomplete, and the next run removes the domain it left.  TAP output.
@@ -68,7 +69,7 @@ open(p, "wb").write(b)
 EOF
 }
 
-echo "1..36"
+echo "1..37"
 head -c 32 /dev/urandom >"$work/key"
 head -c 32 /dev/urandom >"$work/other-key"
 
@@ -144,7 +145,7 @@ for arch in ("amd64", "arm64"):
     v = json.load(open(f"{sys.argv[1]}/{arch}/verdict.json"))
     m = json.load(open(f"{sys.argv[1]}/{arch}/manifest.json"))
     assert v["verdict"] == "fail", v["verdict"]
-    assert v["counts"]["attempts"] == 3 and v["controls"]["observed"] == 12
+    assert v["counts"]["attempts"] == 5 and v["controls"]["observed"] == 12
     assert v["image"]["manifest"] == m["inputs"]["image"]["manifest"]
     assert v["image"]["index"].startswith("sha256:")
 EOF
@@ -171,11 +172,13 @@ assert isinstance(p["monitor"]["type"], str) and p["monitor"]["type"]
 for k in ("hostID", "type", "event"):
     assert isinstance(p["monitoredProcess"][k], str) and p["monitoredProcess"][k]
 net = p["monitorLog"]["network"]
-assert len(net) == 3, net
+assert len(net) == 5, net
 ips = sorted((e["ip"], e.get("port"), e["protocol"]) for e in net)
-assert ips == [("10.0.2.3", 53, "udp"), ("198.51.100.80", 80, "tcp"), ("198.51.100.80", 443, "tcp")], ips
-dns = [e for e in net if e["protocol"] == "udp"][0]
-assert dns["hostname"] == "example.com.", dns
+assert ips == [("10.0.2.3", 53, "udp")] + [("198.18.243.18", 80, "tcp")] * 2 \
+    + [("198.18.243.18", 443, "tcp")] * 2, ips
+# A query's hostname is its question; a connection's, the name the
+# sinkhole handed its address out for.
+assert all(e["hostname"] == "example.com." for e in net), net
 assert all(e["invokingProcess"]["processBinary"] == "/usr/local/bin/egress-probe" for e in net)
 EOF
 then ok "/bundle/statement-is-in-toto-v1"
@@ -184,7 +187,7 @@ else not_ok "/bundle/statement-is-in-toto-v1" "the statement's layout is wrong";
 good="$work/gate/amd64"
 # One byte of every file the manifest lists.
 for f in manifest.json host.bin evidence.bin frames.jsonl chain-head events.jsonl console.log \
-         stdout net.pcap verdict.json summary.md attestation.intoto.json; do
+         stdout net.pcap network.jsonl verdict.json summary.md attestation.intoto.json; do
   d=$(copy "$good")
   flip "$d/$f" 100
   if [ "$f" = manifest.json ]; then
