@@ -663,7 +663,7 @@ check_sinkhole_whole (AirlockVerdict *v, const AirlockRunRecord *in)
 {
   const AirlockSinkholeLog *log = in->sinkhole;
 
-  if (!in->sinkhole_records)
+  if (!in->sinkhole_served)
     return FALSE;   /* no sinkhole network: nothing to hold the records against */
   if (!log)
     {
@@ -675,6 +675,13 @@ check_sinkhole_whole (AirlockVerdict *v, const AirlockRunRecord *in)
   if (!log->complete)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole's records are incomplete: %s",
                 log->incomplete_reason ? log->incomplete_reason : "no reason given");
+  if (log->frames_refused > 0)
+    /* Only a workload writing frames past its kernel sends under another
+     * source MAC: evasion, refused by the sinkhole and failed here. */
+    add_reason (v, AIRLOCK_VERDICT_FAIL,
+                "the guest sent %" G_GUINT64_FORMAT " frame(s) under a source MAC that is not "
+                "its NIC's (refused by the sinkhole): %s", log->frames_refused,
+                log->first_refused ? log->first_refused : "no description");
   if (log->records_dropped > 0)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
                 "the sinkhole's records are not whole: %" G_GUINT64_FORMAT " record(s) past its "
