@@ -795,6 +795,19 @@ build_sink_unfinished_connects (Run *r)
   run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
 }
 
+/* The negative control dns-udp (IPv4) reached the supervisor and the
+ * capture but not the sinkhole's records: the datagram makes the records
+ * partial (inconclusive), and the control is named as not taken in. */
+static void
+build_sink_udp_control_missed (Run *r)
+{
+  sink_serve (r);
+  run_controls_full (r, -1, -1, 0);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
 /* The negative control discard-tcp (IPv4) reached the capture but not the
  * sinkhole's records. */
 static void
@@ -968,6 +981,9 @@ static const Row rows[] = {
     "allow any any\n", AIRLOCK_VERDICT_FAIL, "connection missing from the sinkhole's records: "
     "connect emulate inet/stream/tcp 198.51.100.7:8443 by /usr/bin/app (pid 200) was established", FALSE,
     NULL },
+  { "/verdict/sinkhole/udp-control-it-missed-is-named", build_sink_udp_control_missed, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "negative control dns-udp (inet/dgram/udp 192.0.2.53:53) was not taken "
+    "in by the sinkhole", FALSE, NULL },
   { "/verdict/sinkhole/control-it-missed-fails", build_sink_control_missed, NULL,
     AIRLOCK_VERDICT_FAIL, "the sinkhole recorded no connection to inet/stream/tcp 192.0.2.9:9",
     FALSE, NULL },
