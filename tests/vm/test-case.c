@@ -200,6 +200,40 @@ test_egress_reports (AirlockTestFixture *f, gconstpointer data)
                                                   "allow udp 10.0.2.3 port 53 dns=example.com",
                                                &error));
   g_assert_no_error (error);
+  /* By name: the sinkhole handed the address out for example.com, so
+   * host= admits both connections, and another name neither. */
+  g_assert_true (airlock_check_egress_only_to (r, "allow tcp any port 80 host=example.com\n"
+                                                  "allow tcp any port 443 host=example.com\n"
+                                                  "allow udp any port 53 dns=example.com",
+                                               &error));
+  g_assert_no_error (error);
+  g_assert_false (airlock_check_egress_only_to (r, "allow tcp any port 80 host=example.org\n"
+                                                   "allow tcp any port 443 host=example.org\n"
+                                                   "allow udp any port 53 dns=example.com",
+                                                &error));
+  g_clear_error (&error);
+  {
+    /* What the sinkhole took in, host-side: the question and its answer,
+     * GET / with Host example.com on 80, SNI example.com on 443. */
+    GPtrArray *x = airlock_result_get_exchanges (r);
+    gboolean dns = FALSE, http = FALSE, tls = FALSE;
+
+    for (guint i = 0; i < x->len; i++)
+      {
+        const AirlockResultExchange *e = x->pdata[i];
+
+        if (g_str_equal (e->kind, "dns") && g_strcmp0 (e->question, "example.com.") == 0)
+          dns = e->answers[0] && g_str_equal (e->answers[0], "198.18.243.18");
+        else if (g_str_equal (e->kind, "tcp") && e->port == 80)
+          http = g_strcmp0 (e->http_host, "example.com") == 0 && g_strcmp0 (e->http_path, "/") == 0
+                 && g_strcmp0 (e->name, "example.com.") == 0;
+        else if (g_str_equal (e->kind, "tcp") && e->port == 443)
+          tls = g_strcmp0 (e->tls_sni, "example.com") == 0 && g_strcmp0 (e->protocol, "tls") == 0;
+      }
+    g_assert_true (dns);
+    g_assert_true (http);
+    g_assert_true (tls);
+  }
   {
     const char *const want[] = { "the rules do not parse", "allowed:1:", NULL };
 
