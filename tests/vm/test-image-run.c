@@ -6,9 +6,9 @@
  *                 the image's User (app, 1000:1000), WorkingDir (/srv), Env,
  *                 and a whiteout-deleted file that is really absent;
  *   egress        (from the oci-archive) its exact attempts, each emulated
- *                 by the supervisor and stopped by QEMU's restrict=on user
- *                 network (the DNS query is sent and never answered, the
- *                 connects are refused), and the digests it is bound to: the same
+ *                 by the supervisor and answered by the sinkhole network
+ *                 (the DNS query gets example.com's address, both connects
+ *                 are accepted), and the digests it is bound to: the same
  *                 index, manifest and config as the OCI layout of the same
  *                 image, and the blobs' own SHA-256;
  *   clean-cached  a second run reuses the cached rootfs disk: the same file,
