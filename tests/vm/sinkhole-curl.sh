@@ -6,8 +6,8 @@
 # show the name asked (A and AAAA over UDP), the connection to an address
 # handed out for it, and for http:// the method, path, Host and
 # User-Agent; for https:// the SNI, ALPN h2,http/1.1 and TLS 1.3.  What
-# curl prints after that (the sinkhole closes) does not matter.  Skips,
-# saying why, while airlock has no sinkhole.  TAP output.
+# curl prints after that (the sinkhole closes) does not matter.  TAP
+# output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"

@@ -7,7 +7,7 @@
 # SNI pypi.org on 443 and GET /pypi/airlock-rpc-sample/json with Host
 # pypi.org on 80.  With host= rules for pypi.org and a fixture answering
 # port 80, the gate passes and the server goes on: it read the version the
-# fixture gave.  Skips, saying why, while airlock has no sinkhole.  TAP.
+# fixture gave.  TAP.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"

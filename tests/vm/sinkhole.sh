@@ -7,8 +7,7 @@
 # ranges) and what the client sent: the HTTP method, path, Host and
 # User-Agent (over IPv4 and IPv6), the TLS SNI, ALPN and version, DNS
 # questions over UDP and over TCP (A and AAAA), raw bytes as sent, a UDP
-# datagram, an SSH identification line.  Skips, saying why, while airlock
-# has no sinkhole.  TAP output.
+# datagram, an SSH identification line.  TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
@@ -30,8 +29,8 @@ protocol_case () {
   shift 2
   run_status run --arch all --guest-program "${argv[0]}" --out "$work/$name" -- "${argv[@]:1}"
   for arch in "${arches[@]}"; do
-    # 0: the client's name was answered and its connection accepted (3 and
-    # 4 are restrict=on's "no answer" and "refused": net.c).
+    # 0: the client's name was answered and its connection accepted (3 is
+    # "no answer", 4 "refused": net.c).
     if [ "$status" -ne 0 ] || ! grep -q "^$arch: workload exited 0$" "$out"; then
       not_ok "/sinkhole/$arch/$name" "run exit $status, or the client did not exit 0: the network did not answer"
       continue
