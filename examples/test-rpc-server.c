@@ -16,7 +16,12 @@
  *   /ARCH/rpc/tools-list-has-no-egress
  *       a script: the whole stdin given up front (initialize, initialized,
  *       tools/list, shutdown), the run waited for, and its stdout checked
- *       afterwards, one answer per request and none for the notification.
+ *       afterwards, one answer per request and none for the notification;
+ *   /ARCH/rpc/update-check-is-caught
+ *       the other side: the same server with its update check on
+ *       (RPC_UPDATE_CHECK=1), which phones home during initialize; it
+ *       still answers, and the run must fail naming the DNS query for
+ *       pypi.org its update check made.
  *
  * Run it (the image is the `rpc` sample of airlock's build, or yours):
  *
@@ -252,6 +257,78 @@ test_tools_list (AirlockTestFixture *f, gconstpointer data G_GNUC_UNUSED)
   assert_clean_run (r);
 }
 
+/* The name @attempt queried, without the final dot, is @name. */
+static gboolean
+attempt_asks_for (const AirlockAttempt *attempt, const char *name)
+{
+  for (guint i = 0; attempt->dns_names && attempt->dns_names[i]; i++)
+    {
+      g_autofree char *asked = g_strdup (attempt->dns_names[i]);
+
+      if (g_str_has_suffix (asked, "."))
+        asked[strlen (asked) - 1] = '\0';
+      if (g_ascii_strcasecmp (asked, name) == 0)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* A server that phones home is caught: with its update check on, the
+ * sample's initialize resolves pypi.org before it answers.  Whatever the
+ * network says (nothing, or a sinkhole's answer), the server answers and
+ * the run fails, naming the query. */
+static void
+test_update_check_is_caught (AirlockTestFixture *f, gconstpointer data G_GNUC_UNUSED)
+{
+  g_autoptr (JsonNode) initialize = NULL;
+  g_autofree char *err = NULL;
+  const AirlockAttempt *query = NULL;
+  GPtrArray *attempts;
+  AirlockResult *r;
+  GBytes *stderr_bytes;
+  gsize len;
+  const char *data_err;
+
+  airlock_case_set_timeout (f->kase, CASE_TIMEOUT_S);
+  airlock_case_set_env (f->kase, "RPC_UPDATE_CHECK", "1");
+  airlock_test_start (f);
+  initialize = rpc_call (f, INITIALIZE_REQUEST);
+  check_initialize_result (rpc_result (initialize, 1));
+  airlock_run_close_stdin (f->run);
+  r = airlock_test_wait (f);
+
+  /* What it said it did, on stderr (stdout is the protocol's). */
+  stderr_bytes = airlock_result_get_stderr (r);
+  data_err = g_bytes_get_data (stderr_bytes, &len);
+  err = g_strndup (data_err, len);
+  g_test_message ("stderr:\n%s", err);
+  g_assert_nonnull (strstr (err, "rpc-server: update check: "));
+
+  attempts = airlock_result_get_attempts (r);
+  for (guint i = 0; i < attempts->len && !query; i++)
+    {
+      const AirlockAttempt *a = attempts->pdata[i];
+
+      if (a->egress && attempt_asks_for (a, "pypi.org"))
+        query = a;
+    }
+  if (!query)
+    {
+      for (guint i = 0; i < attempts->len; i++)
+        {
+          g_autofree char *line = airlock_attempt_to_string (attempts->pdata[i]);
+
+          g_test_message ("attempt: %s", line);
+        }
+      g_test_fail_printf ("no egress attempt asked for pypi.org");
+      return;
+    }
+  g_assert_false (query->admitted);
+  airlock_assert_verdict (r, AIRLOCK_VERDICT_FAIL);
+  airlock_assert_controls_observed (r);
+  airlock_assert_exit_code (r, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -267,5 +344,6 @@ main (int argc, char **argv)
     }
   airlock_test_add ("/rpc/initialize-and-call-have-no-egress", NULL, test_initialize_and_call);
   airlock_test_add ("/rpc/tools-list-has-no-egress", NULL, test_tools_list);
+  airlock_test_add ("/rpc/update-check-is-caught", NULL, test_update_check_is_caught);
   return g_test_run ();
 }

@@ -175,6 +175,16 @@ cmd_doctor (int argc, char **argv)
     report (&d, TRUE, "/dev/kvm", access ("/dev/kvm", R_OK | W_OK) == 0 ? "present, read-write" : "present, no access", NULL);
   else
     report (&d, TRUE, "/dev/kvm", "absent: guests run under TCG (slower, fully supported)", NULL);
+  {
+    g_autoptr (GError) net_error = NULL;
+    gboolean ok = airlock_network_check (&net_error);
+
+    report (&d, ok, "sinkhole network",
+            ok ? "a private network namespace, its tap and nftables rules: ready"
+               : net_error->message,
+            "run as root, or allow unprivileged user namespaces "
+            "(sysctl kernel.unprivileged_userns_clone=1); the kernel needs tun and nf_tables");
+  }
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     check_guest_program (&d, (AirlockArch) a);
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)

@@ -1,7 +1,8 @@
 /* rpc-server: the `rpc` sample image's entrypoint.  A JSON-RPC 2.0 server
  * on stdio, one message per line, the way an MCP stdio server talks to its
- * client; it never touches the network, so a run of this image must record
- * no attempt at all however long the conversation.
+ * client; as built it never touches the network, so a run of this image
+ * must record no attempt at all however long the conversation (the
+ * update-check mode below is the exception, asked for explicitly).
  *
  *   initialize                 {"protocolVersion":"2024-11-05","serverInfo":{…},
  *                               "capabilities":{"tools":{}}}
@@ -25,13 +26,35 @@
  * line is checked against the grammar as a whole before any member is
  * looked at, nesting is bounded by MAX_DEPTH and lines by MAX_LINE, so no
  * input (a test's, or a fuzzer's) can make it crash, recurse without end or
- * allocate without bound.  Static C, no GLib (guest code). */
+ * allocate without bound.  Static C, no GLib (guest code).
+ *
+ * Update-check mode (`--update-check`, or RPC_UPDATE_CHECK=1 in the
+ * environment): what many MCP servers do on their first `initialize`, a
+ * check for a newer release of themselves, the case airlock's sinkhole
+ * (issue 20) exists for.  Before answering the first initialize it
+ * resolves pypi.org (A, over UDP to /etc/resolv.conf's nameserver), sends
+ * a TLS 1.3 ClientHello with SNI pypi.org to port 443 (no TLS library
+ * here: the hello is the evidence, and nothing answers it with a
+ * certificate anyway), then falls back to plain HTTP, as old updaters do:
+ * GET /pypi/airlock-rpc-sample/json with Host pypi.org on port 80.  An
+ * HTTP 200 whose body is a JSON object with info.version is read and the
+ * version printed; either way the server goes on to answer.  Every step is
+ * a line on stderr (stdout is the protocol's); every wait is bounded
+ * (netclient.h: 2 s), so a network that never answers delays the first
+ * answer by a few seconds at most.  Off by default: the image as built
+ * makes no network call at all. */
 
+#include "netclient.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Longer lines are answered with -32700 and skipped to their end: the
  * buffer is fixed, so a client that never sends '\n' costs no memory. */
@@ -560,6 +583,199 @@ tools_call (const json_span *params)
   return fail (RPC_INVALID_PARAMS, "Invalid params: unknown tool");
 }
 
+/* ---- the update check */
+
+#define UPDATE_HOST "pypi.org"
+#define UPDATE_PACKAGE "airlock-rpc-sample"
+#define UPDATE_PATH "/pypi/" UPDATE_PACKAGE "/json"
+#define UPDATE_USER_AGENT "airlock-rpc-sample/1"
+
+static bool update_check_enabled;
+static bool update_check_done;
+
+static void __attribute__ ((format (printf, 1, 2)))
+update_say (const char *fmt, ...)
+{
+  va_list ap;
+
+  fputs ("rpc-server: update check: ", stderr);
+  va_start (ap, fmt);
+  vfprintf (stderr, fmt, ap);
+  va_end (ap);
+  fputc ('\n', stderr);
+  fflush (stderr);
+}
+
+static const char *
+wait_error (long r)
+{
+  return r == -ETIMEDOUT ? "nothing within the wait" : strerror ((int) -r);
+}
+
+/* pypi.org's address into @ret (port 0); false when there is none. */
+static bool
+update_resolve (net_endpoint *ret)
+{
+  uint8_t query[512], reply[1500];
+  const unsigned id = 0x7059;
+  char text[INET6_ADDRSTRLEN];
+  net_endpoint ns;
+  dns_answer answer;
+  long qlen, n;
+  int r;
+
+  find_nameserver (&ns);
+  qlen = dns_build_query (query, sizeof query, UPDATE_HOST, DNS_TYPE_A, id);
+  n = qlen < 0 ? qlen : dns_exchange_udp (&ns, query, (size_t) qlen, id, reply, sizeof reply);
+  if (n < 0)
+    {
+      update_say ("no answer from %s for " UPDATE_HOST ": %s",
+                  endpoint_address_text (&ns, text, sizeof text), wait_error (n));
+      return false;
+    }
+  r = dns_parse_answer (reply, (size_t) n, id, DNS_TYPE_A, &answer);
+  if (r < 0)
+    {
+      update_say (UPDATE_HOST " has no address (rcode %u)", answer.rcode);
+      return false;
+    }
+  inet_ntop (AF_INET, answer.address, text, sizeof text);
+  endpoint_from_text (ret, text, 0);
+  update_say (UPDATE_HOST " is %s", text);
+  return true;
+}
+
+/* A connection to @addr's address on @port; the socket or -1, said. */
+static int
+update_connect (const net_endpoint *addr, unsigned port)
+{
+  char text[INET6_ADDRSTRLEN];
+  net_endpoint ep;
+  int fd;
+
+  endpoint_address_text (addr, text, sizeof text);
+  endpoint_from_text (&ep, text, port);
+  fd = connect_endpoint (&ep, SOCK_STREAM, NULL);
+  if (fd < 0)
+    {
+      update_say ("connect %s port %u: %s", text, port, wait_error (fd));
+      return -1;
+    }
+  update_say ("connected to %s port %u", text, port);
+  return fd;
+}
+
+static void
+update_try_https (const net_endpoint *addr)
+{
+  static const char *const alpn[] = { "h2", "http/1.1", NULL };
+  uint8_t hello[1024], reply[4096];
+  long len = tls_client_hello (hello, sizeof hello, UPDATE_HOST, alpn);
+  long n;
+  int fd = update_connect (addr, 443);
+
+  if (fd < 0)
+    return;
+  if (len < 0 || send_all (fd, hello, (size_t) len) < 0)
+    update_say ("https: the ClientHello could not be sent");
+  else
+    {
+      update_say ("https: ClientHello sent, SNI " UPDATE_HOST);
+      n = read_some (fd, reply, sizeof reply);
+      if (n > 0)
+        update_say ("https: answered: %s", tls_describe_reply (reply, (size_t) n));
+      else
+        update_say ("https: no answer: %s", n == 0 ? "closed" : wait_error (n));
+    }
+  /* This server speaks no TLS past its hello: whatever came back, the
+   * check falls back to plain HTTP. */
+  close (fd);
+}
+
+/* The version info.version of the JSON object @body names, into @out. */
+static bool
+read_latest_version (const uint8_t *body, size_t len, char *out, size_t size)
+{
+  const char *p = skip_ws ((const char *) body, (const char *) body + len);
+  const char *end = (const char *) body + len;
+  json_span doc, info, version;
+  long n;
+
+  doc.start = p;
+  doc.end = scan_value (p, end, 0);
+  if (!doc.end || skip_ws (doc.end, end) != end || !object_get (doc, "info", &info)
+      || !object_get (info, "version", &version) || !span_is (version, '"'))
+    return false;
+  if ((size_t) (version.end - version.start) >= size)
+    return false;
+  n = decode_string (version, out, size - 1);
+  if (n < 0)
+    return false;
+  out[n] = '\0';
+  /* It is printed on a terminal: a version is printable ASCII. */
+  for (long i = 0; i < n; i++)
+    if (out[i] < 0x20 || out[i] >= 0x7f)
+      return false;
+  return true;
+}
+
+static void
+update_try_http (const net_endpoint *addr)
+{
+  static const char request[] = "GET " UPDATE_PATH " HTTP/1.1\r\nHost: " UPDATE_HOST "\r\n"
+                                "User-Agent: " UPDATE_USER_AGENT "\r\nAccept: application/json\r\n"
+                                "Connection: close\r\n\r\n";
+  static uint8_t response[16384];
+  const uint8_t *body;
+  size_t len, body_len;
+  char version[64];
+  int status, fd = update_connect (addr, 80);
+
+  if (fd < 0)
+    return;
+  if (send_all (fd, request, sizeof request - 1) < 0)
+    {
+      update_say ("http: the request could not be sent");
+      close (fd);
+      return;
+    }
+  update_say ("http: GET " UPDATE_PATH " sent, Host " UPDATE_HOST);
+  read_until_close (fd, response, sizeof response, &len);
+  close (fd);
+  status = http_status (response, len);
+  if (status < 0)
+    {
+      update_say ("http: no HTTP response (%zu bytes)", len);
+      return;
+    }
+  if (status != 200 || http_body (response, len, &body, &body_len) < 0)
+    {
+      update_say ("http: status %d: no release information", status);
+      return;
+    }
+  if (!read_latest_version (body, body_len, version, sizeof version))
+    {
+      update_say ("http: status 200, but not JSON with info.version");
+      return;
+    }
+  update_say ("the latest " UPDATE_PACKAGE " is %s (this is 1)", version);
+}
+
+/* Once, before the first initialize is answered. */
+static void
+update_check (void)
+{
+  net_endpoint addr;
+
+  if (!update_check_enabled || update_check_done)
+    return;
+  update_check_done = true;
+  if (!update_resolve (&addr))
+    return;
+  update_try_https (&addr);
+  update_try_http (&addr);
+}
+
 static outcome
 dispatch (json_span method, const json_span *params)
 {
@@ -574,6 +790,7 @@ dispatch (json_span method, const json_span *params)
       if (!params || !object_get (*params, "protocolVersion", &version)
           || !span_is (version, '"'))
         return fail (RPC_INVALID_PARAMS, "Invalid params: initialize needs a string protocolVersion");
+      update_check ();
       return succeed (initialize_result);
     }
   if (string_equals (method, "notifications/initialized") || string_equals (method, "ping"))
@@ -659,12 +876,27 @@ end_line (const char *line, size_t len, bool overlong)
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
   static char line[MAX_LINE];
   size_t len = 0;
   bool overlong = false;
+  const char *env = getenv ("RPC_UPDATE_CHECK");
   int c;
+
+  update_check_enabled = env && *env && strcmp (env, "0") != 0;
+  for (int i = 1; i < argc; i++)
+    {
+      if (strcmp (argv[i], "--update-check") == 0)
+        update_check_enabled = true;
+      else
+        {
+          fprintf (stderr,
+                   "rpc-server: unknown argument '%s' (usage: rpc-server [--update-check])\n",
+                   argv[i]);
+          return 2;
+        }
+    }
 
   while ((c = getchar ()) != EOF)
     {

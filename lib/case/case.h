@@ -203,7 +203,27 @@ typedef struct {
   gboolean egress;           /* it names a destination off the guest (loopback is not egress) */
   gboolean admitted;         /* egress the policy admits */
   gboolean denied;           /* the supervisor refused it */
+  /* The name the sinkhole's DNS handed the destination's address out for
+   * in this run ("pypi.org."), or NULL: what a policy's `host=` matches. */
+  const char *host;
 } AirlockAttempt;
+
+/* One exchange the sinkhole network took in, from its host-side records
+ * (docs/sinkhole.md).  Strings are owned by the result; NULL when absent. */
+typedef struct {
+  const char *kind;          /* "dns", "tcp", "udp", "icmp" */
+  const char *address;       /* the destination the guest sent to */
+  guint16 port;
+  const char *name;          /* the name the address was handed out for */
+  const char *question;      /* dns: the name asked */
+  const char *const *answers;/* dns: the addresses answered (NULL-terminated, maybe empty) */
+  const char *protocol;      /* tcp: "http", "tls", "ssh", "dns", "raw", "none" */
+  const char *http_method, *http_path, *http_host, *http_user_agent;
+  const char *tls_sni, *tls_version;
+  const char *ssh_banner;
+  guint64 bytes_in, bytes_out;
+  const char *response;      /* tcp: "closed" or "fixture NAME:PORT" */
+} AirlockResultExchange;
 
 /* One destination the guest's NIC sent to, from the host-side capture. */
 typedef struct {
@@ -235,6 +255,9 @@ AIRLOCK_PUBLIC const char *const *airlock_result_get_reasons (AirlockResult *res
 AIRLOCK_PUBLIC GPtrArray *airlock_result_get_attempts (AirlockResult *result);
 /* AirlockResultFlow *, in order of their first packet. */
 AIRLOCK_PUBLIC GPtrArray *airlock_result_get_flows (AirlockResult *result);
+/* AirlockResultExchange *, in the order the sinkhole recorded them; empty
+ * when no sinkhole served the run. */
+AIRLOCK_PUBLIC GPtrArray *airlock_result_get_exchanges (AirlockResult *result);
 /* AirlockResultControl *, in the probe's order; empty without controls. */
 AIRLOCK_PUBLIC GPtrArray *airlock_result_get_controls (AirlockResult *result);
 /* "sha256:…" digests the verdict is bound to (index: NULL for a single

@@ -22,6 +22,7 @@ struct _AirlockResult {
   GPtrArray *pool;          /* strings and arrays the public structs point into */
   GPtrArray *attempts;      /* AirlockAttempt * */
   GPtrArray *flows;         /* AirlockResultFlow * */
+  GPtrArray *exchanges;     /* AirlockResultExchange * */
   GPtrArray *controls;      /* AirlockResultControl * */
   GStrv reasons;
   GBytes *out, *err;
@@ -83,6 +84,24 @@ attempt_of (AirlockResult *r, const AirlockEvent *ev)
   a->egress = j && j->egress;
   a->admitted = j && j->admitted;
   a->denied = ev->action == AIRLOCK_ACTION_DENY;
+  if (dest && r->record->sinkhole && dest->effect == AIRLOCK_SOCKADDR_ADDRESS
+      && (dest->family == AF_INET || dest->family == AF_INET6))
+    {
+      guint8 addr[16];
+      int family = AF_INET6;
+
+      /* As the verdict spells it: a v4-mapped destination is the IPv4
+       * address on the wire. */
+      if (dest->inet.is_v4 || dest->inet.v4_mapped)
+        {
+          memcpy (addr, dest->inet.v4, 4);
+          family = AF_INET;
+        }
+      else
+        memcpy (addr, dest->inet.addr, 16);
+      a->host = keep (r, g_strdup (airlock_sinkhole_log_name_for_address (r->record->sinkhole,
+                                                                          family, addr)));
+    }
   return a;
 }
 
@@ -109,6 +128,7 @@ airlock_result_new (AirlockArch arch, const char *case_name, AirlockImage *image
   r->pool = g_ptr_array_new_with_free_func (g_free);
   r->attempts = g_ptr_array_new_with_free_func (g_free);
   r->flows = g_ptr_array_new_with_free_func (g_free);
+  r->exchanges = g_ptr_array_new_with_free_func (g_free);
   r->controls = g_ptr_array_new_with_free_func (g_free);
 
   for (guint i = 0; events && i < events->len; i++)
@@ -148,6 +168,37 @@ airlock_result_new (AirlockArch arch, const char *case_name, AirlockImage *image
           g_ptr_array_add (r->flows, rf);
         }
     }
+  for (guint i = 0; record->sinkhole && i < record->sinkhole->records->len; i++)
+    {
+      static const char *const kinds[] = { "dns", "tcp", "udp", "icmp" };
+      const AirlockSinkholeRecord *s = record->sinkhole->records->pdata[i];
+      AirlockResultExchange *x = g_new0 (AirlockResultExchange, 1);
+      GPtrArray *answers = g_ptr_array_new ();
+
+      x->kind = kinds[s->kind];
+      x->address = keep (r, g_strdup (s->address_text));
+      x->port = s->port;
+      x->name = keep (r, g_strdup (s->name));
+      x->question = keep (r, g_strdup (s->dns.question));
+      for (guint k = 0; s->dns.answers && k < s->dns.answers->len; k++)
+        g_ptr_array_add (answers, (gpointer) keep (r, g_strdup (s->dns.answers->pdata[k])));
+      g_ptr_array_add (answers, NULL);
+      x->answers = (const char *const *) answers->pdata;
+      g_ptr_array_add (r->pool, g_ptr_array_free (answers, FALSE));
+      if (s->kind == AIRLOCK_SINKHOLE_RECORD_TCP)
+        x->protocol = airlock_sinkhole_protocol_to_string (s->detected.protocol);
+      x->http_method = keep (r, g_strdup (s->detected.http_method));
+      x->http_path = keep (r, g_strdup (s->detected.http_path));
+      x->http_host = keep (r, g_strdup (s->detected.http_host));
+      x->http_user_agent = keep (r, g_strdup (s->detected.http_user_agent));
+      x->tls_sni = keep (r, g_strdup (s->detected.tls_sni));
+      x->tls_version = keep (r, g_strdup (s->detected.tls_version));
+      x->ssh_banner = keep (r, g_strdup (s->detected.ssh_banner));
+      x->bytes_in = s->bytes_in;
+      x->bytes_out = s->bytes_out;
+      x->response = keep (r, g_strdup (s->response));
+      g_ptr_array_add (r->exchanges, x);
+    }
   for (guint i = 0; i < verdict->controls->len; i++)
     {
       const AirlockControlResult *c = verdict->controls->pdata[i];
@@ -184,6 +235,7 @@ airlock_result_free (AirlockResult *r)
     return;
   g_ptr_array_unref (r->attempts);
   g_ptr_array_unref (r->flows);
+  g_ptr_array_unref (r->exchanges);
   g_ptr_array_unref (r->controls);
   g_ptr_array_unref (r->pool);
   g_strfreev (r->reasons);
@@ -232,6 +284,12 @@ GPtrArray *
 airlock_result_get_flows (AirlockResult *r)
 {
   return r->flows;
+}
+
+GPtrArray *
+airlock_result_get_exchanges (AirlockResult *r)
+{
+  return r->exchanges;
 }
 
 GPtrArray *

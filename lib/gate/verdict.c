@@ -393,8 +393,12 @@ describe (const AirlockEvent *ev)
   return describe_named (ev, NULL);
 }
 
+/* Each control must be seen by the supervisor and in the capture, and,
+ * when the sinkhole's records are whole, taken in by the sinkhole: its
+ * destination is accepted and recorded there like any other. */
 static void
-check_controls (AirlockVerdict *v, const AirlockRunRecord *in, GHashTable *control_keys)
+check_controls (AirlockVerdict *v, const AirlockRunRecord *in, GHashTable *control_keys,
+                SinkholeFlows *sf, gboolean sinkhole_whole)
 {
   for (gsize i = 0; i < PROBE_N_CONTROLS; i++)
     {
@@ -409,8 +413,14 @@ check_controls (AirlockVerdict *v, const AirlockRunRecord *in, GHashTable *contr
       c->by_supervisor = g_hash_table_contains (control_keys, c->key);
       flow = in->capture ? airlock_capture_lookup_flow (in->capture, c->key) : NULL;
       c->in_capture = flow && (pc->protocol == IPPROTO_TCP ? flow->syns > 0 : flow->datagrams > 0);
-      if (c->by_supervisor && c->in_capture)
+      c->sinkhole_judged = sinkhole_whole;
+      c->by_sinkhole = sinkhole_whole && g_hash_table_lookup (sf->by_key, c->key) != NULL;
+      if (c->by_supervisor && c->in_capture && (!sinkhole_whole || c->by_sinkhole))
         v->n_controls_ok++;
+      else if (c->by_supervisor && c->in_capture)
+        add_reason (v, AIRLOCK_VERDICT_FAIL,
+                    "negative control %s (%s) was not taken in by the sinkhole: the network "
+                    "did not see what the supervisor and the capture did", pc->name, c->key);
       else
         add_reason (v, AIRLOCK_VERDICT_FAIL,
                     "negative control %s (%s) was not seen by %s: the detector was blind",
@@ -663,7 +673,7 @@ check_sinkhole_whole (AirlockVerdict *v, const AirlockRunRecord *in)
 {
   const AirlockSinkholeLog *log = in->sinkhole;
 
-  if (!in->sinkhole_records)
+  if (!in->sinkhole_served)
     return FALSE;   /* no sinkhole network: nothing to hold the records against */
   if (!log)
     {
@@ -675,6 +685,13 @@ check_sinkhole_whole (AirlockVerdict *v, const AirlockRunRecord *in)
   if (!log->complete)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole's records are incomplete: %s",
                 log->incomplete_reason ? log->incomplete_reason : "no reason given");
+  if (log->frames_refused > 0)
+    /* Only a workload writing frames past its kernel sends under another
+     * source MAC: evasion, refused by the sinkhole and failed here. */
+    add_reason (v, AIRLOCK_VERDICT_FAIL,
+                "the guest sent %" G_GUINT64_FORMAT " frame(s) under a source MAC that is not "
+                "its NIC's (refused by the sinkhole): %s", log->frames_refused,
+                log->first_refused ? log->first_refused : "no description");
   if (log->records_dropped > 0)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
                 "the sinkhole's records are not whole: %" G_GUINT64_FORMAT " record(s) past its "
@@ -771,7 +788,7 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
     }
 
   if (in->controls_ran)
-    check_controls (v, in, control_keys);
+    check_controls (v, in, control_keys, &sf, sinkhole_whole);
 
   /* Every captured frame is judged (lib/net/flows.h): one that is neither
    * the guest's egress, nor QEMU's own, nor the guest kernel's housekeeping

@@ -43,6 +43,8 @@ typedef struct {
   char *key;               /* "inet/dgram/udp 192.0.2.53:53" */
   gboolean by_supervisor;  /* a record of the controls phase names it */
   gboolean in_capture;     /* the capture holds its SYN / datagram */
+  gboolean sinkhole_judged; /* the sinkhole served the run and its records are whole */
+  gboolean by_sinkhole;    /* … and it took the control in (a record of its destination) */
 } AirlockControlResult;
 
 /* How the verdict weighed one workload record (egress or denied). */

@@ -48,6 +48,7 @@ static const struct {
 } testroot_commands[] = {
 #define COMMAND(command, function, arches) { command, arches },
   TESTPROG_BEHAVIOURS (COMMAND)
+  TESTPROG_NET_BEHAVIOURS (COMMAND)
 #undef COMMAND
 };
 

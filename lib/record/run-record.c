@@ -108,6 +108,7 @@ airlock_run_record_new (const AirlockRunRecordInput *in)
   else
     r->capture_error = g_strdup (in->pcap_error ? in->pcap_error : "the run had no NIC");
 
+  r->sinkhole_served = in->sinkhole_records != NULL || in->sinkhole_error != NULL;
   if (in->sinkhole_records)
     {
       g_autoptr (GError) error = NULL;

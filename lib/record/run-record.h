@@ -32,8 +32,10 @@ typedef struct {
                                   * a reference is taken */
   GBytes *pcap;                  /* the NIC's capture, or NULL */
   const char *pcap_error;        /* why there is none */
-  /* The sinkhole's record file (sinkhole.h), or NULL with a reason: a run
-   * on the restricted network (or none) has none. */
+  /* The sinkhole's record file (sinkhole.h), or NULL.  When a sinkhole
+   * served the run but its records are lost, NULL with @sinkhole_error
+   * set; a run no sinkhole served (no NIC, a remote hypervisor, a bundle
+   * made before the sinkhole) has neither. */
   GBytes *sinkhole_records;
   const char *sinkhole_error;
   guint32 timeout_ms;            /* the run's time limit (0: not known) */
@@ -78,6 +80,7 @@ typedef struct _AirlockRunRecord {
   GBytes *sinkhole_records;
   AirlockSinkholeLog *sinkhole;
   char *sinkhole_error;
+  gboolean sinkhole_served;      /* a sinkhole served the run (records or an error came) */
 
   /* Reported, not judged (NULL / 0 when the maker had none). */
   AirlockChannel *channel;

@@ -455,10 +455,18 @@ airlock_check_egress_only_to (AirlockResult *r, const char *rules, GError **erro
                  : g_strcmp0 (a->protocol, "icmp") == 0 ? 1
                  : g_strcmp0 (a->protocol, "icmpv6") == 0 ? 58
                                                           : 255;
-      if (inet_pton (family, a->address, addr) == 1
-          && airlock_policy_admits (policy, family, protocol, addr, a->port, a->dns_names, a->exe,
-                                    NULL))
-        continue;
+      if (inet_pton (family, a->address, addr) == 1)
+        {
+          /* With the name the sinkhole handed the address out for, so
+           * `host=` rules admit what they name. */
+          AirlockPolicyAttempt pa = {
+            .family = family, .protocol = protocol, .address = addr, .port = a->port,
+            .dns_names = a->dns_names, .exe = a->exe, .host = a->host,
+          };
+
+          if (airlock_policy_admits_attempt (policy, &pa, NULL))
+            continue;
+        }
       if (n++ == 0)
         g_string_append (out, "\n  egress attempts the rules do not admit:");
       report_attempt (out, a);

@@ -99,10 +99,10 @@ AIRLOCK_PUBLIC char *airlock_test_exchange (AirlockTestFixture *f, const char *l
 AIRLOCK_PUBLIC gboolean airlock_check_no_egress (AirlockResult *result, GError **error);
 /* Every egress attempt of the workload is admitted by @rules (policy
  * text, docs/policy.md; a rule that does not parse is reported as the
- * failure), no flow is unattributed, and the evidence is whole.  The
- * attempts carry no host name yet, so a `host=` rule admits nothing here:
- * give the case a policy with it and check the verdict instead, which
- * judges the sinkhole's names, SNI and Host. */
+ * failure), no flow is unattributed, and the evidence is whole.  A `host=`
+ * rule matches the name the sinkhole handed the attempt's address out for
+ * (AirlockAttempt.host); the SNI and Host a connection sent are judged by
+ * the verdict (give the case the policy and check the verdict). */
 AIRLOCK_PUBLIC gboolean airlock_check_egress_only_to (AirlockResult *result, const char *rules,
                                                       GError **error);
 /* Every negative control was seen by the supervisor and in the capture. */

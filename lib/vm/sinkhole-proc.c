@@ -222,3 +222,23 @@ airlock_sinkhole_proc_free (AirlockSinkholeProc *p)
   g_free (p->log_path);
   g_free (p);
 }
+
+gboolean
+airlock_network_check (GError **error)
+{
+  g_autoptr (GError) local = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("airlock-network-check-XXXXXX", &local);
+  AirlockSinkholeProc *p;
+
+  if (!dir)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+                   "cannot make a directory for the check: %s", local->message);
+      return FALSE;
+    }
+  p = airlock_sinkhole_proc_start (dir, FALSE, 0, 0, NULL, error);
+  if (p)
+    airlock_sinkhole_proc_free (p);
+  airlock_rm_rf (dir);
+  return p != NULL;
+}

@@ -139,6 +139,13 @@ AIRLOCK_PUBLIC AirlockVm *airlock_vm_new (AirlockArch arch, const AirlockGuestIm
                                           const AirlockVmOptions *options, GError **error);
 AIRLOCK_PUBLIC void airlock_vm_free (AirlockVm *vm);
 
+/* Whether the sinkhole network (docs/sinkhole.md) can be served here:
+ * starts airlock-sinkhole in a private temporary directory, waits until it
+ * is ready (its namespace, tap and nftables rules made), and stops it.
+ * FALSE with @error saying what the process said (no network namespace
+ * allowed, no /dev/net/tun, nftables missing in the kernel, …). */
+AIRLOCK_PUBLIC gboolean airlock_network_check (GError **error);
+
 /* Makes this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so
  * that the QEMU processes the embedded driver daemonizes become its children
  * and each run reaps its own QEMU the moment it kills it.  Without it they

@@ -6,9 +6,16 @@
  * and the name of the testroot's /bin symlink to testprog; arches is a mask
  * of TESTPROG_AMD64 / TESTPROG_ARM64 (the arches the behaviour exists on).
  *
- * This one list is read by testprog.c (its dispatch table) and by
+ * These lists are read by testprog.c (its dispatch table) and by
  * lib/guestimg/testroot.c (the symlinks it puts in the testroot), so the two
- * cannot disagree.  Plain C, no GLib: both sides include it. */
+ * cannot disagree.  Plain C, no GLib: both sides include it.
+ *
+ * TESTPROG_BEHAVIOURS: each produces exact records whatever the network
+ * does (tests/guest/expected-records.h; tests/vm/test-supervisor.c runs
+ * every one).  TESTPROG_NET_BEHAVIOURS: clients that talk to whatever
+ * answers the VM's network, one per protocol (net.c): what they record
+ * depends on the answers, so their checks are the sinkhole's VM tests
+ * (tests/vm/sinkhole.sh), not exact records. */
 #ifndef TESTPROG_BEHAVIOURS_H
 #define TESTPROG_BEHAVIOURS_H
 
@@ -51,5 +58,13 @@
   X ("bench-connect", bench_connect, TESTPROG_BOTH)             \
   X ("bench-write", bench_write, TESTPROG_BOTH)               \
   X ("bench-filter", bench_filter, TESTPROG_BOTH)
+
+#define TESTPROG_NET_BEHAVIOURS(X)                              \
+  X ("net-http", net_http, TESTPROG_BOTH)                       \
+  X ("net-tls", net_tls, TESTPROG_BOTH)                         \
+  X ("net-dns-tcp", net_dns_tcp, TESTPROG_BOTH)                 \
+  X ("net-raw", net_raw, TESTPROG_BOTH)                         \
+  X ("net-udp", net_udp, TESTPROG_BOTH)                         \
+  X ("net-ssh", net_ssh, TESTPROG_BOTH)
 
 #endif /* TESTPROG_BEHAVIOURS_H */

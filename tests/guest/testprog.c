@@ -160,6 +160,7 @@ static const struct {
 #endif
 #define ENTRY(command, function, arches) { (arches) & THIS_ARCH ? command : NULL, behaviour_##function },
   TESTPROG_BEHAVIOURS (ENTRY)
+  TESTPROG_NET_BEHAVIOURS (ENTRY)
 #undef ENTRY
   /* The hostile techniques (tests/hostile), for the hostile sample image. */
 #define TECHNIQUE(command, function, arches) { (arches) & THIS_ARCH ? command : NULL, technique_##function },

@@ -21,6 +21,7 @@
 
 #define DECLARE_BEHAVIOUR(command, function, arches) int behaviour_##function (int argc, char **argv);
 TESTPROG_BEHAVIOURS (DECLARE_BEHAVIOUR)
+TESTPROG_NET_BEHAVIOURS (DECLARE_BEHAVIOUR)
 #undef DECLARE_BEHAVIOUR
 
 /* The command being run ("connect-tcp4"). */

@@ -1448,9 +1448,10 @@ test_pipeline_testroot (Pipeline *p, gconstpointer user_data)
   /* No AArch32 program on amd64, and no arm64-only behaviour. */
   g_assert_null (newc_find (entries, "airlock/testroot/bin/testprog-arm32"));
   g_assert_null (newc_find (entries, "airlock/testroot/bin/aarch32"));
-  for (guint i = 0; i < 3; i++)
+  for (guint i = 0; i < 4; i++)
     {
-      static const char *const links[] = { "connect-tcp4", "tree", "i386-int80" };
+      /* One of each list of behaviours.h, and an amd64-only one. */
+      static const char *const links[] = { "connect-tcp4", "tree", "i386-int80", "net-http" };
       g_autofree char *path = g_strdup_printf ("airlock/testroot/bin/%s", links[i]);
 
       e = newc_find (entries, path);

@@ -53,6 +53,9 @@ typedef struct {
   GString *sink;
   gboolean sink_cut;
   guint64 sink_dropped;
+  guint64 sink_refused;
+  /* The sinkhole served the run but its records were lost (@sink NULL). */
+  const char *sink_error;
   gint64 sink_time_us;
 } Run;
 
@@ -420,13 +423,15 @@ judge (Run *r, const char *policy_text)
     {
       if (!r->sink_cut)
         {
-          g_autofree char *end = airlock_sinkhole_end_line_to_json (r->sink_dropped, 0, NULL);
+          g_autofree char *end = airlock_sinkhole_end_line_to_json (r->sink_dropped, r->sink_refused,
+                                                                         r->sink_refused ? "frame 9 from the guest has source MAC 52:55:0a:00:02:02, not its NIC's" : NULL);
 
           g_string_append_printf (r->sink, "%s\n", end);
         }
       sink = g_bytes_new (r->sink->str, r->sink->len);
       in.sinkhole_records = sink;
     }
+  in.sinkhole_error = r->sink_error;
   if (policy_text)
     {
       g_autoptr (GError) error = NULL;
@@ -790,6 +795,19 @@ build_sink_unfinished_connects (Run *r)
   run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
 }
 
+/* The negative control dns-udp (IPv4) reached the supervisor and the
+ * capture but not the sinkhole's records: the datagram makes the records
+ * partial (inconclusive), and the control is named as not taken in. */
+static void
+build_sink_udp_control_missed (Run *r)
+{
+  sink_serve (r);
+  run_controls_full (r, -1, -1, 0);
+  run_start (r, AIRLOCK_PHASE_WORKLOAD);
+  run_exec (r, AIRLOCK_PHASE_WORKLOAD, 0, "/usr/bin/app", NULL);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
+}
+
 /* The negative control discard-tcp (IPv4) reached the capture but not the
  * sinkhole's records. */
 static void
@@ -834,6 +852,24 @@ build_sink_dropped (Run *r)
 {
   build_sink_clean (r);
   r->sink_dropped = 3;
+}
+
+/* A workload that writes frames past its kernel under the network's MAC. */
+static void
+build_sink_forged_frames (Run *r)
+{
+  build_sink_clean (r);
+  r->sink_refused = 2;
+}
+
+/* The sinkhole served the run, and its records are gone (it died). */
+static void
+build_sink_lost (Run *r)
+{
+  build_sink_clean (r);
+  g_string_free (r->sink, TRUE);
+  r->sink = NULL;
+  r->sink_error = "the sinkhole network failed: killed";
 }
 
 static void
@@ -945,6 +981,9 @@ static const Row rows[] = {
     "allow any any\n", AIRLOCK_VERDICT_FAIL, "connection missing from the sinkhole's records: "
     "connect emulate inet/stream/tcp 198.51.100.7:8443 by /usr/bin/app (pid 200) was established", FALSE,
     NULL },
+  { "/verdict/sinkhole/udp-control-it-missed-is-named", build_sink_udp_control_missed, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "negative control dns-udp (inet/dgram/udp 192.0.2.53:53) was not taken "
+    "in by the sinkhole", FALSE, NULL },
   { "/verdict/sinkhole/control-it-missed-fails", build_sink_control_missed, NULL,
     AIRLOCK_VERDICT_FAIL, "the sinkhole recorded no connection to inet/stream/tcp 192.0.2.9:9",
     FALSE, NULL },
@@ -968,6 +1007,12 @@ static const Row rows[] = {
   { "/verdict/sinkhole/dropped-records-are-inconclusive", build_sink_dropped, NULL,
     AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole's records are not whole: 3 record(s)", FALSE,
     NULL },
+  { "/verdict/sinkhole/forged-frames-fail", build_sink_forged_frames, NULL,
+    AIRLOCK_VERDICT_FAIL, "the guest sent 2 frame(s) under a source MAC that is not its NIC's "
+    "(refused by the sinkhole): frame 9 from the guest", FALSE, NULL },
+  { "/verdict/sinkhole/lost-records-are-inconclusive", build_sink_lost, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole network failed: killed: what the guest's network "
+    "saw cannot be judged", FALSE, NULL },
   { "/verdict/sinkhole/damaged-records-are-inconclusive", build_sink_damaged, NULL,
     AIRLOCK_VERDICT_INCONCLUSIVE, "the sinkhole's records were refused: line ", FALSE, NULL },
 };

@@ -11,7 +11,7 @@ set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..7"
+echo "1..8"
 n=0
 out=$(mktemp)
 derived=$(mktemp -d)
@@ -48,10 +48,19 @@ check /gate/egress-fails 1 $? \
   '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.243\.18:443 by /usr/local/bin/egress-probe'
 
 "$cli" gate --image "oci-archive:$samples/egress.tar" \
-  --allow 'allow udp 10.0.2.3 port 53 dns=example.com' \
-  --allow 'allow tcp 198.18.0.0/15 port 80' --allow 'allow tcp 198.18.0.0/15 port 443' >"$out" 2>&1
-check /gate/egress-admitted-passes 0 $? \
+  --allow 'allow udp any port 53 dns=example.com' \
+  --allow 'allow tcp any port 80 host=example.com' --allow 'allow tcp any port 443 host=example.com' >"$out" 2>&1
+check /gate/egress-admitted-by-name-passes 0 $? \
   '^  amd64 +12/12 +5 +5 +0 +0 +exited +pass$' '^  arm64 +12/12 +5 +5 +0 +0 +exited +pass$'
+
+# The same rules for another name admit nothing: host= is the name the
+# sinkhole handed the address out for, not any name.
+"$cli" gate --image "oci-archive:$samples/egress.tar" \
+  --allow 'allow udp any port 53 dns=example.com' \
+  --allow 'allow tcp any port 80 host=example.org' --allow 'allow tcp any port 443 host=example.org' >"$out" 2>&1
+check /gate/egress-other-name-fails 1 $? \
+  '^  amd64 +12/12 +5 +1 +0 +0 +exited +fail$' '^  arm64 +12/12 +5 +1 +0 +0 +exited +fail$' \
+  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.243\.18:443 \(example\.com'
 
 # The detector proven blind on purpose (test-only guest modes): a control
 # the probe skips fails the verdict naming it; a workload run outside the

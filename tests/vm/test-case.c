@@ -166,14 +166,16 @@ test_egress_reports (AirlockTestFixture *f, gconstpointer data)
       g_assert_cmpstr (a->exe, ==, "/usr/local/bin/egress-probe");
       g_assert_false (a->admitted);
     }
-  g_assert_cmpuint (egress, ==, 3);
+  /* DNS, and on the sinkhole network a connect and a send to each of
+   * the two ports. */
+  g_assert_cmpuint (egress, ==, 5);
 
   {
     const char *const want[] = {
       "expected no egress", "/case/egress-reports", "egress attempts:",
       "/usr/local/bin/egress-probe sendto inet udp 10.0.2.3 port 53 dns=example.com.",
-      "/usr/local/bin/egress-probe connect inet tcp 198.51.100.80 port 80",
-      "/usr/local/bin/egress-probe connect inet tcp 198.51.100.80 port 443",
+      "/usr/local/bin/egress-probe connect inet tcp 198.18.243.18 port 80",
+      "/usr/local/bin/egress-probe connect inet tcp 198.18.243.18 port 443",
       "evidence: no bundle", NULL,
     };
 
@@ -182,22 +184,56 @@ test_egress_reports (AirlockTestFixture *f, gconstpointer data)
     g_clear_error (&error);
   }
   {
-    /* Two of three admitted: only the DNS query is reported. */
+    /* The connections admitted: only the DNS query is reported. */
     const char *const want[] = {
       "expected egress only to", "sendto inet udp 10.0.2.3 port 53 dns=example.com.", NULL,
     };
 
-    g_assert_false (airlock_check_egress_only_to (r, "allow tcp 198.51.100.80 port 80\n"
-                                                     "allow tcp 198.51.100.80 port 443", &error));
+    g_assert_false (airlock_check_egress_only_to (r, "allow tcp 198.18.243.18 port 80\n"
+                                                     "allow tcp 198.18.243.18 port 443", &error));
     assert_message_has (error, want);
     g_assert_null (strstr (error->message, "port 443 ("));
     g_clear_error (&error);
   }
-  g_assert_true (airlock_check_egress_only_to (r, "allow tcp 198.51.100.80 port 80\n"
-                                                  "allow tcp 198.51.100.80 port 443\n"
+  g_assert_true (airlock_check_egress_only_to (r, "allow tcp 198.18.243.18 port 80\n"
+                                                  "allow tcp 198.18.243.18 port 443\n"
                                                   "allow udp 10.0.2.3 port 53 dns=example.com",
                                                &error));
   g_assert_no_error (error);
+  /* By name: the sinkhole handed the address out for example.com, so
+   * host= admits both connections, and another name neither. */
+  g_assert_true (airlock_check_egress_only_to (r, "allow tcp any port 80 host=example.com\n"
+                                                  "allow tcp any port 443 host=example.com\n"
+                                                  "allow udp any port 53 dns=example.com",
+                                               &error));
+  g_assert_no_error (error);
+  g_assert_false (airlock_check_egress_only_to (r, "allow tcp any port 80 host=example.org\n"
+                                                   "allow tcp any port 443 host=example.org\n"
+                                                   "allow udp any port 53 dns=example.com",
+                                                &error));
+  g_clear_error (&error);
+  {
+    /* What the sinkhole took in, host-side: the question and its answer,
+     * GET / with Host example.com on 80, SNI example.com on 443. */
+    GPtrArray *x = airlock_result_get_exchanges (r);
+    gboolean dns = FALSE, http = FALSE, tls = FALSE;
+
+    for (guint i = 0; i < x->len; i++)
+      {
+        const AirlockResultExchange *e = x->pdata[i];
+
+        if (g_str_equal (e->kind, "dns") && g_strcmp0 (e->question, "example.com.") == 0)
+          dns = e->answers[0] && g_str_equal (e->answers[0], "198.18.243.18");
+        else if (g_str_equal (e->kind, "tcp") && e->port == 80)
+          http = g_strcmp0 (e->http_host, "example.com") == 0 && g_strcmp0 (e->http_path, "/") == 0
+                 && g_strcmp0 (e->name, "example.com.") == 0;
+        else if (g_str_equal (e->kind, "tcp") && e->port == 443)
+          tls = g_strcmp0 (e->tls_sni, "example.com") == 0 && g_strcmp0 (e->protocol, "tls") == 0;
+      }
+    g_assert_true (dns);
+    g_assert_true (http);
+    g_assert_true (tls);
+  }
   {
     const char *const want[] = { "the rules do not parse", "allowed:1:", NULL };
 

@@ -6,9 +6,9 @@
  *                 the image's User (app, 1000:1000), WorkingDir (/srv), Env,
  *                 and a whiteout-deleted file that is really absent;
  *   egress        (from the oci-archive) its exact attempts, each emulated
- *                 by the supervisor and stopped by QEMU's restrict=on user
- *                 network (the DNS query is sent and never answered, the
- *                 connects are refused), and the digests it is bound to: the same
+ *                 by the supervisor and answered by the sinkhole network
+ *                 (the DNS query gets example.com's address, both connects
+ *                 are accepted), and the digests it is bound to: the same
  *                 index, manifest and config as the OCI layout of the same
  *                 image, and the blobs' own SHA-256;
  *   clean-cached  a second run reuses the cached rootfs disk: the same file,
@@ -54,21 +54,28 @@ static const char *const egress_records[] = {
   "socket continue inet/dgram/udp -",
   "sendto emulate inet/dgram/udp 10.0.2.3:53 dns=example.com.",
   "socket continue inet/stream/tcp -",
-  "connect emulate inet/stream/tcp 198.51.100.80:80",
+  "connect emulate inet/stream/tcp 198.18.243.18:80",
+  "sendto continue inet/stream/tcp 198.18.243.18:80",
   "socket continue inet/stream/tcp -",
-  "connect emulate inet/stream/tcp 198.51.100.80:443",
+  "connect emulate inet/stream/tcp 198.18.243.18:443",
+  "sendto continue inet/stream/tcp 198.18.243.18:443",
   NULL,
 };
 
-/* What egress-probe prints inside airlock: its query goes out of the guest
- * and no resolver answers (restrict=on drops it in QEMU), its connects are
- * refused by QEMU itself. */
+/* What egress-probe prints inside airlock: the sinkhole answers its query
+ * with the address it hands out for example.com (the same in every run:
+ * docs/sinkhole.md), accepts both connections, takes in the request and
+ * the ClientHello and closes without a reply (no fixture was served). */
 static const char egress_stdout[] =
-  "egress-probe: example.com (198.51.100.80), ports 53/udp, 80/tcp, 443/tcp\n"
+  "egress-probe: example.com (198.51.100.80 without an answer), ports 53/udp, 80/tcp, 443/tcp\n"
   "dns: query for example.com sent to 10.0.2.3:53\n"
-  "dns: no answer: timed out\n"
-  "http: connect 198.51.100.80:80: Connection refused\n"
-  "https: connect 198.51.100.80:443: Connection refused\n"
+  "dns: example.com A 198.18.243.18\n"
+  "http: connected to 198.18.243.18:80\n"
+  "http: sent 90 bytes\n"
+  "http: closed without a reply\n"
+  "https: connected to 198.18.243.18:443\n"
+  "https: sent 114 bytes\n"
+  "https: closed without a reply\n"
   "egress-probe: done\n";
 
 static char *cache_dir;
