@@ -143,10 +143,11 @@ print_network (AirlockArch arch, const AirlockRunRecord *record, const AirlockVe
 
   if (!record->sinkhole)
     {
-      /* Records that did not read are the verdict's reason; a run without
-       * a network has nothing to say here. */
-      if (record->sinkhole_records)
-        printf ("%s: network: %s\n", airlock_arch_to_string (arch), record->sinkhole_error);
+      /* Records lost or unreadable (the verdict's reason too); a run no
+       * sinkhole served has nothing to say here. */
+      if (record->sinkhole_served)
+        printf ("%s: network: no records: %s\n", airlock_arch_to_string (arch),
+                record->sinkhole_error ? record->sinkhole_error : "no reason given");
       return;
     }
   for (guint i = 0; verdict && i < verdict->controls->len; i++)

@@ -426,9 +426,9 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   airlock_json_set_bool (b, "complete", run->complete);
   airlock_json_set_str (b, "reason", run->incomplete_reason);
   airlock_json_set_str (b, "pcap_error", run->pcap_error);
-  /* Why there is no network.jsonl (a run on the sinkhole network has
-   * one): verify gives the run record the same reason. */
-  if (!run->sinkhole_records)
+  /* Why a run the sinkhole served has no network.jsonl: verify gives the
+   * run record the same reason (and a run no sinkhole served, none). */
+  if (!run->sinkhole_records && run->sinkhole_served)
     airlock_json_set_str (b, "sinkhole_error", run->sinkhole_error);
   airlock_json_set_str (b, "chain_head", facts->chain_head);
   airlock_json_set_int (b, "frames", airlock_channel_get_frames (channel)->len);
@@ -554,7 +554,7 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, const Airlock
   facts.events = events;
   facts.verdict = in->verdict;
   facts.sinkhole = run->sinkhole;
-  facts.sinkhole_error = run->sinkhole ? NULL : run->sinkhole_error;
+  facts.sinkhole_error = run->sinkhole || !run->sinkhole_served ? NULL : run->sinkhole_error;
   verdict_text = airlock_bundle_verdict_json (&facts);
   summary = airlock_bundle_summary_md (&facts);
   statement = airlock_bundle_statement_json (&facts);

@@ -69,11 +69,11 @@ typedef struct {
   const char *finished;
   GPtrArray *events;            /* AirlockEvent *, or NULL */
   const AirlockVerdict *verdict;
-  /* The sinkhole's records (network.jsonl) as read, or NULL; and, when
-   * there are none, why (the manifest's run.sinkhole_error, or why the
-   * file did not read), or NULL for a bundle that says nothing of a
-   * sinkhole: one written before it existed, whose derived files must
-   * come out as they did then. */
+  /* The sinkhole's records (network.jsonl) as read, or NULL; and, when a
+   * sinkhole served the run and there are none, why (the manifest's
+   * run.sinkhole_error, or why the file did not read).  NULL for a run no
+   * sinkhole served, and for a bundle written before the sinkhole, whose
+   * derived files must come out as they did then. */
   const AirlockSinkholeLog *sinkhole;
   const char *sinkhole_error;
 } AirlockBundleFacts;

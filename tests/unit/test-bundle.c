@@ -646,10 +646,12 @@ feed_event (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_da
 
 /* DIR: the bundle of the egress sample's run on the sinkhole network (the
  * capture @pcap, the record file @records; NULL: a run on the network
- * before the sinkhole, with a capture and no records), signed with @key
- * when given. */
+ * before the sinkhole, with a capture and no records — or, with
+ * @sinkhole_error, one whose sinkhole lost them), signed with @key when
+ * given. */
 static void
-write_network_bundle (const char *dir, GBytes *pcap, GBytes *records, GBytes *key)
+write_network_bundle_full (const char *dir, GBytes *pcap, GBytes *records,
+                           const char *sinkhole_error, GBytes *key)
 {
   g_autoptr (AirlockChannel) channel = airlock_channel_new (test_nonce, HEARTBEAT_MS, TOLERANCE_MS);
   g_autoptr (AirlockEventLog) log = airlock_event_log_new ();
@@ -667,6 +669,7 @@ write_network_bundle (const char *dir, GBytes *pcap, GBytes *records, GBytes *ke
     .log = log,
     .pcap = pcap,
     .sinkhole_records = records,
+    .sinkhole_error = sinkhole_error,
     .timeout_ms = 30000,
     .channel = channel,
     .accel = "tcg",
@@ -712,6 +715,12 @@ write_network_bundle (const char *dir, GBytes *pcap, GBytes *records, GBytes *ke
   g_assert_true (airlock_bundle_finish (bundle, &in, &error));
   g_assert_no_error (error);
   g_ptr_array_unref (image.layers);
+}
+
+static void
+write_network_bundle (const char *dir, GBytes *pcap, GBytes *records, GBytes *key)
+{
+  write_network_bundle_full (dir, pcap, records, NULL, key);
 }
 
 /* The egress run's bundle at root/net. */
@@ -1002,11 +1011,43 @@ test_network_before_sinkhole_verifies (Fixture *f, gconstpointer data)
   assert_no_problems (r->problems);
   g_assert_false (g_file_test (network, G_FILE_TEST_EXISTS));
   summary = read_text (dir, "summary.md");
-  g_assert_nonnull (strstr (summary, "No records of the network: the run had no sinkhole network"));
+  g_assert_null (strstr (summary, "Network"));
 
   old = airlock_bundle_verify (committed, key);
   assert_no_problems (old->problems);
   g_assert_true (old->hmac_checked);
+}
+
+/* A run the sinkhole served whose records were lost: no network.jsonl,
+ * the reason in the manifest, the summary and the verdict, and the bundle
+ * verifies (the reason is given to the run record again). */
+static void
+test_network_lost_records_verify (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = g_build_filename (f->root, "lost", NULL);
+  g_autofree char *network = g_build_filename (dir, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
+  g_autoptr (AirlockBundleReport) r = NULL;
+  g_autofree char *summary = NULL;
+  g_autofree char *manifest = NULL;
+  g_autofree char *verdict = NULL;
+  NetworkRun n;
+  g_autoptr (GBytes) pcap = NULL;
+
+  network_run_init (&n);
+  network_run_egress (&n);
+  pcap = network_run_pcap (&n);
+  network_run_clear (&n);
+  write_network_bundle_full (dir, pcap, NULL, "the sinkhole network failed: killed", f->key);
+  r = airlock_bundle_verify (dir, f->key);
+  assert_no_problems (r->problems);
+  g_assert_cmpstr (r->verdict, ==, "inconclusive");
+  g_assert_false (g_file_test (network, G_FILE_TEST_EXISTS));
+  manifest = read_text (dir, "manifest.json");
+  g_assert_nonnull (strstr (manifest, "\"sinkhole_error\" : \"the sinkhole network failed: killed\""));
+  summary = read_text (dir, "summary.md");
+  g_assert_nonnull (strstr (summary, "No records of the network: the sinkhole network failed: killed"));
+  verdict = read_text (dir, "verdict.json");
+  g_assert_nonnull (strstr (verdict, "the sinkhole network failed: killed"));
 }
 
 /* The capture cross-check row by row: what the records may not say. */
@@ -1105,6 +1146,7 @@ main (int argc, char **argv)
   ADD ("/bundle/network/changed-bytes-fail", test_network_changed_bytes_fail);
   ADD ("/bundle/network/missing-or-unlisted-fails", test_network_missing_or_unlisted_fails);
   ADD ("/bundle/network/bundles-before-the-sinkhole-verify", test_network_before_sinkhole_verifies);
+  ADD ("/bundle/network/lost-records-say-why-and-verify", test_network_lost_records_verify);
   g_test_add_func ("/bundle/network/check-capture", test_network_check_capture);
   return g_test_run ();
 }
