@@ -26,9 +26,9 @@ import json
 import os
 import sys
 
-# The record file of a bundle: the sinkhole's name for it is not settled
-# yet (issue 20 says "a file of the bundle"); the first that exists wins.
-RECORD_FILES = ("sinkhole.jsonl", "network.jsonl", "sinkhole.json", "network.json")
+# The record file of a bundle (docs/bundle.md): the sinkhole's records as
+# its process wrote them.
+RECORD_FILES = ("network.jsonl",)
 # The ranges lib/sinkhole/sinkhole.h hands names out from.
 RANGES = {
     "A": ipaddress.ip_network("198.18.0.0/15"),
