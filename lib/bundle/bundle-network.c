@@ -371,8 +371,9 @@ GPtrArray *
 airlock_network_check_capture (const AirlockSinkholeLog *log, AirlockCapture *capture)
 {
   GPtrArray *problems = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
+  /* @counts borrows the keys @order owns: declared after it, freed first. */
   g_autoptr (GPtrArray) order = g_ptr_array_new_with_free_func (key_count_free);
+  g_autoptr (GHashTable) counts = g_hash_table_new (g_str_hash, g_str_equal);
   GPtrArray *anomalies;
   GPtrArray *flows;
 
