@@ -535,7 +535,9 @@ conn_respond (Conn *c)
       conn_close (c);
       return;
     }
-  c->rec->response = g_strdup_printf ("fixture %s:%u", c->fixture->name, c->fixture->port);
+  /* "fixture pypi.org:80": the name as a person writes it in --serve. */
+  c->rec->response = g_strdup_printf ("fixture %.*s:%u", (int) strlen (c->fixture->name) - 1,
+                                      c->fixture->name, c->fixture->port);
   {
     gsize len;
     const guint8 *data = g_bytes_get_data (c->fixture->bytes, &len);

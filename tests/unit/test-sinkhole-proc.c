@@ -409,7 +409,7 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
   g_assert_cmpint (tcp->detected.protocol, ==, AIRLOCK_SINKHOLE_PROTOCOL_HTTP);
   g_assert_cmpstr (tcp->detected.http_host, ==, "example.com");
   g_assert_cmpstr (tcp->detected.http_path, ==, "/simple");
-  g_assert_cmpstr (tcp->response, ==, "fixture example.com.:80");
+  g_assert_cmpstr (tcp->response, ==, "fixture example.com:80");
   g_assert_cmpuint (tcp->bytes_in, ==, sizeof request - 1);
   g_assert_nonnull (udp);
   g_assert_cmpstr (udp->address_text, ==, "192.0.2.1");

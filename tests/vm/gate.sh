@@ -45,7 +45,7 @@ check /gate/clean-passes 0 $? \
 check /gate/egress-fails 1 $? \
   '^  amd64 +12/12 +5 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +5 +0 +0 +0 +exited +fail$' \
   '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 10\.0\.2\.3:53 dns=example\.com\. by /usr/local/bin/egress-probe' \
-  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.243\.18:443 by /usr/local/bin/egress-probe'
+  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.243\.18:443 \(example\.com, SNI example\.com\) by /usr/local/bin/egress-probe'
 
 "$cli" gate --image "oci-archive:$samples/egress.tar" \
   --allow 'allow udp any port 53 dns=example.com' \
@@ -73,7 +73,7 @@ check /gate/missing-control-fails 1 $? \
 "$cli" gate --image "oci:$samples/clean" --test-mode unsupervised >"$out" 2>&1
 check /gate/bypass-is-unattributed 1 $? \
   '^  amd64 +0/12 .* fail$' '^  arm64 +0/12 .* fail$' \
-  '^amd64: unattributed egress inet/stream/tcp 192\.0\.2\.80:443: ' \
+  '^amd64: unattributed egress inet/stream/tcp 192\.0\.2\.80:443 \(SNI control-https\.airlock\.test\): ' \
   '^arm64: negative control https \(inet6/stream/tcp \[2001:db8::80\]:443\) was not seen by the supervisor: the detector was blind$'
 
 python3 "$(dirname "$0")/derive-image.py" "$samples/clean" "$derived/big-passwd" \
