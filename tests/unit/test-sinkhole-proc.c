@@ -36,53 +36,6 @@ typedef struct {
   GByteArray *in;         /* bytes read, not yet a frame */
 } Fixture;
 
-/* ---- checksums (the kernel checks them; capture-frames.h leaves them 0) ---- */
-
-static guint32
-sum16 (const guint8 *p, gsize len, guint32 sum)
-{
-  for (gsize i = 0; i + 1 < len; i += 2)
-    sum += ((guint32) p[i] << 8) | p[i + 1];
-  if (len & 1)
-    sum += (guint32) p[len - 1] << 8;
-  return sum;
-}
-
-static guint16
-fold (guint32 sum)
-{
-  while (sum >> 16)
-    sum = (sum & 0xffff) + (sum >> 16);
-  return (guint16) ~sum;
-}
-
-/* Fills the IPv4 header checksum and the TCP/UDP checksum of an Ethernet
- * frame holding IPv4. */
-static void
-fix_checksums (GByteArray *frame)
-{
-  guint8 *ip = frame->data + 14;
-  gsize ihl = (gsize) (ip[0] & 0x0f) * 4;
-  gsize total = ((gsize) ip[2] << 8) | ip[3];
-  guint8 *l4 = ip + ihl;
-  gsize l4len = total - ihl;
-  guint32 sum;
-  guint16 c;
-  int at = ip[9] == IPPROTO_TCP ? 16 : ip[9] == IPPROTO_UDP ? 6 : -1;
-
-  ip[10] = ip[11] = 0;
-  c = fold (sum16 (ip, ihl, 0));
-  ip[10] = (guint8) (c >> 8);
-  ip[11] = (guint8) c;
-  if (at < 0)
-    return;
-  l4[at] = l4[at + 1] = 0;
-  sum = sum16 (ip + 12, 8, 0) + ip[9] + (guint32) l4len;
-  c = fold (sum16 (l4, l4len, sum));
-  l4[at] = (guint8) (c >> 8);
-  l4[at + 1] = (guint8) c;
-}
-
 static GByteArray *
 guest_frame (guint16 ethertype, GByteArray *payload)
 {
@@ -90,7 +43,7 @@ guest_frame (guint16 ethertype, GByteArray *payload)
                                ethertype, payload);
 
   if (ethertype == 0x0800)
-    fix_checksums (f);
+    cf_fix_checksums (f);
   return f;
 }
 
@@ -361,7 +314,7 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
     GByteArray *forged = cf_ethernet (net_mac, net_mac, 0x0800,
                                       cf_ipv4 ("10.0.2.15", "192.0.2.2", IPPROTO_UDP,
                                                cf_udp (42001, 7777, "forged", 6)));
-    fix_checksums (forged);
+    cf_fix_checksums (forged);
     send_frame (fx, forged);
   }
 
