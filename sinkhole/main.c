@@ -511,8 +511,9 @@ conn_send (Conn *c, const guint8 *data, gsize len)
 
 static gboolean on_conn_quiet (gpointer user_data);
 
-/* The client's first bytes are judged: send what a fixture says, or close. */
-static void
+/* The client's first bytes are judged: send what a fixture says, or close.
+ * FALSE when the connection was closed (@c is gone). */
+static gboolean
 conn_respond (Conn *c)
 {
   const char *name = c->rec->name;
@@ -533,7 +534,7 @@ conn_respond (Conn *c)
   if (!c->fixture)
     {
       conn_close (c);
-      return;
+      return FALSE;
     }
   c->rec->response = g_strdup_printf ("fixture %s:%u", c->fixture->name, c->fixture->port);
   {
@@ -546,6 +547,7 @@ conn_respond (Conn *c)
   if (c->timer)
     g_source_remove (c->timer);
   c->timer = g_timeout_add (LINGER_MS, on_conn_quiet, c);
+  return TRUE;
 }
 
 static gboolean
@@ -557,7 +559,7 @@ on_conn_quiet (gpointer user_data)
   if (c->lingering)
     conn_close (c);
   else
-    conn_respond (c);
+    (void) conn_respond (c);
   return G_SOURCE_REMOVE;
 }
 
@@ -635,10 +637,20 @@ on_conn (int fd, GIOCondition cond, gpointer user_data)
                                    &c->rec->detected);
       if (r == AIRLOCK_SINKHOLE_DETECT_DONE)
         {
+          guint watch = c->watch;
+
           c->detect_done = TRUE;
+          /* This source is the one dispatching: conn_close must not
+           * remove it. */
           c->watch = 0;
-          conn_respond (c);
-          return G_SOURCE_REMOVE;
+          if (!conn_respond (c))
+            return G_SOURCE_REMOVE;
+          /* The fixture is sent: the client's further bytes and its end
+           * are still read while the connection lingers, so they are in
+           * its record, and a client that closes ends it (and has it
+           * written) then, not LINGER_MS later. */
+          c->watch = watch;
+          return G_SOURCE_CONTINUE;
         }
     }
   c->timer = g_timeout_add (QUIET_MS, on_conn_quiet, c);

@@ -3,7 +3,8 @@
  * Ethernet frame) and checks what a guest relies on, frame by frame:
  * ARP for its gateway is answered; a DNS query for example.com gets the
  * name's stable address; a TCP connection to that address is accepted by
- * the kernel in the sinkhole's namespace and gets the --serve fixture; a
+ * the kernel in the sinkhole's namespace and gets the --serve fixture, and
+ * what the client sends after it is still taken in; a
  * frame under a forged source MAC is refused (not answered, not captured,
  * counted); and on QEMU's end closing, the process writes its records and
  * final line and exits 0.
@@ -218,6 +219,7 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
 {
   static const char request[] = "GET /simple HTTP/1.1\r\nHost: example.com\r\n"
                                 "User-Agent: test\r\n\r\n";
+  static const char more[] = "GET /again HTTP/1.1\r\n\r\n";
   g_autoptr (GByteArray) arp = NULL;
   g_autoptr (GByteArray) answer = NULL;
   g_autoptr (GByteArray) synack = NULL;
@@ -305,6 +307,19 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
       got_fixture = memmem (seg->data, seg->len, "HTTP/1.1 200 OK", 15) != NULL;
     }
   g_assert_true (got_fixture);
+  /* What the client sends once the fixture is on its way is still read
+   * while the connection lingers, and counted in its record. */
+  {
+    GByteArray *seg = cf_tcp (41000, 80, 1001 + sizeof request - 1, CF_ACK | CF_PSH, more,
+                              sizeof more - 1);
+    guint32 a = server_seq + 1;
+
+    seg->data[8] = (guint8) (a >> 24);
+    seg->data[9] = (guint8) (a >> 16);
+    seg->data[10] = (guint8) (a >> 8);
+    seg->data[11] = (guint8) a;
+    send_frame (fx, guest_frame (0x0800, cf_ipv4 ("10.0.2.15", "198.18.243.18", IPPROTO_TCP, seg)));
+  }
 
   /* A datagram to anywhere: recorded, not answered. */
   send_frame (fx, guest_frame (0x0800, cf_ipv4 ("10.0.2.15", "192.0.2.1", IPPROTO_UDP,
@@ -363,7 +378,7 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
   g_assert_cmpstr (tcp->detected.http_host, ==, "example.com");
   g_assert_cmpstr (tcp->detected.http_path, ==, "/simple");
   g_assert_cmpstr (tcp->response, ==, "fixture example.com.:80");
-  g_assert_cmpuint (tcp->bytes_in, ==, sizeof request - 1);
+  g_assert_cmpuint (tcp->bytes_in, ==, sizeof request - 1 + sizeof more - 1);
   g_assert_nonnull (udp);
   g_assert_cmpstr (udp->address_text, ==, "192.0.2.1");
   g_assert_cmpuint (udp->port, ==, 4444);
