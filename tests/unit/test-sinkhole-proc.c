@@ -7,7 +7,7 @@
  * what the client sends after it is still taken in; a
  * frame under a forged source MAC is refused (not answered, not captured,
  * counted); and on QEMU's end closing, the process writes its records and
- * final line and exits 0.
+ * final line and exits 0, also when a frame for QEMU is still on its way.
  *
  * Needs a network namespace (root, or unprivileged user namespaces); where
  * the process says it cannot make one, the test skips with its words. */
@@ -392,6 +392,36 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
   g_assert_null (memmem (pcap, pcap_len, "forged", 6));
 }
 
+/* QEMU's end closes while a frame from the network is still on its way
+ * (the ARP reply to its last frame, the tap's own first frames): the
+ * process must still end as a run needs, its final line written and
+ * status 0, not killed by the SIGPIPE of relaying that frame. */
+static void
+test_qemu_gone_with_a_frame_pending (Fixture *fx, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) records = NULL;
+  g_autoptr (AirlockSinkholeLog) log = NULL;
+  g_autofree char *records_path = NULL;
+  g_autofree char *text = NULL;
+  gsize len;
+
+  if (g_test_failed () || fx->fd < 0)
+    return;
+  send_frame (fx, guest_frame (0x0806, cf_arp (1, guest_mac, "10.0.2.15", "10.0.2.2")));
+  close (fx->fd);
+  fx->fd = -1;
+  g_assert_true (g_subprocess_wait (fx->proc, NULL, &error));
+  g_assert_true (g_subprocess_get_if_exited (fx->proc));
+  g_assert_cmpint (g_subprocess_get_exit_status (fx->proc), ==, 0);
+  records_path = g_build_filename (fx->dir, "records.jsonl", NULL);
+  g_assert_true (g_file_get_contents (records_path, &text, &len, NULL));
+  records = g_bytes_new_take (g_steal_pointer (&text), len);
+  log = airlock_sinkhole_log_new_from_bytes (records, &error);
+  g_assert_no_error (error);
+  g_assert_true (log->complete);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -404,5 +434,7 @@ main (int argc, char **argv)
     guest_mac[i] = (guint8) m[i];
   g_test_add ("/sinkhole-proc/serves-a-guest", Fixture, NULL, fixture_setup,
               test_serves_a_guest, fixture_teardown);
+  g_test_add ("/sinkhole-proc/qemu-gone-with-a-frame-pending", Fixture, NULL, fixture_setup,
+              test_qemu_gone_with_a_frame_pending, fixture_teardown);
   return g_test_run ();
 }
