@@ -16,15 +16,19 @@
  *   dns  a UDP query for a name not asked before → its answer, and the
  *        server done: for the sinkhole, the query's record written
  *
- * The floor, measured in the same run (sinkhole-floor.c): the same frames
- * written to a tap device in this process's own network namespace (made
- * at start: as root
- * a new network namespace, otherwise one inside a new user namespace, as
- * the sinkhole makes its own), with the sinkhole's addresses and MAC, where
- * the same kernel's TCP/IP answers and a plain listener does the server's
- * part (a thread for TCP: accept, read the request head, write the same
- * reply, shut down, read to the end, close; one for DNS: a canned A answer).
- * No relay, no capture, no nftables redirect, no detection, no records.
+ * and, once per run before those, what every gate pays once: the process
+ * spawned to its "ready" (namespace, tap, nftables, listeners), next to
+ * the same program's --help, and QEMU's end closed to the process gone.
+ *
+ * The exchanges' floor, measured in the same run (sinkhole-floor.c): the
+ * same frames written to a tap device in this process's own network
+ * namespace (made at start: as root a new network namespace, otherwise one
+ * inside a new user namespace, as the sinkhole makes its own), with the
+ * sinkhole's addresses and MAC, where the same kernel's TCP/IP answers and
+ * a plain listener does the server's part (a thread for TCP: accept, read
+ * the request head, write the same reply, shut down, read to the end,
+ * close; one for DNS: a canned A answer).  No relay, no capture, no
+ * nftables redirect, no detection, no records.
  * The client side (building frames, checksums, reading) is the same code
  * for both, so the ratio is what the sinkhole adds: two hops through its
  * process per frame, the capture, the redirect, detection, the fixture
@@ -39,7 +43,7 @@
  * test: it fails (exit 1) only when an exchange does not happen as it
  * should (no answer, the wrong reply, records that do not match).
  *
- *   bench/sinkhole [--exchanges N] [--warmup N] [--verbose]
+ *   bench/sinkhole [--exchanges N] [--warmup N] [--starts N] [--verbose]
  *
  * Prints median and p90 per exchange in µs and the ratio to the floor;
  * --verbose also each pair's times, on stderr, as they are taken (an order
@@ -513,15 +517,33 @@ typedef struct {
   GSubprocess *proc;
 } Sinkhole;
 
+/* The run's files, removed however the benchmark ends (die () exits). */
+static Sinkhole *files_to_remove;
+
 static void
-sinkhole_start (Sinkhole *sh, const char *program, Path *p)
+remove_files (void)
+{
+  Sinkhole *sh = files_to_remove;
+
+  if (!sh)
+    return;
+  {
+    const char *files[] = { sh->socket_path, sh->pcap_path, sh->records_path, sh->stderr_path,
+                            sh->reply_path };
+
+    for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+      if (files[i])
+        g_unlink (files[i]);
+  }
+  g_rmdir (sh->dir);
+  files_to_remove = NULL;
+}
+
+/* A directory of its own for one process's files, and the fixture. */
+static void
+sinkhole_prepare (Sinkhole *sh)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocessLauncher) l = NULL;
-  g_autofree char *serve = NULL;
-  struct sockaddr_un sun = { .sun_family = AF_UNIX };
-  char ready[7] = "";
-  gsize got = 0;
 
   sh->dir = g_dir_make_tmp ("airlock-bench-sinkhole-XXXXXX", &error);
   if (!sh->dir)
@@ -531,8 +553,25 @@ sinkhole_start (Sinkhole *sh, const char *program, Path *p)
   sh->records_path = g_build_filename (sh->dir, "records.jsonl", NULL);
   sh->stderr_path = g_build_filename (sh->dir, "stderr", NULL);
   sh->reply_path = g_build_filename (sh->dir, "reply.http", NULL);
+  files_to_remove = sh;
+  if (strlen (sh->socket_path) >= sizeof ((struct sockaddr_un *) NULL)->sun_path)
+    die (EXIT_FAILED, "the socket path '%s' is too long for a unix socket: set a shorter TMPDIR",
+         sh->socket_path);
   if (!g_file_set_contents (sh->reply_path, fixture_reply, sizeof fixture_reply - 1, &error))
     die (EXIT_FAILED, "%s", error->message);
+}
+
+/* Starts the process as lib/vm/sinkhole-proc.c does and waits for its
+ * "ready": its network namespace, tap, nftables and listeners are made. */
+static void
+sinkhole_spawn (Sinkhole *sh, const char *program)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocessLauncher) l = NULL;
+  g_autofree char *serve = NULL;
+  char ready[7] = "";
+  gsize got = 0;
+
   serve = g_strdup_printf ("--serve=" BENCH_NET_SERVER_NAME ":%u=%s", BENCH_NET_SERVER_PORT,
                            sh->reply_path);
 
@@ -555,13 +594,29 @@ sinkhole_start (Sinkhole *sh, const char *program, Path *p)
            "the sinkhole did not start: %s",
            text && *text ? g_strstrip (text) : "(nothing on stderr)");
     }
+}
+
+/* Our end of QEMU's socket, non-blocking. */
+static int
+sinkhole_connect (Sinkhole *sh)
+{
+  struct sockaddr_un sun = { .sun_family = AF_UNIX };
+  int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 
   strcpy (sun.sun_path, sh->socket_path);
-  p->fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (p->fd < 0 || connect (p->fd, (struct sockaddr *) &sun, sizeof sun) < 0
-      || fcntl (p->fd, F_SETFL, O_NONBLOCK) < 0)
+  if (fd < 0 || connect (fd, (struct sockaddr *) &sun, sizeof sun) < 0
+      || fcntl (fd, F_SETFL, O_NONBLOCK) < 0)
     die (EXIT_FAILED, "cannot connect to the sinkhole's socket '%s': %s", sh->socket_path,
          g_strerror (errno));
+  return fd;
+}
+
+static void
+sinkhole_start (Sinkhole *sh, const char *program, Path *p)
+{
+  sinkhole_prepare (sh);
+  sinkhole_spawn (sh, program);
+  p->fd = sinkhole_connect (sh);
   p->records_fd = open (sh->records_path, O_RDONLY | O_CLOEXEC);
   p->done_fd = inotify_init1 (IN_NONBLOCK | IN_CLOEXEC);
   if (p->records_fd < 0 || p->done_fd < 0
@@ -623,14 +678,7 @@ sinkhole_finish (Sinkhole *sh, Path *p, guint64 connections, guint64 queries)
 static void
 sinkhole_clear (Sinkhole *sh)
 {
-  const char *files[] = { sh->socket_path, sh->pcap_path, sh->records_path, sh->stderr_path,
-                          sh->reply_path };
-
-  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
-    if (files[i])
-      g_unlink (files[i]);
-  if (sh->dir)
-    g_rmdir (sh->dir);
+  remove_files ();
   g_clear_object (&sh->proc);
   g_free (sh->dir);
   g_free (sh->socket_path);
@@ -638,6 +686,59 @@ sinkhole_clear (Sinkhole *sh)
   g_free (sh->records_path);
   g_free (sh->stderr_path);
   g_free (sh->reply_path);
+}
+
+/* ---- the process's start and end ---- */
+
+typedef struct {
+  double floor;           /* ms, `airlock-sinkhole --help`: spawn → exited */
+  double start;           /* ms, spawn → "ready" */
+  double end;             /* ms, QEMU's end closed → exited (final line written, files synced) */
+} StartSample;
+
+/* The floor of a start: the same program loaded, its options parsed and
+ * its help printed, without making its network. */
+static double
+help_once (const char *program)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) proc = NULL;
+  double t0 = now_us ();
+
+  proc = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, program, "--help", NULL);
+  if (!proc || !g_subprocess_wait_check (proc, NULL, &error))
+    die (EXIT_FAILED, "'%s --help': %s", program, error->message);
+  return (now_us () - t0) / 1000;
+}
+
+/* What every run pays once: the process started to its "ready" (before
+ * the domain is defined), and after QEMU has gone, its end. */
+static void
+start_once (const char *program, StartSample *s)
+{
+  Sinkhole sh = { 0 };
+  double t0;
+  int fd;
+
+  sinkhole_prepare (&sh);
+  t0 = now_us ();
+  sinkhole_spawn (&sh, program);
+  s->start = (now_us () - t0) / 1000;
+  fd = sinkhole_connect (&sh);
+  t0 = now_us ();
+  close (fd);
+  if (!g_subprocess_wait (sh.proc, NULL, NULL) || !g_subprocess_get_if_exited (sh.proc)
+      || g_subprocess_get_exit_status (sh.proc) != 0)
+    {
+      g_autofree char *text = NULL;
+
+      g_file_get_contents (sh.stderr_path, &text, NULL, NULL);
+      die (EXIT_FAILED, "the sinkhole did not end with status 0 after QEMU's end closed "
+           "(wait status %d): %s", g_subprocess_get_status (sh.proc),
+           text && *text ? g_strstrip (text) : "(nothing on stderr)");
+    }
+  s->end = (now_us () - t0) / 1000;
+  sinkhole_clear (&sh);
 }
 
 /* ---- numbers ---- */
@@ -654,7 +755,8 @@ compare_doubles (gconstpointer a, gconstpointer b)
 static double
 sample_at (GArray *samples, guint i, gsize offset)
 {
-  return *(const double *) (samples->data + (gsize) i * sizeof (Sample) + offset);
+  return *(const double *) (samples->data + (gsize) i * g_array_get_element_size (samples)
+                            + offset);
 }
 
 /* The @q quantile of one column (nearest rank), or -1 without samples. */
@@ -756,6 +858,56 @@ print_table (GArray *floor, GArray *sinkhole, int exchanges, int warmup, const c
     }
 }
 
+static void
+print_starts (GArray *starts)
+{
+  gsize floor_at = G_STRUCT_OFFSET (StartSample, floor);
+  gsize start_at = G_STRUCT_OFFSET (StartSample, start);
+  gsize end_at = G_STRUCT_OFFSET (StartSample, end);
+  double f = stats_of (starts, floor_at).median, s = stats_of (starts, start_at).median;
+  g_autoptr (GArray) ratios = g_array_new (FALSE, FALSE, sizeof (double));
+  double paired;
+
+  for (guint i = 0; i < starts->len; i++)
+    {
+      double r = sample_at (starts, i, start_at) / sample_at (starts, i, floor_at);
+      g_array_append_val (ratios, r);
+    }
+  paired = stats_of (ratios, 0).median;
+  printf ("\n%-30s %9s %9s | %9s %9s | %8s %8s\n", "milliseconds per run", "floor", "p90",
+          "sinkhole", "p90", "ratio", "paired");
+  printf ("%-30s %9.2f %9.2f | %9.2f %9.2f | %7.2fx %7.2fx\n", "start: spawn to ready", f,
+          quantile (starts, floor_at, 0.9), s, quantile (starts, start_at, 0.9), s / f, paired);
+  printf ("%-30s %9s %9s | %9.2f %9.2f |\n", "end: QEMU's end closed to exit", "", "",
+          stats_of (starts, end_at).median, quantile (starts, end_at, 0.9));
+  printf ("\nstart = airlock-sinkhole spawned to its \"ready\" (network namespace, tap, nftables,\n"
+          "        listeners, seccomp); its floor the same program's --help, spawned to its exit\n"
+          "end   = QEMU's end of the socket closed to the process gone (final line written,\n"
+          "        capture and records synced to disk): both once per run, %u runs\n",
+          starts->len);
+  {
+    BenchSummaryRow start_row = {
+      .bench = "sinkhole",
+      .what = "process start: spawn → ready (once per run)",
+      .value = s,
+      .unit = "ms",
+      .floor = f,
+      .floor_what = "the same program's --help, spawn → exit",
+      .ratio = paired,
+    };
+    BenchSummaryRow end_row = {
+      .bench = "sinkhole",
+      .what = "process end: QEMU gone → exited (once per run)",
+      .value = stats_of (starts, end_at).median,
+      .unit = "ms",
+      .floor = -1,
+    };
+
+    bench_summary_add (&start_row);
+    bench_summary_add (&end_row);
+  }
+}
+
 static char *
 load_average (void)
 {
@@ -773,12 +925,14 @@ load_average (void)
 int
 main (int argc, char **argv)
 {
-  int exchanges = 200, warmup = 20;
+  int exchanges = 200, warmup = 20, starts = 10;
   gboolean verbose = FALSE;
   GOptionEntry entries[] = {
     { "exchanges", 'n', 0, G_OPTION_ARG_INT, &exchanges,
       "measured exchanges of each kind, each path (default 200)", "N" },
     { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "unmeasured ones first (default 20)", "N" },
+    { "starts", 0, 0, G_OPTION_ARG_INT, &starts,
+      "process starts and ends timed (default 10; 0: none)", "N" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "each pair's times on stderr", NULL },
     { NULL },
   };
@@ -788,6 +942,7 @@ main (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (GArray) floor_samples = g_array_new (FALSE, FALSE, sizeof (Sample));
   g_autoptr (GArray) sinkhole_samples = g_array_new (FALSE, FALSE, sizeof (Sample));
+  g_autoptr (GArray) start_samples = g_array_new (FALSE, FALSE, sizeof (StartSample));
   g_autofree char *load = NULL;
   Sinkhole sh = { 0 };
   Path floor_path = { .what = "floor", .records_fd = -1 };
@@ -799,9 +954,10 @@ main (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     die (EXIT_USAGE, "%s", error->message);
-  if (exchanges < 1 || warmup < 0 || exchanges + warmup > EXCHANGES_MAX)
-    die (EXIT_USAGE, "--exchanges must be at least 1, --warmup at least 0, and both together at "
-         "most %d (the sinkhole's bounds on records and names in one run)", EXCHANGES_MAX);
+  if (exchanges < 1 || warmup < 0 || exchanges + warmup > EXCHANGES_MAX || starts < 0)
+    die (EXIT_USAGE, "--exchanges must be at least 1, --warmup and --starts at least 0, and "
+         "--exchanges and --warmup together at most %d (the sinkhole's bounds on records and "
+         "names in one run)", EXCHANGES_MAX);
   if (!program || !*program)
     die (EXIT_USAGE, "set AIRLOCK_SINKHOLE to the airlock-sinkhole program (meson test "
          "--benchmark and meson devenv set it)");
@@ -811,6 +967,7 @@ main (int argc, char **argv)
   for (int i = 0; i < 6; i++)
     guest_mac[i] = (guint8) m[i];
   load = load_average ();
+  atexit (remove_files);
 
   if (!bench_net_floor_enter_namespace (&error))
     die (EXIT_CANNOT_RUN, "%s", error->message);
@@ -820,6 +977,21 @@ main (int argc, char **argv)
   floor_path.fd = bench_net_floor_start (floor_path.done_fd, &error);
   if (floor_path.fd < 0)
     die (EXIT_CANNOT_RUN, "cannot make the floor: %s", error->message);
+  for (int i = 0; i < starts; i++)
+    {
+      StartSample s = { 0 };
+
+      /* Alternating which goes first, as the exchanges do. */
+      if (i % 2)
+        s.floor = help_once (program);
+      start_once (program, &s);
+      if (i % 2 == 0)
+        s.floor = help_once (program);
+      if (verbose)
+        fprintf (stderr, "bench/sinkhole: run %d: --help %.2f, start %.2f, end %.2f ms\n", i + 1,
+                 s.floor, s.start, s.end);
+      g_array_append_val (start_samples, s);
+    }
   sinkhole_path.in = g_byte_array_new ();
   sinkhole_start (&sh, program, &sinkhole_path);
 
@@ -862,6 +1034,8 @@ main (int argc, char **argv)
   sinkhole_finish (&sh, &sinkhole_path, (guint64) (warmup + exchanges),
                    (guint64) (warmup + exchanges) + 1);
   print_table (floor_samples, sinkhole_samples, exchanges, warmup, load);
+  if (start_samples->len)
+    print_starts (start_samples);
   sinkhole_clear (&sh);
   g_byte_array_unref (sinkhole_path.in);
   return 0;
