@@ -693,7 +693,7 @@ sinkhole_clear (Sinkhole *sh)
 typedef struct {
   double floor;           /* ms, `airlock-sinkhole --help`: spawn → exited */
   double start;           /* ms, spawn → "ready" */
-  double end;             /* ms, QEMU's end closed → exited (final line written, files synced) */
+  double end;             /* ms, QEMU's end closed → exited (final line, files synced, exit) */
 } StartSample;
 
 /* The floor of a start: the same program loaded, its options parsed and
@@ -883,7 +883,9 @@ print_starts (GArray *starts)
   printf ("\nstart = airlock-sinkhole spawned to its \"ready\" (network namespace, tap, nftables,\n"
           "        listeners, seccomp); its floor the same program's --help, spawned to its exit\n"
           "end   = QEMU's end of the socket closed to the process gone (final line written,\n"
-          "        capture and records synced to disk): both once per run, %u runs\n",
+          "        capture and records synced, its exit: the kernel removes its tap and\n"
+          "        namespace), which lib/vm/sinkhole-proc.c waits for\n"
+          "both once per run, %u runs\n",
           starts->len);
   {
     BenchSummaryRow start_row = {
