@@ -73,7 +73,7 @@ def main():
         if i == 0:
             print("  ".join("-" * w for w in widths))
     print("\nratio: airlock over its floor; the medians' ratio, or where a benchmark pairs each run\n"
-          "with its floor's (supervisor), the median of the pairs' ratios")
+          "with its floor's (supervisor, sinkhole), the median of the pairs' ratios")
     print(f"{len(rows)} measurements, {missed} target(s) missed")
     return 0
 

@@ -438,7 +438,9 @@ on_tap (int fd, GIOCondition cond, gpointer user_data)
 
   if (n < 0)
     return G_SOURCE_CONTINUE;
-  if (sh->qemu_fd < 0 || !capture_frame (sh, buf + 4, (gsize) n))
+  /* After the final line (QEMU's end closed), a frame the namespace still
+   * sends has no one to go to: neither captured nor passed on. */
+  if (sh->qemu_fd < 0 || sh->finishing || !capture_frame (sh, buf + 4, (gsize) n))
     return G_SOURCE_CONTINUE;
   buf[0] = 0;
   buf[1] = 0;
@@ -511,8 +513,9 @@ conn_send (Conn *c, const guint8 *data, gsize len)
 
 static gboolean on_conn_quiet (gpointer user_data);
 
-/* The client's first bytes are judged: send what a fixture says, or close. */
-static void
+/* The client's first bytes are judged: send what a fixture says, or close.
+ * FALSE when the connection was closed (@c is gone). */
+static gboolean
 conn_respond (Conn *c)
 {
   const char *name = c->rec->name;
@@ -533,7 +536,7 @@ conn_respond (Conn *c)
   if (!c->fixture)
     {
       conn_close (c);
-      return;
+      return FALSE;
     }
   /* "fixture pypi.org:80": the name as a person writes it in --serve. */
   c->rec->response = g_strdup_printf ("fixture %.*s:%u", (int) strlen (c->fixture->name) - 1,
@@ -548,6 +551,7 @@ conn_respond (Conn *c)
   if (c->timer)
     g_source_remove (c->timer);
   c->timer = g_timeout_add (LINGER_MS, on_conn_quiet, c);
+  return TRUE;
 }
 
 static gboolean
@@ -559,7 +563,7 @@ on_conn_quiet (gpointer user_data)
   if (c->lingering)
     conn_close (c);
   else
-    conn_respond (c);
+    (void) conn_respond (c);
   return G_SOURCE_REMOVE;
 }
 
@@ -637,10 +641,20 @@ on_conn (int fd, GIOCondition cond, gpointer user_data)
                                    &c->rec->detected);
       if (r == AIRLOCK_SINKHOLE_DETECT_DONE)
         {
+          guint watch = c->watch;
+
           c->detect_done = TRUE;
+          /* This source is the one dispatching: conn_close must not
+           * remove it. */
           c->watch = 0;
-          conn_respond (c);
-          return G_SOURCE_REMOVE;
+          if (!conn_respond (c))
+            return G_SOURCE_REMOVE;
+          /* The fixture is sent: the client's further bytes and its end
+           * are still read while the connection lingers, so they are in
+           * its record, and a client that closes ends it (and has it
+           * written) then, not LINGER_MS later. */
+          c->watch = watch;
+          return G_SOURCE_CONTINUE;
         }
     }
   c->timer = g_timeout_add (QUIET_MS, on_conn_quiet, c);
@@ -1130,6 +1144,13 @@ main (int argc, char **argv)
   struct sockaddr_un sun = { .sun_family = AF_UNIX };
   int fd;
 
+  /* Every peer may go at any time: QEMU's end of the socket when the VM
+   * stops (with a frame from the namespace still on its way), a guest's
+   * connection reset under a fixture being sent.  Each is a write that
+   * fails with EPIPE, handled where it happens; SIGPIPE's default would
+   * kill the process instead, and lib/vm/sinkhole-proc.c takes the records
+   * of an exit with status 0 only: the run would lose them. */
+  signal (SIGPIPE, SIG_IGN);
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     die ("%s", error->message);

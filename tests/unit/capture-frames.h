@@ -1,13 +1,15 @@
 /* A tiny builder of Ethernet frames and classic pcap files, for the
- * capture analysis tests (tests/unit/test-capture.c) and the fuzzer's seed
- * generator (tests/fuzz/gen-capture-corpus.c).
+ * capture analysis tests (tests/unit/test-capture.c), the fuzzer's seed
+ * generator (tests/fuzz/gen-capture-corpus.c), and whatever speaks to the
+ * sinkhole as QEMU does (tests/unit/test-sinkhole-proc.c, bench/sinkhole.c).
  *
  * Frames are laid out byte by byte from the RFCs, not with the host's
  * struct definitions, so the decoder is checked against the wire format
  * and not against itself.  Checksums are left zero: the analysis does not
  * check them (the guest wrote them; QEMU would drop a bad one, but the
- * guest still sent it).  Each builder takes ownership of the layer it
- * wraps and returns the new one. */
+ * guest still sent it); cf_fix_checksums fills them for a frame a kernel
+ * takes in.  Each builder takes ownership of the layer it wraps and returns
+ * the new one. */
 #pragma once
 
 #include <arpa/inet.h>
@@ -258,6 +260,56 @@ cf_ipv6_fragment (guint8 next, guint16 offset_and_m, guint32 id, GByteArray *res
   cf_be32 (b, id);
   cf_take (b, rest);
   return b;
+}
+
+/* ---- checksums ---- */
+
+/* For frames a kernel takes in (the sinkhole's tap: tests/unit/
+ * test-sinkhole-proc.c, bench/sinkhole.c), which drops a bad checksum
+ * where the capture analysis does not look. */
+static inline guint32
+cf_sum16 (const guint8 *p, gsize len, guint32 sum)
+{
+  for (gsize i = 0; i + 1 < len; i += 2)
+    sum += ((guint32) p[i] << 8) | p[i + 1];
+  if (len & 1)
+    sum += (guint32) p[len - 1] << 8;
+  return sum;
+}
+
+static inline guint16
+cf_fold (guint32 sum)
+{
+  while (sum >> 16)
+    sum = (sum & 0xffff) + (sum >> 16);
+  return (guint16) ~sum;
+}
+
+/* Fills the IPv4 header checksum and the TCP/UDP checksum of an Ethernet
+ * frame holding IPv4 (no VLAN tag). */
+static inline void
+cf_fix_checksums (GByteArray *frame)
+{
+  guint8 *ip = frame->data + 14;
+  gsize ihl = (gsize) (ip[0] & 0x0f) * 4;
+  gsize total = ((gsize) ip[2] << 8) | ip[3];
+  guint8 *l4 = ip + ihl;
+  gsize l4len = total - ihl;
+  guint32 sum;
+  guint16 c;
+  int at = ip[9] == IPPROTO_TCP ? 16 : ip[9] == IPPROTO_UDP ? 6 : -1;
+
+  ip[10] = ip[11] = 0;
+  c = cf_fold (cf_sum16 (ip, ihl, 0));
+  ip[10] = (guint8) (c >> 8);
+  ip[11] = (guint8) c;
+  if (at < 0)
+    return;
+  l4[at] = l4[at + 1] = 0;
+  sum = cf_sum16 (ip + 12, 8, 0) + ip[9] + (guint32) l4len;
+  c = cf_fold (cf_sum16 (l4, l4len, sum));
+  l4[at] = (guint8) (c >> 8);
+  l4[at + 1] = (guint8) c;
 }
 
 /* ---- link ---- */

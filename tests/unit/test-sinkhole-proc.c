@@ -3,10 +3,11 @@
  * Ethernet frame) and checks what a guest relies on, frame by frame:
  * ARP for its gateway is answered; a DNS query for example.com gets the
  * name's stable address; a TCP connection to that address is accepted by
- * the kernel in the sinkhole's namespace and gets the --serve fixture; a
+ * the kernel in the sinkhole's namespace and gets the --serve fixture, and
+ * what the client sends after it is still taken in; a
  * frame under a forged source MAC is refused (not answered, not captured,
  * counted); and on QEMU's end closing, the process writes its records and
- * final line and exits 0.
+ * final line and exits 0, also when a frame for QEMU is still on its way.
  *
  * Needs a network namespace (root, or unprivileged user namespaces); where
  * the process says it cannot make one, the test skips with its words. */
@@ -36,53 +37,6 @@ typedef struct {
   GByteArray *in;         /* bytes read, not yet a frame */
 } Fixture;
 
-/* ---- checksums (the kernel checks them; capture-frames.h leaves them 0) ---- */
-
-static guint32
-sum16 (const guint8 *p, gsize len, guint32 sum)
-{
-  for (gsize i = 0; i + 1 < len; i += 2)
-    sum += ((guint32) p[i] << 8) | p[i + 1];
-  if (len & 1)
-    sum += (guint32) p[len - 1] << 8;
-  return sum;
-}
-
-static guint16
-fold (guint32 sum)
-{
-  while (sum >> 16)
-    sum = (sum & 0xffff) + (sum >> 16);
-  return (guint16) ~sum;
-}
-
-/* Fills the IPv4 header checksum and the TCP/UDP checksum of an Ethernet
- * frame holding IPv4. */
-static void
-fix_checksums (GByteArray *frame)
-{
-  guint8 *ip = frame->data + 14;
-  gsize ihl = (gsize) (ip[0] & 0x0f) * 4;
-  gsize total = ((gsize) ip[2] << 8) | ip[3];
-  guint8 *l4 = ip + ihl;
-  gsize l4len = total - ihl;
-  guint32 sum;
-  guint16 c;
-  int at = ip[9] == IPPROTO_TCP ? 16 : ip[9] == IPPROTO_UDP ? 6 : -1;
-
-  ip[10] = ip[11] = 0;
-  c = fold (sum16 (ip, ihl, 0));
-  ip[10] = (guint8) (c >> 8);
-  ip[11] = (guint8) c;
-  if (at < 0)
-    return;
-  l4[at] = l4[at + 1] = 0;
-  sum = sum16 (ip + 12, 8, 0) + ip[9] + (guint32) l4len;
-  c = fold (sum16 (l4, l4len, sum));
-  l4[at] = (guint8) (c >> 8);
-  l4[at + 1] = (guint8) c;
-}
-
 static GByteArray *
 guest_frame (guint16 ethertype, GByteArray *payload)
 {
@@ -90,7 +44,7 @@ guest_frame (guint16 ethertype, GByteArray *payload)
                                ethertype, payload);
 
   if (ethertype == 0x0800)
-    fix_checksums (f);
+    cf_fix_checksums (f);
   return f;
 }
 
@@ -265,6 +219,7 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
 {
   static const char request[] = "GET /simple HTTP/1.1\r\nHost: example.com\r\n"
                                 "User-Agent: test\r\n\r\n";
+  static const char more[] = "GET /again HTTP/1.1\r\n\r\n";
   g_autoptr (GByteArray) arp = NULL;
   g_autoptr (GByteArray) answer = NULL;
   g_autoptr (GByteArray) synack = NULL;
@@ -352,6 +307,19 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
       got_fixture = memmem (seg->data, seg->len, "HTTP/1.1 200 OK", 15) != NULL;
     }
   g_assert_true (got_fixture);
+  /* What the client sends once the fixture is on its way is still read
+   * while the connection lingers, and counted in its record. */
+  {
+    GByteArray *seg = cf_tcp (41000, 80, 1001 + sizeof request - 1, CF_ACK | CF_PSH, more,
+                              sizeof more - 1);
+    guint32 a = server_seq + 1;
+
+    seg->data[8] = (guint8) (a >> 24);
+    seg->data[9] = (guint8) (a >> 16);
+    seg->data[10] = (guint8) (a >> 8);
+    seg->data[11] = (guint8) a;
+    send_frame (fx, guest_frame (0x0800, cf_ipv4 ("10.0.2.15", "198.18.243.18", IPPROTO_TCP, seg)));
+  }
 
   /* A datagram to anywhere: recorded, not answered. */
   send_frame (fx, guest_frame (0x0800, cf_ipv4 ("10.0.2.15", "192.0.2.1", IPPROTO_UDP,
@@ -361,7 +329,7 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
     GByteArray *forged = cf_ethernet (net_mac, net_mac, 0x0800,
                                       cf_ipv4 ("10.0.2.15", "192.0.2.2", IPPROTO_UDP,
                                                cf_udp (42001, 7777, "forged", 6)));
-    fix_checksums (forged);
+    cf_fix_checksums (forged);
     send_frame (fx, forged);
   }
 
@@ -410,7 +378,7 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
   g_assert_cmpstr (tcp->detected.http_host, ==, "example.com");
   g_assert_cmpstr (tcp->detected.http_path, ==, "/simple");
   g_assert_cmpstr (tcp->response, ==, "fixture example.com:80");
-  g_assert_cmpuint (tcp->bytes_in, ==, sizeof request - 1);
+  g_assert_cmpuint (tcp->bytes_in, ==, sizeof request - 1 + sizeof more - 1);
   g_assert_nonnull (udp);
   g_assert_cmpstr (udp->address_text, ==, "192.0.2.1");
   g_assert_cmpuint (udp->port, ==, 4444);
@@ -422,6 +390,36 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
   g_assert_nonnull (memmem (pcap, pcap_len, "GET /simple", 11));
   g_assert_nonnull (memmem (pcap, pcap_len, "HTTP/1.1 200 OK", 15));
   g_assert_null (memmem (pcap, pcap_len, "forged", 6));
+}
+
+/* QEMU's end closes while a frame from the network is still on its way
+ * (the ARP reply to its last frame, the tap's own first frames): the
+ * process must still end as a run needs, its final line written and
+ * status 0, not killed by the SIGPIPE of relaying that frame. */
+static void
+test_qemu_gone_with_a_frame_pending (Fixture *fx, gconstpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) records = NULL;
+  g_autoptr (AirlockSinkholeLog) log = NULL;
+  g_autofree char *records_path = NULL;
+  g_autofree char *text = NULL;
+  gsize len;
+
+  if (g_test_failed () || fx->fd < 0)
+    return;
+  send_frame (fx, guest_frame (0x0806, cf_arp (1, guest_mac, "10.0.2.15", "10.0.2.2")));
+  close (fx->fd);
+  fx->fd = -1;
+  g_assert_true (g_subprocess_wait (fx->proc, NULL, &error));
+  g_assert_true (g_subprocess_get_if_exited (fx->proc));
+  g_assert_cmpint (g_subprocess_get_exit_status (fx->proc), ==, 0);
+  records_path = g_build_filename (fx->dir, "records.jsonl", NULL);
+  g_assert_true (g_file_get_contents (records_path, &text, &len, NULL));
+  records = g_bytes_new_take (g_steal_pointer (&text), len);
+  log = airlock_sinkhole_log_new_from_bytes (records, &error);
+  g_assert_no_error (error);
+  g_assert_true (log->complete);
 }
 
 int
@@ -436,5 +434,7 @@ main (int argc, char **argv)
     guest_mac[i] = (guint8) m[i];
   g_test_add ("/sinkhole-proc/serves-a-guest", Fixture, NULL, fixture_setup,
               test_serves_a_guest, fixture_teardown);
+  g_test_add ("/sinkhole-proc/qemu-gone-with-a-frame-pending", Fixture, NULL, fixture_setup,
+              test_qemu_gone_with_a_frame_pending, fixture_teardown);
   return g_test_run ();
 }
