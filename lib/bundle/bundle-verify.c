@@ -589,7 +589,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
     g_autofree char *want_statement = NULL;
     AirlockBundleFacts facts = { 0 };
 
-    gint64 timeout_ms = 0;
+    gint64 timeout_ms = 0, guest_time_ms = 0;
     g_autoptr (AirlockRunRecord) record = NULL;
     AirlockRunRecordInput rin = {
       .arch = arch,
@@ -600,12 +600,20 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       .log = log,
       .pcap = pcap,
       .pcap_error = pcap ? NULL : (pcap_error ? pcap_error : "the run had no NIC"),
+      /* The frames' receipt times, replayed: how long the workload was
+       * watched in wall time. */
+      .channel = channel,
     };
 
     /* The same record the live run judged, made from the raw files. */
     if (airlock_json_get_int (kase, "timeout_ms", &timeout_ms) && timeout_ms > 0
         && timeout_ms <= G_MAXUINT32)
       rin.timeout_ms = (guint32) timeout_ms;
+    /* A bundle from before the warped clock ran on the real one. */
+    rin.clock_warp = g_strcmp0 (airlock_json_get_string (kase, "clock"), "warp") == 0;
+    if (rin.clock_warp && airlock_json_get_int (kase, "guest_time_ms", &guest_time_ms)
+        && guest_time_ms > 0 && guest_time_ms <= G_MAXUINT32)
+      rin.guest_time_ms = (guint32) guest_time_ms;
     record = airlock_run_record_new (&rin);
     verdict = airlock_verdict_compute (record, policy);
     r->verdict = g_strdup (airlock_verdict_kind_to_string (verdict->kind));

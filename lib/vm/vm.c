@@ -1607,7 +1607,11 @@ airlock_vm_get_record (AirlockVm *vm)
         .log = vm->events,
         .pcap = pcap,
         .pcap_error = airlock_vm_get_pcap_error (vm),
-        .timeout_ms = vm->spec_timeout_ms,
+        /* Under a warped clock the spec's limit is guest time and ours
+         * is the wall's. */
+        .timeout_ms = vm->opts.clock_warp ? vm->opts.wall_timeout_ms : vm->spec_timeout_ms,
+        .clock_warp = vm->opts.clock_warp,
+        .guest_time_ms = vm->spec_timeout_ms,
         .channel = vm->channel,
         .stdout_bytes = out,
         .stderr_bytes = err,
