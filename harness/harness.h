@@ -55,6 +55,15 @@ gboolean harness_is_bundle (const char *dir);
 gboolean harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES],
                                GError **error);
 
+/* The --clock and --guest-time options of @command ("airlock run"):
+ * @name NULL keeps @ret_clock (the command's default), @guest_time_s -1
+ * is no --guest-time.  Prints the usage error and returns FALSE for an
+ * unknown clock, a --guest-time outside 1 … @max_guest_time_s or given
+ * with the real clock, and the warped clock
+ * with --accel kvm (QEMU warps only what it emulates). */
+gboolean harness_parse_clock (const char *command, const char *name, AirlockAccel accel,
+                              int guest_time_s, int max_guest_time_s, AirlockClock *ret_clock);
+
 /* An AirlockProgressFunc printing one updating line on stderr (a plain line
  * per stage when stderr is not a terminal). */
 void harness_progress (const char *stage, guint64 done, guint64 total, gpointer user_data);
