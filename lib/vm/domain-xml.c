@@ -105,8 +105,17 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
     g_string_append (x, "  <cpu mode='custom' match='exact'><model fallback='forbid'>cortex-a57</model></cpu>\n");
   else
     g_string_append (x, "  <features><gic version='3'/></features>\n");
+  if (spec->icount && !g_str_equal (spec->virt_type, "kvm"))
+    /* The RTC (mc146818, pl031) counts the host's time by default, and
+     * anything in the guest can read it (/sys/class/rtc/rtc0/since_epoch):
+     * under the warped clock it would show a workload the hour it slept
+     * pass in a second, and give a time bomb a clock to wait on that does
+     * not warp.  track='guest' (-rtc clock=vm) makes it count the guest's
+     * time like every other clock there. */
+    g_string_append (x, "  <clock offset='utc'><timer name='rtc' track='guest'/></clock>\n");
+  else
+    g_string_append (x, "  <clock offset='utc'/>\n");
   g_string_append (x,
-    "  <clock offset='utc'/>\n"
     "  <on_poweroff>destroy</on_poweroff>\n"
     "  <on_reboot>destroy</on_reboot>\n"
     "  <on_crash>destroy</on_crash>\n"

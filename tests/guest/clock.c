@@ -8,6 +8,7 @@
 #include "testprog.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,21 @@
 #define DEFAULT_SLEEP_S 3600
 #define BOMB_ADDRESS "192.0.2.1"
 #define BOMB_PORT 80
+
+/* The RTC's seconds (what any process may read in sysfs), or -1. */
+static long long
+rtc_s (void)
+{
+  char buf[32] = "";
+  FILE *f = fopen ("/sys/class/rtc/rtc0/since_epoch", "re");
+  long long s = -1;
+
+  if (f && fgets (buf, sizeof buf, f))
+    s = strtoll (buf, NULL, 10);
+  if (f)
+    fclose (f);
+  return s;
+}
 
 static long long
 monotonic_s (void)
@@ -34,7 +50,7 @@ behaviour_time_bomb (int argc, char **argv)
   struct timespec left = { .tv_sec = DEFAULT_SLEEP_S };
   struct sockaddr_in sa;
   socklen_t len = make_sin (&sa, BOMB_ADDRESS, BOMB_PORT);
-  long long start;
+  long long start, rtc_start;
   int fd;
 
   if (argc > 1)
@@ -51,9 +67,18 @@ behaviour_time_bomb (int argc, char **argv)
     }
   say ("sleeping %lld s", (long long) left.tv_sec);
   start = monotonic_s ();
+  rtc_start = rtc_s ();
   while (clock_nanosleep (CLOCK_MONOTONIC, 0, &left, &left) == EINTR)
     ;
   say ("woke after %lld s of guest time", monotonic_s () - start);
+  /* A bomb could wait on the RTC instead: under the warped clock it must
+   * warp too, or it shows the host's time passing. */
+  if (rtc_start < 0 || rtc_s () < 0)
+    say ("the RTC cannot be read");
+  else if (rtc_s () - rtc_start >= monotonic_s () - start - 1)
+    say ("the RTC kept up with the guest's clock");
+  else
+    say ("the RTC moved only %lld s", rtc_s () - rtc_start);
 
   fd = report ("socket", socket (AF_INET, SOCK_DGRAM, 0));
   if (fd < 0)

@@ -196,9 +196,10 @@ test_xml_arm64_cpu_max (void)
   assert_contains (xml, "<qemu:arg value='max,pauth-impdef=on'/>");
 }
 
-/* The warped clock: QEMU's instruction counter, idle time skipped, under
- * TCG on both arches; under KVM there is none (the VM refuses the warped
- * clock there, and the XML never asks for it). */
+/* The warped clock: QEMU's instruction counter, idle time skipped, and the
+ * RTC on the guest's time, under TCG on both arches; under KVM there is no
+ * counter (the VM refuses the warped clock there, and the XML never asks
+ * for it). */
 static void
 test_xml_icount (void)
 {
@@ -212,14 +213,18 @@ test_xml_icount (void)
 
       plain = airlock_domain_xml_build (&s);
       assert_lacks (plain, "-icount");
+      assert_contains (plain, "<clock offset='utc'/>");
       s.icount = k.icount = TRUE;
       xml = airlock_domain_xml_build (&s);
       assert_common (xml);
       assert_contains (xml, "<qemu:commandline>\n    <qemu:arg value='-icount'/>\n"
                             "    <qemu:arg value='shift=2,sleep=off'/>\n");
+      /* The RTC warps with the rest: no clock of the host's in the guest. */
+      assert_contains (xml, "<clock offset='utc'><timer name='rtc' track='guest'/></clock>");
       kvm = airlock_domain_xml_build (&k);
       assert_well_formed (kvm);
       assert_lacks (kvm, "-icount");
+      assert_lacks (kvm, "track='guest'");
     }
 }
 
