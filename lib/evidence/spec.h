@@ -49,7 +49,7 @@ typedef struct {
    * root, the guest binds it read-only at /.airlock and runs
    * /.airlock/bin/sh instead (`airlock shell`). */
   const char *shell_dir;
-  /* The guest's clock is warped (QEMU -icount shift=0,sleep=off; the VM
+  /* The guest's clock is warped (QEMU -icount shift=2,sleep=off; the VM
    * layer sets it with AirlockVmOptions.clock_warp): @timeout_ms is a limit
    * of guest time, the guest's heartbeats answer the host's ticks, and the
    * host's stop at its wall-time limit ends the workload (protocol.h,

@@ -64,7 +64,7 @@ typedef struct {
   gboolean arm64_cpu_max;       /* arm64 under TCG: max,pauth-impdef=on instead of cortex-a57 */
   gboolean icount;              /* under TCG: deterministic instruction counting (-icount) */
   /* With a spec: the guest's clock runs ahead while the guest is idle
-   * (QEMU -icount shift=0,sleep=off: when every vCPU waits, the clock jumps
+   * (QEMU -icount shift=2,sleep=off: when every vCPU waits, the clock jumps
    * to the next timer), so a workload that sleeps for hours first is seen
    * doing what it does next.  The spec's timeout_ms is then a limit of
    * guest time (AirlockRunSpec.warp is set from this); the host paces the
