@@ -42,6 +42,9 @@ int open_port (const char *name, char *ret_dev, size_t size);
  * (may be NULL).  Returns 0 or -errno. */
 int channel_send (struct wire_frame *f, uint64_t *ret_seq);
 int channel_send_heartbeat (void);
+/* The evidence port's fd: with a warped clock the supervisor reads the
+ * host's ticks and stop from it (AIRLOCK_HOST_TICK, AIRLOCK_HOST_STOP). */
+int channel_port (void);
 int channel_send_log (const char *message);
 /* printf-style LOG frame, also echoed to the console. */
 void channel_logf (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));

@@ -970,6 +970,12 @@ channel_send_heartbeat (void)
 }
 
 int
+channel_port (void)
+{
+  return channel.fd;
+}
+
+int
 channel_send_log (const char *message)
 {
   struct wire_frame f;

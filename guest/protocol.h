@@ -200,7 +200,27 @@ enum airlock_tlv_tag {
                                     * file in the workload's root, that directory is bound there
                                     * read-only at /.airlock and argv[0] becomes /.airlock/bin/sh
                                     * (a LOG frame says which ran; `airlock shell`) */
+  AIRLOCK_SPEC_WARP = 112,         /* u32: 1 = the guest's clock is warped (QEMU's
+                                    * -icount shift=0,sleep=off: while every vCPU is idle the
+                                    * clock jumps to the next timer).  TIMEOUT_MS is then a
+                                    * limit of guest time; the supervisor's heartbeats answer
+                                    * the host's ticks and the host's stop ends the workload
+                                    * (AIRLOCK_HOST_TICK, AIRLOCK_HOST_STOP) */
 };
+
+/* Host → guest after the run spec, in a run whose spec has WARP: single
+ * bytes.  A warped guest's timers cannot pace its heartbeats: a period of
+ * guest time is no bound on wall time (idle, hours pass at once; busy,
+ * the clock follows the instructions executed), and a heartbeat every
+ * 200 ms of guest time would cost a wake-up, a frame and a host read per
+ * 200 ms of the hours a sleeping workload skips.  So the host's wall clock
+ * paces them: the host sends a TICK every heartbeat_ms from the guest's
+ * hello on, and while a workload runs the supervisor answers every batch
+ * of ticks it reads with one HEARTBEAT.  STOP: the host's wall-time limit
+ * passed; the supervisor ends the workload as at its own time limit and
+ * the trailer says AIRLOCK_END_WALL_LIMIT.  Any byte but STOP is a tick. */
+#define AIRLOCK_HOST_TICK 'T'
+#define AIRLOCK_HOST_STOP 'S'
 
 /* The longest EV_NOTE value.  The supervisor joins a record's reasons into
  * one note and cuts it here (guest/record.c), because a second NOTE, like any
@@ -276,8 +296,10 @@ enum airlock_deny_reason {
 
 enum airlock_end_reason {
   AIRLOCK_END_COMPLETED = 1,  /* the workload (or the boot check) finished */
-  AIRLOCK_END_TIMEOUT = 2,    /* the run's time limit ended it */
+  AIRLOCK_END_TIMEOUT = 2,    /* the run's time limit (TIMEOUT_MS, guest time) ended it */
   AIRLOCK_END_ERROR = 3,      /* a trusted guest program failed; see LOG frames */
+  AIRLOCK_END_WALL_LIMIT = 4, /* the host's wall-time limit ended it (AIRLOCK_HOST_STOP,
+                               * a warped clock only) */
 };
 
 /* Kernel command line keys the host sets and the guest init reads.  The

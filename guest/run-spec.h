@@ -38,6 +38,8 @@ struct run_spec {
   bool tty;                /* the workload's stdio is a pseudo-terminal (needs stdio) */
   uint16_t tty_rows, tty_cols;
   char *shell_dir;         /* airlock's static shell, bound when argv[0] is missing, or NULL */
+  bool warp;               /* the clock is warped: timeout_ms is guest time, heartbeats
+                            * answer the host's ticks, its stop ends the workload */
 };
 
 /* Formats a reason into @error (@size bytes, truncated) and returns -EINVAL. */

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -846,6 +847,12 @@ struct heartbeat {
   uint32_t period_ms;
   bool stop;             /* under lock */
   int error;             /* first send error (-errno), atomic */
+  /* A warped clock (AIRLOCK_SPEC_WARP): the host's ticks pace the beats. */
+  bool host_paced;
+  int quit_fd;           /* eventfd: heartbeat_stop() tells the thread to end */
+  int main_fd;           /* eventfd the main loop polls: the host said STOP, or
+                          * the thread failed (then error is set) */
+  int host_stop;         /* atomic: the host sent AIRLOCK_HOST_STOP */
 };
 
 /* Heartbeats come from their own thread, on an absolute schedule, so a
@@ -884,14 +891,85 @@ heartbeat_main (void *data)
   return NULL;
 }
 
+/* The same under a warped clock: a beat per batch of the host's ticks
+ * (protocol.h, AIRLOCK_HOST_TICK: a timer of guest time would fire every
+ * 200 ms of the hours the clock skips, and in no bounded wall time while
+ * the workload computes).  The ticks queued while no workload ran come as
+ * one batch, so one beat answers them.  The host's STOP, and any failure,
+ * wake the main loop through main_fd. */
+static void *
+heartbeat_host_paced_main (void *data)
+{
+  struct heartbeat *hb = data;
+  int port = channel_port ();
+  uint64_t one = 1;
+  int r;
+
+  for (;;)
+    {
+      struct pollfd fds[2] = {
+        { .fd = hb->quit_fd, .events = POLLIN },
+        { .fd = port, .events = POLLIN },
+      };
+      uint8_t buf[256];
+      bool tick = false;
+      ssize_t n;
+
+      if (poll (fds, 2, -1) < 0)
+        {
+          if (errno == EINTR)
+            continue;
+          r = -errno;
+          goto failed;
+        }
+      if (fds[0].revents)
+        return NULL;
+      if (!fds[1].revents)
+        continue;
+      n = read (port, buf, sizeof buf);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (n <= 0)
+        {
+          /* 0: virtio_console's "no host connected" — the host is gone,
+           * and a workload must not run on unwatched. */
+          r = n < 0 ? -errno : -ECONNRESET;
+          goto failed;
+        }
+      for (ssize_t i = 0; i < n; i++)
+        if (buf[i] != AIRLOCK_HOST_STOP)
+          tick = true;
+        else if (!__atomic_exchange_n (&hb->host_stop, 1, __ATOMIC_ACQ_REL))
+          (void) write (hb->main_fd, &one, sizeof one);
+      if (tick && (r = channel_send_heartbeat ()) < 0)
+        goto failed;
+    }
+
+failed:
+  __atomic_store_n (&hb->error, r, __ATOMIC_RELEASE);
+  (void) write (hb->main_fd, &one, sizeof one);
+  return NULL;
+}
+
 static int
-heartbeat_start (struct heartbeat *hb, uint32_t period_ms)
+heartbeat_start (struct heartbeat *hb, uint32_t period_ms, bool host_paced)
 {
   pthread_condattr_t attr;
 
   hb->period_ms = period_ms;
   hb->stop = false;
   hb->error = 0;
+  hb->host_paced = host_paced;
+  hb->host_stop = 0;
+  hb->quit_fd = hb->main_fd = -1;
+  if (host_paced)
+    {
+      hb->quit_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+      hb->main_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+      if (hb->quit_fd < 0 || hb->main_fd < 0)
+        return -errno;
+      return pthread_create (&hb->thread, NULL, heartbeat_host_paced_main, hb) == 0 ? 0 : -EAGAIN;
+    }
   pthread_mutex_init (&hb->lock, NULL);
   pthread_condattr_init (&attr);
   pthread_condattr_setclock (&attr, CLOCK_MONOTONIC);
@@ -903,6 +981,16 @@ heartbeat_start (struct heartbeat *hb, uint32_t period_ms)
 static void
 heartbeat_stop (struct heartbeat *hb)
 {
+  if (hb->host_paced)
+    {
+      uint64_t one = 1;
+
+      (void) write (hb->quit_fd, &one, sizeof one);
+      pthread_join (hb->thread, NULL);
+      close (hb->quit_fd);
+      close (hb->main_fd);
+      return;
+    }
   pthread_mutex_lock (&hb->lock);
   hb->stop = true;
   pthread_cond_signal (&hb->wake);
@@ -1446,6 +1534,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   bool stdio_started = false;
   pid_t reaper;
   bool timed_out = false, output_open, reaper_gone = false, exec_sent = false;
+  bool wall_limit = false;
 
   h = mmap (NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (h == MAP_FAILED)
@@ -1576,7 +1665,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   r = send_simple_event (AIRLOCK_EVENT_WORKLOAD_START, phase, reaper, false, 0);
   if (r < 0)
     return fail (error, error_size, "cannot send the workload-start event: %s", strerror (-r));
-  if (heartbeat_start (&hb, heartbeat_ms) < 0)
+  if (heartbeat_start (&hb, heartbeat_ms, spec->warp) < 0)
     return fail (error, error_size, "cannot start the heartbeat thread");
   if (spec->stdio)
     {
@@ -1589,14 +1678,16 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   if (!notifier)
     return fail (error, error_size, "out of memory");
 
-  /* The loop: notifications, output, the reaper's end, the deadline. */
+  /* The loop: notifications, output, the reaper's end, the deadline (of
+   * guest time: under a warped clock the host's STOP is the wall's). */
   deadline = clock_ns (CLOCK_MONOTONIC) + spec->timeout_ms * NS_PER_MS;
   while (!reaper_gone)
     {
-      struct pollfd fds[3] = {
+      struct pollfd fds[4] = {
         { .fd = listener, .events = POLLIN },
         { .fd = sfd, .events = POLLIN },
         { .fd = output_open ? pipefd[0] : -1, .events = POLLIN },
+        { .fd = hb.main_fd, .events = POLLIN },
       };
       uint64_t now = clock_ns (CLOCK_MONOTONIC);
       int timeout;
@@ -1623,11 +1714,23 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
           else if (timeout > 2)
             timeout = 2;
         }
-      r = poll (fds, 3, timeout);
+      r = poll (fds, 4, timeout);
       if (r < 0 && errno != EINTR)
         return fail (error, error_size, "poll failed: %s", strerror (errno));
       if (r <= 0)
         continue;
+      if (fds[3].revents & POLLIN)
+        {
+          uint64_t count;
+
+          (void) read (hb.main_fd, &count, sizeof count);
+          if (__atomic_load_n (&hb.host_stop, __ATOMIC_ACQUIRE) && !timed_out)
+            {
+              /* The host's wall-time limit: the same end as our own. */
+              timed_out = wall_limit = true;
+              kill (reaper, SIGKILL);
+            }
+        }
       if (fds[0].revents & POLLIN)
         {
           r = notifier_handle_one (notifier);
@@ -1682,12 +1785,13 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   if (r < 0)
     return fail (error, error_size, "cannot send the workload-exit event: %s", strerror (-r));
   console_log ("workload ended (%s) after %llu traced call(s)",
-               timed_out ? "timeout" : "completed",
+               wall_limit ? "the host's wall-time limit" : timed_out ? "timeout" : "completed",
                (unsigned long long) notifier_count (notifier));
 
   ret->exit_status = __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
                      ? (uint32_t) h->entrypoint_status : (uint32_t) status;
-  ret->end_reason = timed_out ? AIRLOCK_END_TIMEOUT : AIRLOCK_END_COMPLETED;
+  ret->end_reason = wall_limit ? AIRLOCK_END_WALL_LIMIT
+                    : timed_out ? AIRLOCK_END_TIMEOUT : AIRLOCK_END_COMPLETED;
   /* PID 1 runs more than one workload (the controls, then the image):
    * nothing of this one stays behind. */
   notifier_free (notifier);
@@ -1710,7 +1814,8 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
 #define CONTROLS_TIMEOUT_MS 60000
 
 static int
-run_controls (uint32_t heartbeat_ms, bool filter, const char *skip, char *error, size_t error_size)
+run_controls (uint32_t heartbeat_ms, bool warp, bool filter, const char *skip, char *error,
+              size_t error_size)
 {
   static struct run_spec controls;
   static char arg0[] = "/bin/probe", env0[] = "PATH=/bin", cwd[] = "/", root[] = CONTROLS_ROOT,
@@ -1732,6 +1837,7 @@ run_controls (uint32_t heartbeat_ms, bool filter, const char *skip, char *error,
   controls.root = root;
   controls.hostname = host;
   controls.timeout_ms = CONTROLS_TIMEOUT_MS;
+  controls.warp = warp;
   return run_workload (&controls, AIRLOCK_PHASE_CONTROLS, heartbeat_ms, filter, &result, error,
                        error_size);
 }
@@ -1765,7 +1871,8 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
     return r;
   if (spec.root_disk && (r = mount_root_disk (&spec, error, error_size)) < 0)
     return r;
-  if (spec.controls && (r = run_controls (heartbeat_ms, filter, skip_control, error, error_size)) < 0)
+  if (spec.controls
+      && (r = run_controls (heartbeat_ms, spec.warp, filter, skip_control, error, error_size)) < 0)
     return r;
   return run_workload (&spec, AIRLOCK_PHASE_WORKLOAD, heartbeat_ms, filter, ret, error, error_size);
 }

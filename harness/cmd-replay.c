@@ -409,9 +409,11 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ReplaySet, replay_set_clear)
 
 /* Replays one bundle; returns the exit status for it. */
 static int
-replay_one (const char *dir, const AirlockSessionOptions *session_opts, const char *out_dir,
-            GBytes *key, ReplaySet *set)
+replay_one (const char *dir, const AirlockSessionOptions *options, const char *clock_name,
+            const char *out_dir, GBytes *key, ReplaySet *set)
 {
+  AirlockSessionOptions opts = *options;
+  const AirlockSessionOptions *session_opts = &opts;
   Recorded r = { NULL };
   g_autoptr (GError) error = NULL;
   g_autoptr (AirlockSession) session = NULL;
@@ -438,6 +440,18 @@ replay_one (const char *dir, const AirlockSessionOptions *session_opts, const ch
       return HARNESS_EXIT_REPLAY_INPUT;
     }
   arch_name = airlock_arch_to_string (r.arch);
+  /* The recorded clock unless told otherwise: a bundle from before the
+   * warped clock ran on the real one. */
+  if (!clock_name)
+    clock_name = airlock_json_get_string (r.kase, "clock") ? airlock_json_get_string (r.kase, "clock")
+                                                            : "real";
+  if (!airlock_clock_from_string (clock_name, &opts.clock))
+    {
+      fprintf (stderr, "airlock replay: %s: the bundle records clock '%s', which this airlock "
+               "does not know\n", arch_name, clock_name);
+      recorded_clear (&r);
+      return HARNESS_EXIT_REPLAY_INPUT;
+    }
   session = airlock_session_new (r.arch, session_opts, &error);
   harness_progress_done ();
   if (!session)
@@ -482,6 +496,8 @@ replay_one (const char *dir, const AirlockSessionOptions *session_opts, const ch
       airlock_case_set_env (c, name, eq ? eq + 1 : NULL);
     }
   airlock_case_set_timeout (c, (guint) MAX (1, int_or (r.kase, "timeout_ms", 30000) / 1000));
+  if (int_or (r.kase, "guest_time_ms", 0) > 0)
+    airlock_case_set_guest_time (c, (guint) MAX (1, int_or (r.kase, "guest_time_ms", 0) / 1000));
   airlock_case_set_controls (c, bool_or (r.kase, "controls", TRUE));
   airlock_case_set_clock (c, recorded_clock_ns (&r));
   policy_path = g_build_filename (dir, "policy.txt", NULL);
@@ -518,8 +534,8 @@ replay_one (const char *dir, const AirlockSessionOptions *session_opts, const ch
         }
     }
 
-  fprintf (stderr, "airlock: %s: replaying %s (%s)%s\n", arch_name, dir, airlock_json_get_string (r.image, "manifest"),
-           session_opts->icount ? " with -icount" : "");
+  fprintf (stderr, "airlock: %s: replaying %s (%s), clock %s\n", arch_name, dir,
+           airlock_json_get_string (r.image, "manifest"), airlock_clock_to_string (opts.clock));
   result = airlock_session_run (session, c, &error);
   if (!result)
     {
@@ -585,8 +601,10 @@ cmd_replay (int argc, char **argv)
   g_autofree char *out_dir = NULL;
   g_autofree char *key_file = NULL;
   g_autoptr (GBytes) key = NULL;
+  g_autofree char *clock_name = NULL;
   gboolean icount = FALSE;
   gboolean arches[AIRLOCK_N_ARCHES] = { TRUE, TRUE };
+  AirlockClock clock = AIRLOCK_CLOCK_WARP;
   AirlockAccel accel = AIRLOCK_ACCEL_AUTO;
   AirlockSessionOptions session_opts = { 0 };
   g_autoptr (GError) error = NULL;
@@ -595,8 +613,10 @@ cmd_replay (int argc, char **argv)
   GOptionEntry entries[] = {
     { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec,
       "with a directory of ARCH/ bundles: the arch to replay (default: every one)", "ARCH" },
+    { "clock", 0, 0, G_OPTION_ARG_STRING, &clock_name,
+      "the guest's clock: warp (it runs ahead while the guest is idle; TCG only) or real (default: as recorded)", "CLOCK" },
     { "icount", 0, 0, G_OPTION_ARG_NONE, &icount,
-      "run the guest with deterministic instruction counting (QEMU -icount; TCG only, slower)", NULL },
+      "the older name of --clock warp (QEMU's deterministic instruction counting, -icount)", NULL },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "write the replay's bundle to DIR/ARCH/", "DIR" },
     { "key-file", 0, 0, G_OPTION_ARG_FILENAME, &key_file, "with --out: sign the replay's bundle", "FILE" },
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
@@ -631,11 +651,15 @@ cmd_replay (int argc, char **argv)
       fprintf (stderr, "airlock replay: unknown accelerator '%s' (expected auto, tcg or kvm)\n", accel_name);
       return HARNESS_EXIT_USAGE;
     }
-  if (icount && accel == AIRLOCK_ACCEL_KVM)
+  if (icount && clock_name && !g_str_equal (clock_name, "warp"))
     {
-      fprintf (stderr, "airlock replay: --icount needs TCG (--accel tcg or auto)\n");
+      fprintf (stderr, "airlock replay: --icount is --clock warp: give one or the other\n");
       return HARNESS_EXIT_USAGE;
     }
+  if (icount && !clock_name)
+    clock_name = g_strdup ("warp");
+  if (clock_name && !harness_parse_clock ("airlock replay", clock_name, accel, -1, 0, &clock))
+    return HARNESS_EXIT_USAGE;
   if (key_file)
     {
       if (!out_dir)
@@ -651,9 +675,7 @@ cmd_replay (int argc, char **argv)
     }
   session_opts.uri = uri;
   session_opts.cache_dir = cache_dir;
-  /* -icount is TCG's; auto would probe KVM first. */
-  session_opts.accel = icount ? AIRLOCK_ACCEL_TCG : accel;
-  session_opts.icount = icount;
+  session_opts.accel = accel;
   session_opts.progress = harness_progress;
 
   if (out_dir)
@@ -669,7 +691,7 @@ cmd_replay (int argc, char **argv)
       set.gate_id = airlock_bundle_set_new_id ();
     }
   if (harness_is_bundle (argv[1]))
-    status = replay_one (argv[1], &session_opts, out_dir, key, &set);
+    status = replay_one (argv[1], &session_opts, clock_name, out_dir, key, &set);
   else
     for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
       {
@@ -680,7 +702,7 @@ cmd_replay (int argc, char **argv)
         n++;
         {
           /* Not inside MAX(): a macro would replay twice. */
-          int s = replay_one (sub, &session_opts, out_dir, key, &set);
+          int s = replay_one (sub, &session_opts, clock_name, out_dir, key, &set);
 
           status = MAX (status, s);
         }

@@ -29,6 +29,7 @@
 
 #define DEFAULT_TIMEOUT_S 30
 #define MAX_TIMEOUT_S 86400
+#define MAX_GUEST_TIME_S (7 * 86400)
 
 
 static gboolean
@@ -127,6 +128,8 @@ end_reason_to_string (guint32 reason)
       return "timeout";
     case AIRLOCK_END_ERROR:
       return "error";
+    case AIRLOCK_END_WALL_LIMIT:
+      return "wall-time limit";
     default:
       return "unknown";
     }
@@ -268,6 +271,14 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVer
             end_reason_to_string (trailer->end_reason));
   else
     printf ("%s: end: no trailer\n", airlock_arch_to_string (arch));
+  /* A warped clock covers hours of the guest's time in seconds of ours:
+   * say how much of each the workload was watched for. */
+  if (record->observed_guest_ms >= 0 && record->observed_wall_ms >= 0)
+    printf ("%s: clock: %s; the workload was watched for %.1f s of guest time in %.1f s\n",
+            airlock_arch_to_string (arch), record->clock_warp ? "warp" : "real",
+            (double) record->observed_guest_ms / 1000.0, (double) record->observed_wall_ms / 1000.0);
+  else
+    printf ("%s: clock: %s\n", airlock_arch_to_string (arch), record->clock_warp ? "warp" : "real");
 }
 
 /* With --stdin -: the workload's output as it comes, on our stdout and
@@ -614,6 +625,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_autofree char *key_file = NULL;
   g_autofree char *case_name = NULL;
   g_autofree char *max_image_size = NULL;
+  g_autofree char *clock_name = NULL;
   gboolean controls = FALSE;
   g_autoptr (GBytes) stdin_data = NULL;
   g_autoptr (GBytes) key = NULL;
@@ -621,8 +633,10 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_autoptr (AirlockCase) c = NULL;
   g_auto (GStrv) serve = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
+  int guest_time_s = -1;
   int boot_timeout = 60;
   gboolean json = FALSE;
+  AirlockClock clock = AIRLOCK_CLOCK_WARP;
   gboolean arches[AIRLOCK_N_ARCHES];
   AirlockAccel accel = AIRLOCK_ACCEL_AUTO;
   g_autoptr (GError) error = NULL;
@@ -641,7 +655,12 @@ run_main (int argc, char **argv, gboolean gate_mode)
       "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE", "REF" },
     { "guest-program", 'p', 0, G_OPTION_ARG_STRING, &program,
       "test program to run instead: /bin/NAME in the guest's testroot", "NAME" },
-    { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s, "end the workload after S seconds (default: 30)", "S" },
+    { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s,
+      "end the workload after S seconds (default: 30): of wall time under --clock warp, of guest time under --clock real", "S" },
+    { "clock", 0, 0, G_OPTION_ARG_STRING, &clock_name,
+      "the guest's clock: warp (default; it runs ahead while the guest is idle, so a sleep passes at once; TCG only) or real", "CLOCK" },
+    { "guest-time", 0, 0, G_OPTION_ARG_INT, &guest_time_s,
+      "with --clock warp: end the workload after S seconds of guest time too (default: 21600, six hours)", "S" },
     { "stdin", 0, 0, G_OPTION_ARG_FILENAME, &stdin_file,
       "feed FILE to the workload's stdin (default: end of file at once; - reads ours)", "FILE" },
     { "controls", 0, 0, G_OPTION_ARG_NONE, &controls,
@@ -761,6 +780,8 @@ run_main (int argc, char **argv, gboolean gate_mode)
                MAX_TIMEOUT_S);
       return HARNESS_EXIT_USAGE;
     }
+  if (!harness_parse_clock ("airlock run", clock_name, accel, guest_time_s, MAX_GUEST_TIME_S, &clock))
+    return HARNESS_EXIT_USAGE;
   if (key_file && !(key = airlock_bundle_key_load (key_file, &error)))
     {
       fprintf (stderr, "airlock run: --key-file: %s\n", error->message);
@@ -824,6 +845,8 @@ run_main (int argc, char **argv, gboolean gate_mode)
   airlock_case_set_name (c, case_name);
   airlock_case_set_args (c, (const char *const *) workload_argv->pdata);
   airlock_case_set_timeout (c, (guint) timeout_s);
+  if (guest_time_s > 0)
+    airlock_case_set_guest_time (c, (guint) guest_time_s);
   airlock_case_set_controls (c, controls);
   if (!harness_apply_serve (c, (const char *const *) serve, &error))
     {
@@ -851,6 +874,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   session_opts.uri = uri;
   session_opts.cache_dir = cache_dir;
   session_opts.accel = accel;
+  session_opts.clock = clock;
   session_opts.boot_timeout_ms = (guint) boot_timeout * 1000;
   session_opts.progress = harness_progress;
 

@@ -34,6 +34,7 @@
 
 #define DEFAULT_TIMEOUT_S 3600
 #define MAX_TIMEOUT_S 86400
+#define MAX_GUEST_TIME_S (7 * 86400)
 #define STATIC_SHELL "/.airlock/bin/sh"
 
 /* ---- our terminal ---- */
@@ -452,7 +453,17 @@ report (const char *arch_name, AirlockResult *result, guint timeout_s)
       fprintf (stderr, "airlock: %s: the shell %s\n", arch_name, how);
     }
   else if (airlock_result_is_complete (result))
-    fprintf (stderr, "airlock: %s: the shell's time limit (%u s) ended it\n", arch_name, timeout_s);
+    {
+      const AirlockVerdict *v = airlock_result_get_verdict_details (result);
+
+      /* Which limit, and how much guest and wall time the session had. */
+      if (v->observation)
+        fprintf (stderr, "airlock: %s: the shell's time limit ended it: %s\n", arch_name,
+                 v->observation);
+      else
+        fprintf (stderr, "airlock: %s: the shell's time limit (%u s) ended it\n", arch_name,
+                 timeout_s);
+    }
   fprintf (stderr, "airlock: %s: %u network call(s) recorded, %u to a destination off the guest, "
            "%u denied; verdict under the default policy: %s\n", arch_name, attempts->len,
            n_egress, n_denied,
@@ -487,8 +498,14 @@ cmd_shell (int argc, char **argv)
   g_autofree char *accel_name = NULL;
   g_autofree char *cache_dir = NULL;
   g_autofree char *max_image_size = NULL;
+  g_autofree char *clock_name = NULL;
   gboolean controls = FALSE;
   int timeout_s = DEFAULT_TIMEOUT_S;
+  int guest_time_s = -1;
+  /* Not warped by default, unlike run and gate: a session waits for a
+   * person most of the time, and a warped clock would run hours ahead
+   * while they type (then its guest-time limit would end the session). */
+  AirlockClock clock = AIRLOCK_CLOCK_REAL;
   int boot_timeout = 60;
   AirlockArch arch;
   AirlockAccel accel = AIRLOCK_ACCEL_AUTO;
@@ -517,7 +534,11 @@ cmd_shell (int argc, char **argv)
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
       "write the session's evidence bundle to DIR/ARCH/ (docs/bundle.md; never overwritten)", "DIR" },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s,
-      "end the session after S seconds (default: 3600)", "S" },
+      "end the session after S seconds (default: 3600): of wall time under --clock warp, of guest time under --clock real", "S" },
+    { "clock", 0, 0, G_OPTION_ARG_STRING, &clock_name,
+      "the guest's clock: real (default) or warp (it runs ahead while the guest is idle, so a sleep passes at once, and so does a pause at the prompt; TCG only)", "CLOCK" },
+    { "guest-time", 0, 0, G_OPTION_ARG_INT, &guest_time_s,
+      "with --clock warp: end the session after S seconds of guest time too (default: 21600, six hours)", "S" },
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
       "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
     { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
@@ -569,6 +590,9 @@ cmd_shell (int argc, char **argv)
                MAX_TIMEOUT_S);
       return HARNESS_EXIT_USAGE;
     }
+  if (!harness_parse_clock ("airlock shell", clock_name, accel, guest_time_s, MAX_GUEST_TIME_S,
+                            &clock))
+    return HARNESS_EXIT_USAGE;
   if (out_dir)
     {
       bundle_dir = g_build_filename (out_dir, airlock_arch_to_string (arch), NULL);
@@ -589,6 +613,7 @@ cmd_shell (int argc, char **argv)
   session_opts.uri = uri;
   session_opts.cache_dir = cache_dir;
   session_opts.accel = accel;
+  session_opts.clock = clock;
   session_opts.boot_timeout_ms = (guint) boot_timeout * 1000;
   session_opts.progress = harness_progress;
   session = airlock_session_new (arch, &session_opts, &error);
@@ -621,6 +646,8 @@ cmd_shell (int argc, char **argv)
       fprintf (stderr, "airlock shell: %s\n", error->message);
       return HARNESS_EXIT_USAGE;
     }
+  if (guest_time_s > 0)
+    airlock_case_set_guest_time (c, (guint) guest_time_s);
   /* As `docker run -t` does: programs that look at TERM get one every
    * image's terminfo knows. */
   if (tty_in)

@@ -29,6 +29,39 @@ usage (FILE *out)
 }
 
 gboolean
+harness_parse_clock (const char *command, const char *name, AirlockAccel accel, int guest_time_s,
+                     int max_guest_time_s, AirlockClock *ret_clock)
+{
+  AirlockClock clock = *ret_clock;
+
+  if (name && !airlock_clock_from_string (name, &clock))
+    {
+      fprintf (stderr, "%s: unknown clock '%s' (expected warp or real)\n", command, name);
+      return FALSE;
+    }
+  if (guest_time_s >= 0 && clock != AIRLOCK_CLOCK_WARP)
+    {
+      fprintf (stderr, "%s: --guest-time is a limit of the warped clock's time: under --clock "
+               "real the guest's time is the wall's (--timeout)\n", command);
+      return FALSE;
+    }
+  if (guest_time_s == 0 || guest_time_s > max_guest_time_s)
+    {
+      fprintf (stderr, "%s: --guest-time must be 1 to %d seconds\n", command, max_guest_time_s);
+      return FALSE;
+    }
+  if (clock == AIRLOCK_CLOCK_WARP && accel == AIRLOCK_ACCEL_KVM)
+    {
+      fprintf (stderr, "%s: --accel kvm cannot warp the guest's clock (QEMU runs the clock ahead "
+               "only of the instructions it emulates): give --clock real to run under KVM, or "
+               "--accel tcg\n", command);
+      return FALSE;
+    }
+  *ret_clock = clock;
+  return TRUE;
+}
+
+gboolean
 harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES], GError **error)
 {
   g_auto (GStrv) words = g_strsplit (spec, ",", -1);

@@ -122,6 +122,13 @@ airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
   json_builder_set_member_name (b, "ended_by_time_limit");
   json_builder_add_boolean_value (b, v->ended_by_time_limit);
   airlock_json_set_str (b, "observation", v->observation);
+  /* How much of the workload's time that was, in guest and wall time: a
+   * warped clock covers hours of the first in seconds of the second. */
+  airlock_json_set_str (b, "clock", v->clock_warp ? "warp" : "real");
+  if (v->observed_guest_ms >= 0)
+    airlock_json_set_int (b, "observed_guest_ms", v->observed_guest_ms);
+  if (v->observed_wall_ms >= 0)
+    airlock_json_set_int (b, "observed_wall_ms", v->observed_wall_ms);
   airlock_json_set_str (b, "chain_head", facts->chain_head);
   airlock_json_set_str (b, "evidence_sha256", facts->evidence_sha256);
   json_builder_end_object (b);

@@ -598,7 +598,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
     g_autofree char *want_statement = NULL;
     AirlockBundleFacts facts = { 0 };
 
-    gint64 timeout_ms = 0;
+    gint64 timeout_ms = 0, guest_time_ms = 0;
     g_autoptr (AirlockRunRecord) record = NULL;
     AirlockRunRecordInput rin = {
       .arch = arch,
@@ -613,12 +613,20 @@ airlock_bundle_verify (const char *dir, GBytes *key)
       .sinkhole_error = network_listed
                           ? "network.jsonl, which manifest.json lists, cannot be read"
                           : airlock_json_get_string (run, "sinkhole_error"),
+      /* The frames' receipt times, replayed: how long the workload was
+       * watched in wall time. */
+      .channel = channel,
     };
 
     /* The same record the live run judged, made from the raw files. */
     if (airlock_json_get_int (kase, "timeout_ms", &timeout_ms) && timeout_ms > 0
         && timeout_ms <= G_MAXUINT32)
       rin.timeout_ms = (guint32) timeout_ms;
+    /* A bundle from before the warped clock ran on the real one. */
+    rin.clock_warp = g_strcmp0 (airlock_json_get_string (kase, "clock"), "warp") == 0;
+    if (rin.clock_warp && airlock_json_get_int (kase, "guest_time_ms", &guest_time_ms)
+        && guest_time_ms > 0 && guest_time_ms <= G_MAXUINT32)
+      rin.guest_time_ms = (guint32) guest_time_ms;
     record = airlock_run_record_new (&rin);
     if (network && !record->sinkhole)
       problem (r, AIRLOCK_BUNDLE_NETWORK_FILE, "%s", record->sinkhole_error);

@@ -410,6 +410,11 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   airlock_json_set_str (b, "cwd", in->cwd);
   airlock_json_set_str (b, "user", in->user);
   airlock_json_set_int (b, "timeout_ms", in->timeout_ms);
+  /* Under a warped clock timeout_ms is the wall's limit, guest_time_ms the
+   * guest's (what `airlock replay` runs again and verify judges by). */
+  airlock_json_set_str (b, "clock", run->clock_warp ? "warp" : "real");
+  if (run->clock_warp)
+    airlock_json_set_int (b, "guest_time_ms", run->guest_time_ms);
   airlock_json_set_bool (b, "controls", in->controls);
   json_builder_end_object (b);
 

@@ -21,8 +21,32 @@
 
 G_DEFINE_QUARK (airlock-case-error-quark, airlock_case_error)
 
+gboolean
+airlock_clock_from_string (const char *name, AirlockClock *ret_clock)
+{
+  if (g_strcmp0 (name, "warp") == 0)
+    *ret_clock = AIRLOCK_CLOCK_WARP;
+  else if (g_strcmp0 (name, "real") == 0)
+    *ret_clock = AIRLOCK_CLOCK_REAL;
+  else
+    return FALSE;
+  return TRUE;
+}
+
+const char *
+airlock_clock_to_string (AirlockClock clock)
+{
+  return clock == AIRLOCK_CLOCK_REAL ? "real" : "warp";
+}
+
 #define DEFAULT_TIMEOUT_S 30
 #define MAX_TIMEOUT_S 86400
+/* Under the warped clock, how much of its own time the guest gives the
+ * workload: six hours covers the daily and hourly timers of a program that
+ * waits before it phones home, and costs ~15 s of wall time when the guest
+ * sleeps through them (bench/clock).  A week at most. */
+#define DEFAULT_GUEST_TIME_S (6 * 3600)
+#define MAX_GUEST_TIME_S (7 * 86400)
 
 /* Where the image's root is mounted in the guest, and the disk serial the
  * guest finds it by (guest/supervisor.c). */
@@ -53,7 +77,7 @@ struct _AirlockSession {
   char *cache_dir;
   AirlockAccel accel;
   guint boot_timeout_ms;
-  gboolean icount;
+  AirlockClock clock;
   AirlockProgressFunc progress;
   gpointer progress_data;
   guint64 max_image_bytes;
@@ -82,7 +106,7 @@ airlock_session_new (AirlockArch arch, const AirlockSessionOptions *options, GEr
   s->cache_dir = o.cache_dir ? g_strdup (o.cache_dir) : airlock_default_cache_dir ();
   s->accel = o.accel;
   s->boot_timeout_ms = o.boot_timeout_ms;
-  s->icount = o.icount;
+  s->clock = o.icount ? AIRLOCK_CLOCK_WARP : o.clock;
   s->progress = o.progress;
   s->progress_data = o.progress_data;
   s->max_image_bytes = o.max_image_bytes;
@@ -154,6 +178,7 @@ struct _AirlockCase {
   GBytes *stdin_bytes;
   GInputStream *stdin_stream;
   guint timeout_s;
+  guint guest_time_s;       /* under the warped clock */
   gboolean controls;
   AirlockPolicy *policy;
   char *bundle_dir;
@@ -196,6 +221,7 @@ airlock_case_new (const char *image_ref)
   c->env_names = g_ptr_array_new_with_free_func (g_free);
   c->env_values = g_ptr_array_new_with_free_func (g_free);
   c->timeout_s = DEFAULT_TIMEOUT_S;
+  c->guest_time_s = DEFAULT_GUEST_TIME_S;
   c->controls = TRUE;
   c->policy = airlock_policy_new_default ();
   c->serve = g_ptr_array_new_with_free_func (fixture_free);
@@ -252,6 +278,7 @@ case_copy (const AirlockCase *c)
   d->stdin_bytes = c->stdin_bytes ? g_bytes_ref (c->stdin_bytes) : NULL;
   d->stdin_stream = c->stdin_stream ? g_object_ref (c->stdin_stream) : NULL;
   d->timeout_s = c->timeout_s;
+  d->guest_time_s = c->guest_time_s;
   d->controls = c->controls;
   airlock_policy_free (d->policy);
   d->policy = policy_copy (c->policy);
@@ -324,6 +351,12 @@ void
 airlock_case_set_timeout (AirlockCase *c, guint seconds)
 {
   c->timeout_s = seconds;
+}
+
+void
+airlock_case_set_guest_time (AirlockCase *c, guint seconds)
+{
+  c->guest_time_s = seconds;
 }
 
 void
@@ -678,6 +711,15 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
                    MAX_TIMEOUT_S);
       return NULL;
     }
+  if (session->clock == AIRLOCK_CLOCK_WARP
+      && (run->c->guest_time_s == 0 || run->c->guest_time_s > MAX_GUEST_TIME_S))
+    {
+      g_set_error (error, AIRLOCK_CASE_ERROR, AIRLOCK_CASE_ERROR_INVALID,
+                   "invalid guest time %u s for case '%s': it must be 1 to %u seconds",
+                   run->c->guest_time_s, run->c->name ? run->c->name : run->c->image_ref,
+                   MAX_GUEST_TIME_S);
+      return NULL;
+    }
   for (guint k = 0; k < run->c->env_names->len; k++)
     if (!valid_env_name (run->c->env_names->pdata[k]))
       {
@@ -702,7 +744,11 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
 
   spec.argv = (const char *const *) run->argv;
   spec.envp = (const char *const *) run->envp->pdata;
-  spec.timeout_ms = run->c->timeout_s * 1000;
+  /* The guest's own limit: under the warped clock its time runs ahead of
+   * ours, so it gets the guest time and we keep the timeout (the VM's
+   * wall_timeout_ms). */
+  spec.timeout_ms = (session->clock == AIRLOCK_CLOCK_WARP ? run->c->guest_time_s
+                                                          : run->c->timeout_s) * 1000;
   spec.hostname = "airlock";
   spec.stdio = TRUE;
   spec.controls = run->c->controls;
@@ -728,7 +774,8 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
   vm_opts.cache_dir = session->cache_dir;
   vm_opts.accel = session->accel;
   vm_opts.boot_timeout_ms = session->boot_timeout_ms;
-  vm_opts.icount = session->icount;
+  vm_opts.clock_warp = session->clock == AIRLOCK_CLOCK_WARP;
+  vm_opts.wall_timeout_ms = run->c->timeout_s * 1000;
   vm_opts.test_mode = run->c->test_mode;
   vm_opts.serve = (const char *const *) run->serve;
   vm_opts.spec = &spec;
@@ -921,7 +968,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
         .case_name = run->c->name,
         .args = (const char *const *) run->c->args,
         .clock_ns = run->c->clock_ns,
-        .icount = run->session->icount,
+        .icount = run->session->clock == AIRLOCK_CLOCK_WARP,
         .shell = run->c->shell,
         .tty = run->c->tty,
         .guest_program = run->c->guest_program,

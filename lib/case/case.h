@@ -3,7 +3,7 @@
  *   AirlockSession  one arch, one libvirt connection, one accelerator, one
  *                   cache: the guest image is found (or built) once.
  *   AirlockCase     what to run: an image reference, its arguments, env
- *                   overrides, stdin, a timeout, the negative controls,
+ *                   overrides, stdin, its time limits, the negative controls,
  *                   the allow-list, where to write the evidence bundle.
  *   AirlockRun      one case running: its stdin can be written and its
  *                   stdout read line by line while it runs (speak a line
@@ -38,19 +38,41 @@ AIRLOCK_PUBLIC GQuark airlock_case_error_quark (void);
 
 /* ---- session ---- */
 
+/* The guest's clock (AirlockSessionOptions.clock). */
+typedef enum {
+  /* The default.  The clock runs ahead while the guest is idle (QEMU's
+   * instruction counting with sleep=off: when every vCPU waits, the clock
+   * jumps to the next timer), so a workload that sleeps for hours before
+   * it phones home is seen doing it within seconds.  A case then has two
+   * limits: its timeout, of wall time, and its guest time
+   * (airlock_case_set_guest_time(), six hours by default).  TCG only:
+   * AIRLOCK_ACCEL_AUTO takes TCG without probing KVM, and
+   * AIRLOCK_ACCEL_KVM makes the run fail to start (AIRLOCK_VM_ERROR_KVM). */
+  AIRLOCK_CLOCK_WARP = 0,
+  /* The guest's clock follows the host's: the timeout is of guest time as
+   * much as wall time, and any accelerator works. */
+  AIRLOCK_CLOCK_REAL,
+} AirlockClock;
+
+/* Parses "warp" or "real".  FALSE for anything else. */
+AIRLOCK_PUBLIC gboolean airlock_clock_from_string (const char *name, AirlockClock *ret_clock);
+/* "warp" or "real" (static). */
+AIRLOCK_PUBLIC const char *airlock_clock_to_string (AirlockClock clock);
+
 typedef struct {
   const char *uri;            /* libvirt URI; NULL: $AIRLOCK_CONNECT, else the embedded driver */
   const char *cache_dir;      /* NULL: airlock_default_cache_dir () */
   AirlockAccel accel;         /* AIRLOCK_ACCEL_AUTO: KVM when a probe boot works, else TCG */
   guint boot_timeout_ms;      /* domain start → guest ready; 0: 60000 */
-  gboolean icount;            /* under TCG: deterministic instruction counting (QEMU -icount),
-                               * slower; ignored under KVM */
+  gboolean icount;            /* kept for source compatibility: TRUE asks for the warped
+                               * clock, which is QEMU's instruction counting (-icount) */
   /* Long work (kernel download, rootfs disk build) reports here; NULL: quiet. */
   AirlockProgressFunc progress;
   gpointer progress_data;
   /* The most an image's layers may decompress to (AirlockImageDiskOptions);
    * 0: $AIRLOCK_MAX_IMAGE_SIZE, else 8 GiB. */
   guint64 max_image_bytes;
+  AirlockClock clock;         /* AIRLOCK_CLOCK_WARP (the default) or AIRLOCK_CLOCK_REAL */
 } AirlockSessionOptions;
 
 typedef struct _AirlockSession AirlockSession;
@@ -103,8 +125,9 @@ AIRLOCK_PUBLIC void airlock_case_set_stdin_bytes (AirlockCase *c, GBytes *data);
  * file (a reference is taken; read from a thread of the run).  Replaces
  * bytes set before.  What was forwarded is kept in the bundle. */
 AIRLOCK_PUBLIC void airlock_case_set_stdin_stream (AirlockCase *c, GInputStream *stream);
-/* The guest ends the workload after @seconds (1 … 86400; checked when the
- * run starts). */
+/* The workload is ended after @seconds (1 … 86400; checked when the run
+ * starts): of the guest's time under the real clock, of the host's wall
+ * time under the warped one (then the host stops it). */
 AIRLOCK_PUBLIC void airlock_case_set_timeout (AirlockCase *c, guint seconds);
 /* What @name answers on @port in the sinkhole network (docs/sinkhole.md):
  * a connection to the address the sinkhole handed out for @name gets
@@ -114,6 +137,11 @@ AIRLOCK_PUBLIC void airlock_case_set_timeout (AirlockCase *c, guint seconds);
  * @name is empty or holds ':', '=', '/' or blanks, or @port is 0. */
 AIRLOCK_PUBLIC gboolean airlock_case_serve (AirlockCase *c, const char *name, guint16 port,
                                             GBytes *response);
+/* Under the warped clock: the guest ends the workload after @seconds of
+ * its own time (1 … 604800, a week; default 21600, six hours; checked when
+ * the run starts), whichever of this and the timeout comes first.  Under
+ * the real clock the timeout alone counts. */
+AIRLOCK_PUBLIC void airlock_case_set_guest_time (AirlockCase *c, guint seconds);
 /* Whether the negative controls run first, in the same boot.  Without
  * them the verdict is inconclusive (nothing proves the detector saw). */
 AIRLOCK_PUBLIC void airlock_case_set_controls (AirlockCase *c, gboolean controls);
@@ -284,6 +312,13 @@ AIRLOCK_PUBLIC const char *airlock_result_get_bundle_dir (AirlockResult *result)
 AIRLOCK_PUBLIC const char *airlock_result_get_bundle_error (AirlockResult *result);
 /* "kvm" or "tcg". */
 AIRLOCK_PUBLIC const char *airlock_result_get_accel (AirlockResult *result);
+/* The clock the run had, and how long its workload was watched, from its
+ * start to its end: in the guest's time and in the host's wall time (ms;
+ * -1 when not known, as when it never started).  Under the warped clock
+ * the first can be hours while the second is seconds. */
+AIRLOCK_PUBLIC AirlockClock airlock_result_get_clock (AirlockResult *result);
+AIRLOCK_PUBLIC gint64 airlock_result_get_observed_guest_ms (AirlockResult *result);
+AIRLOCK_PUBLIC gint64 airlock_result_get_observed_wall_ms (AirlockResult *result);
 /* Accepts NULL. */
 AIRLOCK_PUBLIC void airlock_result_free (AirlockResult *result);
 

@@ -386,6 +386,24 @@ airlock_result_get_accel (AirlockResult *r)
   return r->record->accel;
 }
 
+AirlockClock
+airlock_result_get_clock (AirlockResult *r)
+{
+  return r->record->clock_warp ? AIRLOCK_CLOCK_WARP : AIRLOCK_CLOCK_REAL;
+}
+
+gint64
+airlock_result_get_observed_guest_ms (AirlockResult *r)
+{
+  return r->record->observed_guest_ms;
+}
+
+gint64
+airlock_result_get_observed_wall_ms (AirlockResult *r)
+{
+  return r->record->observed_wall_ms;
+}
+
 const AirlockVerdict *
 airlock_result_get_verdict_details (AirlockResult *r)
 {

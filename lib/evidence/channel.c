@@ -534,11 +534,11 @@ channel_check_trailer (AirlockChannel *channel, const AirlockFrameHeader *header
                            trailer.event_count, channel->event_count, header->seq, at);
       return FALSE;
     }
-  if (trailer.end_reason < AIRLOCK_END_COMPLETED || trailer.end_reason > AIRLOCK_END_ERROR)
+  if (trailer.end_reason < AIRLOCK_END_COMPLETED || trailer.end_reason > AIRLOCK_END_WALL_LIMIT)
     {
       channel_set_anomaly (channel, AIRLOCK_ANOMALY_TRAILER_MISMATCH,
                            "trailer mismatch: end-reason is %" G_GUINT32_FORMAT ", expected "
-                           "1 (completed), 2 (timeout) or 3 (error), in frame %"
+                           "1 (completed), 2 (timeout), 3 (error) or 4 (wall-time limit), in frame %"
                            G_GUINT64_FORMAT " at byte %" G_GSIZE_FORMAT,
                            trailer.end_reason, header->seq, at);
       return FALSE;

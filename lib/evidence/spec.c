@@ -203,6 +203,8 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
     }
   if (spec->shell_dir != NULL)
     put_tlv (out, AIRLOCK_SPEC_SHELL, spec->shell_dir, strlen (spec->shell_dir));
+  if (spec->warp)
+    put_u32 (out, AIRLOCK_SPEC_WARP, 1);
 
   /* Checked after encoding: each piece fits, only the sum can overflow, and
    * the guest reads at most this much after the hello. */

@@ -49,11 +49,17 @@ typedef struct {
    * root, the guest binds it read-only at /.airlock and runs
    * /.airlock/bin/sh instead (`airlock shell`). */
   const char *shell_dir;
+  /* The guest's clock is warped (QEMU -icount shift=2,sleep=off; the VM
+   * layer sets it with AirlockVmOptions.clock_warp): @timeout_ms is a limit
+   * of guest time, the guest's heartbeats answer the host's ticks, and the
+   * host's stop at its wall-time limit ends the workload (protocol.h,
+   * AIRLOCK_SPEC_WARP). */
+  gboolean warp;
 } AirlockRunSpec;
 
 /* Encodes @spec as the TLVs that follow the host hello, in the order
  * protocol.h lists the tags (ARG…, ENV…, CWD, UID, GID, GROUPS, ROOT,
- * TIMEOUT_MS, HOSTNAME, …, TTY, SHELL).  Checks: argv non-empty with a
+ * TIMEOUT_MS, HOSTNAME, …, TTY, SHELL, WARP).  Checks: argv non-empty with a
  * non-empty argv[0], root set and absolute, cwd absolute when set, every env
  * entry NAME=VALUE with a non-empty NAME, timeout_ms > 0, tty only with
  * stdio, shell_dir and then argv[0] absolute, each string at most 65535

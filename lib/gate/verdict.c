@@ -431,15 +431,44 @@ check_controls (AirlockVerdict *v, const AirlockRunRecord *in, GHashTable *contr
     }
 }
 
-/* "30 s", "1.5 s", "250 ms". */
+/* "250 ms", "30 s", "30.4 s", "12.5 min", "6 h", "2.1 h": a duration a
+ * person reads at a glance, to a tenth of its unit. */
 static char *
 duration_to_string (guint64 ms)
 {
+  double value;
+  const char *unit;
+  g_autofree char *text = NULL;
+
   if (ms < 1000)
     return g_strdup_printf ("%" G_GUINT64_FORMAT " ms", ms);
-  if (ms % 1000 == 0)
-    return g_strdup_printf ("%" G_GUINT64_FORMAT " s", ms / 1000);
-  return g_strdup_printf ("%.1f s", (double) ms / 1000.0);
+  if (ms < 120 * 1000)
+    value = (double) ms / 1000.0, unit = "s";
+  else if (ms < 3600 * 1000)
+    value = (double) ms / 60000.0, unit = "min";
+  else
+    value = (double) ms / 3600000.0, unit = "h";
+  text = g_strdup_printf ("%.1f", value);
+  if (g_str_has_suffix (text, ".0"))
+    text[strlen (text) - 2] = '\0';
+  return g_strdup_printf ("%s %s", text, unit);
+}
+
+/* "6 h of guest time in 41 s", "30 s of guest time", or NULL when the
+ * record does not say how long the workload was watched. */
+static char *
+observed_span (const AirlockRunRecord *in)
+{
+  g_autofree char *guest = NULL;
+  g_autofree char *wall = NULL;
+
+  if (in->observed_guest_ms < 0)
+    return NULL;
+  guest = duration_to_string ((guint64) in->observed_guest_ms);
+  if (in->observed_wall_ms < 0)
+    return g_strdup_printf ("%s of guest time", guest);
+  wall = duration_to_string ((guint64) in->observed_wall_ms);
+  return g_strdup_printf ("%s of guest time in %s", guest, wall);
 }
 
 /* Did the image run, and was the whole of its run watched?  A pass needs a
@@ -465,6 +494,18 @@ check_run (AirlockVerdict *v, const AirlockRunRecord *in)
     case AIRLOCK_END_COMPLETED:
       break;
     case AIRLOCK_END_TIMEOUT:
+      v->ended_by_time_limit = TRUE;
+      break;
+    case AIRLOCK_END_WALL_LIMIT:
+      /* Only the host stops a workload by the wall's time, and only when
+       * it warped the guest's clock. */
+      if (!in->clock_warp)
+        {
+          add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE,
+                      "the trailer says the host's wall-time limit ended the run, but the guest's "
+                      "clock was not warped: the host sends no stop then");
+          return;
+        }
       v->ended_by_time_limit = TRUE;
       break;
     case AIRLOCK_END_ERROR:
@@ -511,19 +552,30 @@ check_run (AirlockVerdict *v, const AirlockRunRecord *in)
 
   if (v->ended_by_time_limit)
     {
-      g_autofree char *limit = in->timeout_ms ? duration_to_string (in->timeout_ms) : NULL;
+      gboolean wall = in->trailer.end_reason == AIRLOCK_END_WALL_LIMIT;
+      guint32 limit_ms = in->clock_warp && !wall ? in->guest_time_ms : in->timeout_ms;
+      g_autofree char *span = observed_span (in);
+      g_autofree char *limit = limit_ms ? duration_to_string (limit_ms) : NULL;
+      g_autofree char *which = g_strdup_printf ("%s%s%s%s",
+                                                wall ? "the wall-time limit"
+                                                : in->clock_warp ? "the guest-time limit"
+                                                : "the time limit",
+                                                limit ? " (" : "", limit ? limit : "",
+                                                limit ? ")" : "");
 
-      v->observation = limit ? g_strdup_printf ("observed for %s; ended by the time limit: "
-                                                "what the workload would do later was not seen",
-                                                limit)
-                             : g_strdup ("ended by the time limit: what the workload would do "
-                                         "later was not seen");
+      v->observation = span ? g_strdup_printf ("observed %s; ended by %s: what the workload "
+                                               "would do later was not seen", span, which)
+                            : g_strdup_printf ("ended by %s: what the workload would do later "
+                                               "was not seen", which);
     }
   else if (in->workload_exit && in->workload_exit->has_exit_status)
     {
       g_autofree char *status = airlock_wait_status_to_string (in->workload_exit->exit_status);
+      g_autofree char *span = observed_span (in);
 
-      v->observation = g_strdup_printf ("observed until the workload ended (%s)", status);
+      v->observation = span ? g_strdup_printf ("observed until the workload ended (%s), %s",
+                                               status, span)
+                            : g_strdup_printf ("observed until the workload ended (%s)", status);
     }
 }
 
@@ -712,6 +764,9 @@ airlock_verdict_compute (const AirlockRunRecord *in, const AirlockPolicy *policy
   gboolean sinkhole_whole;
 
   v->kind = AIRLOCK_VERDICT_PASS;
+  v->clock_warp = in->clock_warp;
+  v->observed_guest_ms = in->observed_guest_ms;
+  v->observed_wall_ms = in->observed_wall_ms;
   v->reasons = g_ptr_array_new_with_free_func (g_free);
   v->controls = g_ptr_array_new_with_free_func (control_result_free);
   v->judged = g_array_new (FALSE, TRUE, sizeof (AirlockVerdictAttempt));

@@ -68,11 +68,18 @@ typedef struct {
   /* char *: keys of the flows no record explains, the capture's first,
    * then those only the sinkhole saw */
   GPtrArray *unattributed;
-  /* The run's time limit ended it: what ran after that was not observed. */
+  /* The run's time limit ended it (of guest time, or under a warped clock
+   * the host's of wall time): what ran after that was not observed. */
   gboolean ended_by_time_limit;
+  /* The guest's clock was warped, and how long the workload was watched in
+   * guest and in wall time (the record's; -1: not known). */
+  gboolean clock_warp;
+  gint64 observed_guest_ms;
+  gint64 observed_wall_ms;
   /* How long the workload was observed and how it ended, for people:
-   * "observed for 30 s; ended by the time limit", "observed until the
-   * workload ended (exited 0)"; NULL when it never started. */
+   * "observed 6 h of guest time in 41 s; ended by the guest-time limit
+   * (6 h): …", "observed until the workload ended (exited 0), 60 min of
+   * guest time in 9.2 s"; NULL when it never started. */
   char *observation;
 } AirlockVerdict;
 

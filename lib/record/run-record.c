@@ -40,6 +40,37 @@ derive (AirlockRunRecord *r)
     }
 }
 
+/* When the host received frame @seq, or 0 when the channel has no such
+ * frame.  Frames are numbered from 0 by one, so it is at its index. */
+static gint64
+frame_received (AirlockChannel *channel, guint64 seq)
+{
+  GPtrArray *frames = airlock_channel_get_frames (channel);
+  const AirlockFrame *f = seq < frames->len ? frames->pdata[seq] : NULL;
+
+  return f && f->seq == seq ? f->received_mono_us : 0;
+}
+
+static void
+derive_observed (AirlockRunRecord *r)
+{
+  const AirlockEvent *start = r->workload_start, *end = r->workload_exit;
+
+  r->observed_guest_ms = r->observed_wall_ms = -1;
+  if (!start || !end || end->seq < start->seq)
+    return;
+  if (end->time_ns >= start->time_ns)
+    r->observed_guest_ms = (gint64) ((end->time_ns - start->time_ns) / 1000000);
+  if (r->channel)
+    {
+      gint64 from = frame_received (r->channel, start->seq);
+      gint64 to = frame_received (r->channel, end->seq);
+
+      if (from && to >= from)
+        r->observed_wall_ms = (to - from) / 1000;
+    }
+}
+
 AirlockRunRecord *
 airlock_run_record_new (const AirlockRunRecordInput *in)
 {
@@ -69,9 +100,12 @@ airlock_run_record_new (const AirlockRunRecordInput *in)
   else
     r->events = g_ptr_array_new ();
   r->timeout_ms = in->timeout_ms;
+  r->clock_warp = in->clock_warp;
+  r->guest_time_ms = in->clock_warp ? in->guest_time_ms : 0;
   derive (r);
 
   r->channel = in->channel ? airlock_channel_ref (in->channel) : NULL;
+  derive_observed (r);
   r->stdout_bytes = in->stdout_bytes ? g_bytes_ref (in->stdout_bytes) : g_bytes_new (NULL, 0);
   r->stderr_bytes = in->stderr_bytes ? g_bytes_ref (in->stderr_bytes) : g_bytes_new (NULL, 0);
   r->console = in->console ? g_bytes_ref (in->console) : g_bytes_new (NULL, 0);

@@ -38,10 +38,14 @@ typedef struct {
    * made before the sinkhole) has neither. */
   GBytes *sinkhole_records;
   const char *sinkhole_error;
-  guint32 timeout_ms;            /* the run's time limit (0: not known) */
+  guint32 timeout_ms;            /* the run's time limit (0: not known); with clock_warp the
+                                  * host's limit of wall time */
+  gboolean clock_warp;           /* the guest's clock was warped (QEMU -icount, sleep=off) */
+  guint32 guest_time_ms;         /* with clock_warp: the guest's limit of guest time */
 
   /* What a report or a bundle shows besides what is judged (all optional). */
-  AirlockChannel *channel;       /* the evidence channel (a reference is taken) */
+  AirlockChannel *channel;       /* the evidence channel (a reference is taken): its frames'
+                                  * receipt times give the wall time the workload was watched */
   GBytes *stdout_bytes, *stderr_bytes;  /* the workload's output as received */
   gboolean output_truncated;
   GBytes *console;               /* the guest's console */
@@ -61,6 +65,8 @@ typedef struct _AirlockRunRecord {
   GPtrArray *guest_log;          /* char *, never NULL */
   GPtrArray *events;             /* AirlockEvent *, seq order, never NULL */
   guint32 timeout_ms;
+  gboolean clock_warp;
+  guint32 guest_time_ms;
 
   /* Derived from the events: the last of each kind per phase, or NULL. */
   gboolean controls_ran;                 /* a WORKLOAD_START of the controls phase */
@@ -68,6 +74,12 @@ typedef struct _AirlockRunRecord {
   const AirlockEvent *workload_start;    /* WORKLOAD_START of the workload phase */
   const AirlockEvent *workload_exec;     /* WORKLOAD_EXEC of the workload phase */
   const AirlockEvent *workload_exit;     /* WORKLOAD_EXIT of the workload phase */
+  /* How long the workload was watched, from its start event to its exit
+   * event: in guest time (their CLOCK_BOOTTIME stamps) and in wall time
+   * (the host's receipt of their frames, with a channel); -1 when not
+   * known. */
+  gint64 observed_guest_ms;
+  gint64 observed_wall_ms;
 
   /* The capture, analysed against the guest's NIC, or NULL with a reason. */
   AirlockCapture *capture;

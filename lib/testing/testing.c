@@ -20,6 +20,7 @@ static struct {
   char *out_dir;
   char *uri;
   AirlockAccel accel;
+  AirlockClock clock;
   AirlockSession *sessions[AIRLOCK_N_ARCHES];
   char *session_errors[AIRLOCK_N_ARCHES];   /* why the arch's session could not be made */
   gboolean session_broken[AIRLOCK_N_ARCHES]; /* …for a reason other than "cannot run here" */
@@ -66,6 +67,7 @@ airlock_test_init (int *argc, char ***argv)
 {
   const char *arch_spec = env_or ("AIRLOCK_TEST_ARCH", "all");
   const char *accel = env_or ("AIRLOCK_TEST_ACCEL", "auto");
+  const char *clock = env_or ("AIRLOCK_TEST_CLOCK", "warp");
   int out = 1;
 
   g_free (T.image);
@@ -90,6 +92,7 @@ airlock_test_init (int *argc, char ***argv)
 
         TAKE ("--airlock-arch", arch_spec);
         TAKE ("--airlock-accel", accel);
+        TAKE ("--airlock-clock", clock);
         if (g_str_has_prefix (a, "--airlock-image="))
           image = a + strlen ("--airlock-image=");
         else if (g_str_has_prefix (a, "--airlock-out="))
@@ -99,7 +102,7 @@ airlock_test_init (int *argc, char ***argv)
         else if (g_str_has_prefix (a, "--airlock-"))
           {
             fprintf (stderr, "%s: unknown option '%s' (airlock takes --airlock-arch=, "
-                     "--airlock-image=, --airlock-out=, --airlock-connect=, --airlock-accel=)\n",
+                     "--airlock-image=, --airlock-out=, --airlock-connect=, --airlock-accel=, --airlock-clock=)\n",
                      g_get_prgname () ? g_get_prgname () : "test", a);
             exit (2);
           }
@@ -140,6 +143,12 @@ airlock_test_init (int *argc, char ***argv)
                g_get_prgname () ? g_get_prgname () : "test", accel);
       exit (2);
     }
+  if (!airlock_clock_from_string (clock, &T.clock))
+    {
+      fprintf (stderr, "%s: unknown clock '%s' (expected warp or real)\n",
+               g_get_prgname () ? g_get_prgname () : "test", clock);
+      exit (2);
+    }
   T.initialised = TRUE;
 }
 
@@ -159,7 +168,7 @@ session_for (AirlockArch arch, const char **ret_why)
   if (!T.sessions[arch] && !T.session_errors[arch])
     {
       g_autoptr (GError) error = NULL;
-      AirlockSessionOptions o = { .uri = T.uri, .accel = T.accel };
+      AirlockSessionOptions o = { .uri = T.uri, .accel = T.accel, .clock = T.clock };
 
       T.sessions[arch] = airlock_session_new (arch, &o, &error);
       if (!T.sessions[arch] && airlock_session_error_cannot_run_here (error))

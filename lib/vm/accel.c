@@ -100,6 +100,7 @@ probe_boot (AirlockConnection *conn, AirlockArch arch, const AirlockGuestImage *
   o.run_timeout_ms = KVM_PROBE_TIMEOUT_MS;
   o.test_mode = NULL;
   o.spec = NULL;          /* the probe is a boot check, whatever the run asks */
+  o.clock_warp = FALSE;
   vm = airlock_vm_new_on (arch, image, &o, conn, "kvm");
   if (!airlock_vm_run (vm, &error))
     return g_strdup (error->message);
@@ -123,6 +124,34 @@ airlock_accel_resolve (AirlockConnection *conn, AirlockArch arch, AirlockAccel w
   if (want == AIRLOCK_ACCEL_TCG)
     {
       *ret_virt_type = g_strdup ("qemu");
+      return TRUE;
+    }
+
+  /* QEMU counts instructions, and so can run the clock ahead of them, only
+   * for the instructions it translates itself: a warped clock is TCG's. */
+  if (options->clock_warp)
+    {
+      if (want == AIRLOCK_ACCEL_KVM)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_KVM,
+                       "KVM cannot warp the guest's clock (QEMU runs the clock ahead only of "
+                       "the instructions it emulates): run under TCG, or with the real clock "
+                       "(--clock real, AIRLOCK_CLOCK_REAL) under KVM");
+          return FALSE;
+        }
+      *ret_virt_type = g_strdup ("qemu");
+      /* Worth a word only where KVM might have run: the host's arch, a
+       * /dev/kvm that opens, and no probe of this boot that said no. */
+      if (airlock_arch_host (&host) && host == arch && uri_is_local (conn->uri)
+          && !(why = check_dev_kvm ()))
+        {
+          key = probe_cache_key (conn, arch);
+          cache_file = g_build_filename (options->cache_dir, "accel", airlock_arch_to_string (arch),
+                                         NULL);
+          if (!probe_cache_read (cache_file, key, &cached_ok, &why) || cached_ok)
+            *ret_notice = g_strdup ("KVM was not tried: the warped clock (--clock warp) needs "
+                                    "TCG; --clock real lets a run use KVM");
+        }
       return TRUE;
     }
 

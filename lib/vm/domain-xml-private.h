@@ -21,8 +21,9 @@ typedef struct {
   const char *initrd;
   const char *cmdline;       /* appended after the arch's console arguments */
   gboolean arm64_cpu_max;    /* arm64: -cpu max,pauth-impdef=on instead of cortex-a57 */
-  gboolean icount;           /* TCG: -icount shift=0,sleep=off (deterministic instruction
-                              * counting); ignored under KVM */
+  gboolean icount;           /* TCG: -icount shift=2,sleep=off (the guest's clock counts
+                              * its instructions and jumps over idle time: the warped
+                              * clock); ignored under KVM */
   gboolean short_cpu_check;  /* amd64 TCG: libvirt reads the started guest CPU in two
                               * QMP calls instead of one per CPU property (~400);
                               * for a libvirt known to take <qemu:capabilities> */

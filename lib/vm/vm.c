@@ -27,6 +27,7 @@
 #define DEFAULT_HEARTBEAT_MS 200
 #define DEFAULT_TOLERANCE_MS 5000
 #define DEFAULT_GUEST_RUN_MS 1000
+#define DEFAULT_WALL_TIMEOUT_MS 30000
 /* With a run spec, the guest ends the workload at its timeout, then tears
  * its process tree down and sends the trailer: under TCG that can take a
  * while, and the host must not give up first. */
@@ -117,6 +118,10 @@ struct _AirlockVm {
   gboolean stdio_send_ok;    /* under stdio_send_lock: the port is connected */
   gboolean tty;              /* the spec asks for a terminal */
   char *cancel_reason;       /* under lock: airlock_vm_cancel() was called, why */
+  /* clock_warp: the thread that sends the guest its ticks and our stop
+   * (protocol.h, AIRLOCK_HOST_TICK), until ticker_quit (under lock). */
+  GThread *ticker_thread;
+  gboolean ticker_quit;
   /* Through a daemon: the connection died under the run (the daemon
    * stopped, crashed or restarted), and what became of the domain. */
   gboolean conn_lost;
@@ -160,8 +165,16 @@ copy_options (AirlockVm *vm, const AirlockVmOptions *options)
     o.heartbeat_tolerance_ms = DEFAULT_TOLERANCE_MS;
   if (!o.guest_run_ms)
     o.guest_run_ms = DEFAULT_GUEST_RUN_MS;
+  /* The warped clock is the supervisor's: the boot check keeps its timer. */
+  if (!o.spec)
+    o.clock_warp = FALSE;
+  if (o.clock_warp && !o.wall_timeout_ms)
+    o.wall_timeout_ms = DEFAULT_WALL_TIMEOUT_MS;
+  /* Under a warped clock the spec's limit is guest time, which can pass
+   * in any wall time: the host's own limit is the wall's. */
   if (!o.run_timeout_ms && o.spec)
-    o.run_timeout_ms = (guint) MIN ((guint64) o.spec->timeout_ms + SPEC_RUN_SLACK_MS, G_MAXUINT);
+    o.run_timeout_ms = (guint) MIN ((guint64) (o.clock_warp ? o.wall_timeout_ms : o.spec->timeout_ms)
+                                    + SPEC_RUN_SLACK_MS, G_MAXUINT);
   if (!o.run_timeout_ms)
     o.run_timeout_ms = o.guest_run_ms + DEFAULT_RUN_SLACK_MS;
   /* Borrowed: airlock_vm_new() encodes it and forgets the pointer. */
@@ -228,8 +241,13 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
    * here, with the field named, not as an inconclusive run. */
   if (options && options->spec)
     {
+      AirlockRunSpec spec = *options->spec;
+
+      /* The guest's half of the warped clock: its limit is guest time, its
+       * heartbeats answer our ticks, our stop ends the workload. */
+      spec.warp = vm->opts.clock_warp;
       vm->spec_timeout_ms = options->spec->timeout_ms;
-      vm->spec = airlock_run_spec_encode (options->spec, error);
+      vm->spec = airlock_run_spec_encode (&spec, error);
       if (!vm->spec)
         return NULL;
       if (options->spec->root_disk && !options->root_disk_path)
@@ -348,14 +366,23 @@ on_frame (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_data
 
           airlock_channel_fail (channel, AIRLOCK_ANOMALY_MALFORMED, why);
         }
-      else if (vm->opts.event_func)
+      else
         {
           GPtrArray *events = airlock_event_log_get_events (vm->events);
           const AirlockEvent *ev = events->pdata[events->len - 1];
           const AirlockEvent *call = ev->kind == AIRLOCK_EVENT_RESULT
                                          ? airlock_event_log_lookup (vm->events, ev->ref) : NULL;
 
-          vm->opts.event_func (ev, call, vm->opts.event_data);
+          /* The wall-time limit of a warped clock counts from here, as the
+           * guest's own limit counts from the workload's start. */
+          if (ev->kind == AIRLOCK_EVENT_WORKLOAD_START && ev->phase == AIRLOCK_PHASE_WORKLOAD
+              && !vm->t.workload)
+            {
+              vm->t.workload = frame->received_mono_us;
+              g_cond_broadcast (&vm->cond);
+            }
+          if (vm->opts.event_func)
+            vm->opts.event_func (ev, call, vm->opts.event_data);
         }
     }
 }
@@ -398,6 +425,93 @@ endpoint_send_all (AirlockEndpoint *ep, const guint8 *data, gsize len)
       len -= n;
     }
   return TRUE;
+}
+
+/* Sends one byte of ours to the guest's evidence port without waiting for
+ * room: a guest that stopped reading must not stall the ticker.  A tick
+ * that does not fit is dropped (the heartbeat watchdog judges the guest),
+ * a stop is tried again. */
+static gboolean
+endpoint_send_byte (AirlockEndpoint *ep, guint8 byte)
+{
+  if (ep->fd >= 0)
+    {
+      ssize_t n;
+
+      do
+        n = send (ep->fd, &byte, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      while (n < 0 && errno == EINTR);
+      return n == 1;
+    }
+  return virStreamSend (ep->stream, (const char *) &byte, 1) == 1;
+}
+
+/* clock_warp: the guest's heartbeats answer our ticks, one every
+ * heartbeat_ms of our wall clock from its hello on (a warped guest's own
+ * timers measure no wall time: protocol.h, AIRLOCK_HOST_TICK), and our stop
+ * ends its workload wall_timeout_ms after it started.  A thread of its own:
+ * a send through a daemon's stream may block, and the evidence must go on
+ * being read meanwhile. */
+static gpointer
+clock_ticker (gpointer data)
+{
+  AirlockVm *vm = data;
+  gint64 period = (gint64) vm->opts.heartbeat_ms * 1000;
+  gint64 next_tick = 0;
+  gboolean stop_sent = FALSE;
+
+  g_mutex_lock (&vm->lock);
+  while (!vm->ticker_quit)
+    {
+      gint64 now = g_get_monotonic_time ();
+      gint64 stop_at = vm->t.workload ? vm->t.workload + (gint64) vm->opts.wall_timeout_ms * 1000 : 0;
+      gint64 wake = now + 50 * 1000;
+      guint8 byte = 0;
+
+      if (vm->t.hello && !next_tick)
+        next_tick = vm->t.hello + period;
+      if (stop_at && !stop_sent && now >= stop_at)
+        byte = AIRLOCK_HOST_STOP;
+      else if (next_tick && now >= next_tick)
+        {
+          byte = AIRLOCK_HOST_TICK;
+          /* After a stall, one tick, not a burst: a beat answers a batch. */
+          next_tick += MAX (1, (now - next_tick) / period + 1) * period;
+        }
+      if (byte)
+        {
+          gboolean sent;
+
+          g_mutex_unlock (&vm->lock);
+          sent = endpoint_send_byte (&vm->evidence_ep, byte);
+          g_mutex_lock (&vm->lock);
+          if (sent && byte == AIRLOCK_HOST_STOP)
+            {
+              stop_sent = TRUE;
+              vm->t.wall_stop = g_get_monotonic_time ();
+            }
+          continue;
+        }
+      if (next_tick)
+        wake = MIN (wake, next_tick);
+      if (stop_at && !stop_sent)
+        wake = MIN (wake, stop_at);
+      g_cond_wait_until (&vm->cond, &vm->lock, wake);
+    }
+  g_mutex_unlock (&vm->lock);
+  return NULL;
+}
+
+static void
+clock_ticker_stop (AirlockVm *vm)
+{
+  if (!vm->ticker_thread)
+    return;
+  g_mutex_lock (&vm->lock);
+  vm->ticker_quit = TRUE;
+  g_cond_broadcast (&vm->cond);
+  g_mutex_unlock (&vm->lock);
+  g_thread_join (g_steal_pointer (&vm->ticker_thread));
 }
 
 static gpointer
@@ -841,7 +955,7 @@ start_domain (AirlockVm *vm, GError **error)
     .initrd = vm->image->initramfs_path,
     .cmdline = cmdline,
     .arm64_cpu_max = vm->opts.arm64_cpu_max,
-    .icount = vm->opts.icount,
+    .icount = vm->opts.icount || vm->opts.clock_warp,
     /* The embedded driver (libvirt >= 6.1) runs the libvirt we load, which
      * takes <qemu:capabilities> (5.5+); a daemon may be any version. */
     .short_cpu_check = vm->conn->embedded,
@@ -994,6 +1108,8 @@ open_streams (AirlockVm *vm, GError **error)
     }
   vm->console_thread = g_thread_new ("airlock-console", console_reader, vm);
   vm->evidence_thread = g_thread_new ("airlock-evidence", evidence_reader, vm);
+  if (vm->opts.clock_warp)
+    vm->ticker_thread = g_thread_new ("airlock-clock", clock_ticker, vm);
   if (vm->stdio)
     {
       g_mutex_lock (&vm->stdio_send_lock);
@@ -1207,6 +1323,9 @@ teardown (AirlockVm *vm)
           (void) virDomainDestroy (vm->dom);
         }
     }
+  /* QEMU gone, so a tick blocked in a stream returns: nothing of ours is
+   * sent from here on. */
+  clock_ticker_stop (vm);
   /* QEMU gone: its sockets close, so the readers see end of file.  A socket
    * of ours is also shut down, in case QEMU outlived a failed destroy. */
   if (vm->evidence_ep.fd >= 0)
@@ -1504,7 +1623,11 @@ airlock_vm_get_record (AirlockVm *vm)
         .pcap_error = airlock_vm_get_pcap_error (vm),
         .sinkhole_records = vm->sinkhole_records,
         .sinkhole_error = vm->sinkhole_error,
-        .timeout_ms = vm->spec_timeout_ms,
+        /* Under a warped clock the spec's limit is guest time and ours
+         * is the wall's. */
+        .timeout_ms = vm->opts.clock_warp ? vm->opts.wall_timeout_ms : vm->spec_timeout_ms,
+        .clock_warp = vm->opts.clock_warp,
+        .guest_time_ms = vm->spec_timeout_ms,
         .channel = vm->channel,
         .stdout_bytes = out,
         .stderr_bytes = err,

@@ -56,12 +56,25 @@ typedef struct {
   guint memory_mib;             /* 0: 512 */
   guint vcpus;                  /* 0: 1 */
   guint boot_timeout_ms;        /* domain start → hello; 0: 60000 */
-  guint run_timeout_ms;         /* hello → trailer; 0: guest_run_ms + 60000 */
+  guint run_timeout_ms;         /* hello → trailer; 0: guest_run_ms + 60000, with a spec its
+                                 * time limit (clock_warp: wall_timeout_ms) + 30000 */
   guint heartbeat_ms;           /* 0: 200 */
   guint heartbeat_tolerance_ms; /* no heartbeat for this long → inconclusive; 0: 5000 */
   guint guest_run_ms;           /* how long the guest heartbeats before its trailer; 0: 1000 */
   gboolean arm64_cpu_max;       /* arm64 under TCG: max,pauth-impdef=on instead of cortex-a57 */
   gboolean icount;              /* under TCG: deterministic instruction counting (-icount) */
+  /* With a spec: the guest's clock runs ahead while the guest is idle
+   * (QEMU -icount shift=2,sleep=off: when every vCPU waits, the clock jumps
+   * to the next timer), so a workload that sleeps for hours first is seen
+   * doing what it does next.  The spec's timeout_ms is then a limit of
+   * guest time (AirlockRunSpec.warp is set from this); the host paces the
+   * guest's heartbeats with ticks on the evidence channel and ends the
+   * workload (AIRLOCK_HOST_STOP) @wall_timeout_ms after it started.  TCG
+   * only: with AIRLOCK_ACCEL_AUTO the run takes TCG without probing KVM,
+   * with AIRLOCK_ACCEL_KVM airlock_vm_new() fails (AIRLOCK_VM_ERROR_KVM).
+   * Ignored without a spec (the boot check keeps its own timer). */
+  gboolean clock_warp;
+  guint wall_timeout_ms;        /* with clock_warp: workload start → STOP; 0: 30000 */
   const char *test_mode;        /* tests only: airlock.test=MODE for the guest init */
   /* What the guest supervisor runs (borrowed; encoded by airlock_vm_new(),
    * so it need not outlive that call).  NULL: the boot check (heartbeat for
@@ -122,6 +135,8 @@ typedef struct {
   gint64 started;      /* streams open, vCPUs resumed */
   gint64 first_console;/* first console byte: the kernel is running */
   gint64 hello;        /* hello accepted: the guest is ready */
+  gint64 workload;     /* the workload phase's start event accepted */
+  gint64 wall_stop;    /* clock_warp: the host's stop sent (its wall-time limit) */
   gint64 trailer;      /* trailer accepted */
   gint64 stopped;      /* domain gone, streams closed */
 } AirlockVmTimings;

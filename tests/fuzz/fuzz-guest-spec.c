@@ -209,6 +209,7 @@ check_host_round_trip (const Parsed *p)
     .tty_rows = p->s.tty_rows,
     .tty_cols = p->s.tty_cols,
     .shell_dir = p->shell_dir,
+    .warp = p->s.warp,
   };
   struct run_spec again;
   char reason[256];
@@ -240,6 +241,7 @@ check_host_round_trip (const Parsed *p)
   fuzz_check (memcmp (q.s.groups, p->s.groups, p->s.n_groups * sizeof p->s.groups[0]) == 0);
   fuzz_check (q.s.timeout_ms == p->s.timeout_ms);
   fuzz_check (q.s.stdio == p->s.stdio && q.s.controls == p->s.controls);
+  fuzz_check (q.s.warp == p->s.warp);
   fuzz_check ((q.s.have_clock ? q.s.clock_ns : 0) == (p->s.have_clock ? p->s.clock_ns : 0));
   fuzz_check (q.s.tty == p->s.tty);
   if (p->s.tty)

@@ -46,7 +46,8 @@ spec_minimal (GByteArray *out)
   encode (out, &spec);
 }
 
-/* An image run as `airlock gate` sends it: every field. */
+/* An image run as `airlock gate` sends it: every field (the warped clock
+ * included, the default). */
 static void
 spec_image (GByteArray *out)
 {
@@ -56,6 +57,7 @@ spec_image (GByteArray *out)
     .groups = groups, .n_groups = G_N_ELEMENTS (groups), .root = "/airlock/image",
     .timeout_ms = 60000, .hostname = "worker", .root_disk = "airlock-root",
     .user = "app:staff", .stdio = TRUE, .controls = TRUE, .clock_ns = 1700000000000000000ull,
+    .warp = TRUE,
   };
 
   encode (out, &spec);

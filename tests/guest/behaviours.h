@@ -57,7 +57,9 @@
   X ("bench-syscalls", bench_syscalls, TESTPROG_BOTH)           \
   X ("bench-connect", bench_connect, TESTPROG_BOTH)             \
   X ("bench-write", bench_write, TESTPROG_BOTH)               \
-  X ("bench-filter", bench_filter, TESTPROG_BOTH)
+  X ("bench-filter", bench_filter, TESTPROG_BOTH)               \
+  X ("bench-cpu", bench_cpu, TESTPROG_BOTH)                     \
+  X ("time-bomb", time_bomb, TESTPROG_BOTH)
 
 #define TESTPROG_NET_BEHAVIOURS(X)                              \
   X ("net-http", net_http, TESTPROG_BOTH)                       \

@@ -44,6 +44,8 @@ typedef struct {
   const char *command;
   unsigned arches;              /* TESTPROG_AMD64 | TESTPROG_ARM64 */
   const char *const *records;   /* NULL-terminated multiset of key lines */
+  int clock_warp;               /* run under the warped clock (AirlockVmOptions.clock_warp):
+                                 * the behaviour sleeps longer than a run on the real one */
 } TestprogExpectation;
 
 #define EXEC_ENTRY "execve continue -"
@@ -234,6 +236,16 @@ static const TestprogExpectation testprog_expectations[] = {
   /* Under the supervisor too, its children's filters select nothing the
    * loop calls, and fork is clone without CLONE_UNTRACED. */
   { "bench-filter", TESTPROG_BOTH, ONLY_EXEC },
+  /* bench/clock's: ten rounds of arithmetic, no system call recorded. */
+  { "bench-cpu", TESTPROG_BOTH, ONLY_EXEC },
+
+  /* An hour's sleep, then the calls: run under the warped clock, which
+   * passes the hour while the guest idles (clock_warp below). */
+  { "time-bomb", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "sendto emulate inet/dgram/udp 192.0.2.1:80",
+      "socket continue inet/stream/tcp -",
+      "connect emulate inet/stream/tcp 192.0.2.1:80"), 1 },
 };
 
 #undef RECORDS

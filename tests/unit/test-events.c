@@ -1104,6 +1104,47 @@ test_spec_tty_and_shell (void)
   assert_spec_error (&s, AIRLOCK_RUN_SPEC_ERROR_INVALID, "argv[0] 'sh' is not absolute");
 }
 
+/* A warped clock is one u32 TLV, the last; a spec without it is as
+ * before (the guest then keeps its own heartbeat timer). */
+static void
+test_spec_warp (void)
+{
+  const char *argv[] = { "/bin/x", NULL };
+  AirlockRunSpec plain = { .argv = argv, .root = "/r", .timeout_ms = 21600000 };
+  AirlockRunSpec warped = plain;
+  g_autoptr (GBytes) plain_bytes = NULL;
+  g_autoptr (GBytes) warped_bytes = NULL;
+  AirlockTlvIter iter;
+  AirlockTlv tlv;
+  guint16 last = 0;
+  gboolean saw_warp = FALSE;
+  const guint8 *data;
+  gsize len;
+
+  warped.warp = TRUE;
+  plain_bytes = airlock_run_spec_encode (&plain, NULL);
+  warped_bytes = airlock_run_spec_encode (&warped, NULL);
+  g_assert_nonnull (plain_bytes);
+  g_assert_nonnull (warped_bytes);
+  data = g_bytes_get_data (warped_bytes, &len);
+  airlock_tlv_iter_init (&iter, data, len);
+  while (airlock_tlv_iter_next (&iter, &tlv) == AIRLOCK_TLV_ITER_ITEM)
+    {
+      last = tlv.tag;
+      if (tlv.tag == AIRLOCK_SPEC_WARP)
+        {
+          g_assert_cmpuint (tlv.len, ==, 4);
+          g_assert_cmpuint (wire_get_le32 (tlv.value), ==, 1);
+          saw_warp = TRUE;
+        }
+    }
+  g_assert_true (saw_warp);
+  g_assert_cmpuint (last, ==, AIRLOCK_SPEC_WARP);
+  g_assert_cmpuint (g_bytes_get_size (plain_bytes), ==, len - 8);
+  g_assert_cmpmem (g_bytes_get_data (plain_bytes, NULL), g_bytes_get_size (plain_bytes), data,
+                   len - 8);
+}
+
 static void
 test_channel_spec (void)
 {
@@ -1172,6 +1213,7 @@ main (int argc, char **argv)
   g_test_add_func ("/evidence/spec/errors-name-the-field", test_spec_errors);
   g_test_add_func ("/evidence/spec/channel-hello-and-chain", test_channel_spec);
   g_test_add_func ("/evidence/spec/tty-and-shell", test_spec_tty_and_shell);
+  g_test_add_func ("/evidence/spec/warp", test_spec_warp);
 #undef ADD
 
   return g_test_run ();

@@ -446,6 +446,22 @@ test_event_counted (void)
   g_assert_cmpuint (airlock_channel_get_trailer (channel)->end_reason, ==, AIRLOCK_END_TIMEOUT);
 }
 
+/* A warped run the host stopped at its wall-time limit ends with its own
+ * reason (the verdict judges whether the clock was warped). */
+static void
+test_wall_limit_end (void)
+{
+  g_autoptr (Stream) s = stream_new ();
+  g_autoptr (AirlockChannel) channel = NULL;
+
+  stream_hello (s);
+  stream_trailer_with (s, 1, 0, 0, AIRLOCK_END_WALL_LIMIT);
+
+  channel = channel_from_stream (s, 0);
+  g_assert_cmpint (airlock_channel_get_state (channel), ==, AIRLOCK_CHANNEL_COMPLETE);
+  g_assert_cmpuint (airlock_channel_get_trailer (channel)->end_reason, ==, AIRLOCK_END_WALL_LIMIT);
+}
+
 /* ---- anomalies, table-driven ---- */
 
 typedef void (*BuildFunc) (Stream *s, GPtrArray *expect);
@@ -873,11 +889,11 @@ build_trailer_end_reason_zero (Stream *s, GPtrArray *expect)
 }
 
 static void
-build_trailer_end_reason_four (Stream *s, GPtrArray *expect)
+build_trailer_end_reason_five (Stream *s, GPtrArray *expect)
 {
   stream_hello (s);
-  stream_trailer_with (s, 1, 0, 0, 4);
-  g_ptr_array_add (expect, g_strdup ("end-reason is 4"));
+  stream_trailer_with (s, 1, 0, 0, 5);
+  g_ptr_array_add (expect, g_strdup ("end-reason is 5"));
 }
 
 static void
@@ -958,8 +974,8 @@ static const AnomalyCase anomaly_cases[] = {
     AIRLOCK_ANOMALY_TRAILER_MISMATCH, build_trailer_event_count },
   { "/evidence/channel/trailer-end-reason-zero-is-inconclusive",
     AIRLOCK_ANOMALY_TRAILER_MISMATCH, build_trailer_end_reason_zero },
-  { "/evidence/channel/trailer-end-reason-four-is-inconclusive",
-    AIRLOCK_ANOMALY_TRAILER_MISMATCH, build_trailer_end_reason_four },
+  { "/evidence/channel/trailer-end-reason-five-is-inconclusive",
+    AIRLOCK_ANOMALY_TRAILER_MISMATCH, build_trailer_end_reason_five },
   { "/evidence/channel/after-trailer-same-read-is-inconclusive", AIRLOCK_ANOMALY_AFTER_TRAILER,
     build_after_trailer },
 };
@@ -1772,6 +1788,7 @@ main (int argc, char **argv)
                    test_random_chunks_are_identical);
   g_test_add_func ("/evidence/channel/max-payload-is-accepted", test_max_payload_is_accepted);
   g_test_add_func ("/evidence/channel/event-counted", test_event_counted);
+  g_test_add_func ("/evidence/channel/wall-limit-end", test_wall_limit_end);
 
   for (gsize i = 0; i < G_N_ELEMENTS (anomaly_cases); i++)
     g_test_add_data_func (anomaly_cases[i].path, &anomaly_cases[i], test_anomaly);

@@ -8,6 +8,7 @@
  * ended at its time limit") and what the verdict must say about it. */
 #include "config.h"
 
+#include "evidence/channel.h"
 #include "evidence/event.h"
 #include "evidence/frame-private.h"
 #include "gate/verdict.h"
@@ -57,6 +58,17 @@ typedef struct {
   /* The sinkhole served the run but its records were lost (@sink NULL). */
   const char *sink_error;
   gint64 sink_time_us;
+  gboolean clock_warp;
+  guint32 guest_time_ms;
+  /* Times: added to the guest's stamp of each later event, and the host's
+   * receipt of each later frame.  With @with_channel the record gets an
+   * evidence channel fed every frame at its receipt time (the wall time
+   * the workload was watched comes from there). */
+  guint64 guest_ns;
+  gint64 wall_us;
+  gboolean with_channel;
+  GByteArray *stream;           /* every frame's bytes, from seq 1 */
+  GArray *receipts;             /* gint64: each frame's receipt time */
 } Run;
 
 static const guint8 *
@@ -84,11 +96,16 @@ run_init (Run *r)
   r->has_trailer = TRUE;
   r->trailer.end_reason = AIRLOCK_END_COMPLETED;
   r->timeout_ms = 30000;
+  r->wall_us = 1000000;
+  r->stream = g_byte_array_new ();
+  r->receipts = g_array_new (FALSE, FALSE, sizeof (gint64));
 }
 
 static void
 run_clear (Run *r)
 {
+  g_byte_array_unref (r->stream);
+  g_array_unref (r->receipts);
   airlock_event_log_free (r->log);
   g_byte_array_unref (r->pcap);
   g_ptr_array_unref (r->guest_log);
@@ -112,6 +129,41 @@ add_frame (Run *r, struct wire_frame *f)
   g_assert_true (airlock_event_log_add_frame (r->log, &frame, &error));
   g_assert_no_error (error);
   g_bytes_unref (frame.payload);
+  g_byte_array_append (r->stream, f->bytes, (guint) n);
+  g_array_append_val (r->receipts, r->wall_us);
+}
+
+/* The channel a run with these frames would have had: a hello (frame 0),
+ * then every frame of @r as received at its time.  Its tolerance is an
+ * hour: these runs keep no heartbeats. */
+static AirlockChannel *
+run_channel (Run *r)
+{
+  static const guint8 nonce[AIRLOCK_NONCE_LEN] = { 0 };
+  static const guint8 build_id[20] = { 1 };
+  AirlockChannel *channel = airlock_channel_new (nonce, 200, 3600 * 1000);
+  struct wire_frame hello;
+  gsize n, off = 0;
+
+  wire_begin (&hello, AIRLOCK_FRAME_HELLO, 0);
+  wire_put (&hello, AIRLOCK_TLV_NONCE, nonce, sizeof nonce);
+  wire_put_str (&hello, AIRLOCK_TLV_ARCH, "x86_64");
+  wire_put_str (&hello, AIRLOCK_TLV_KERNEL_RELEASE, "6.1.0");
+  wire_put (&hello, AIRLOCK_TLV_BUILD_ID, build_id, sizeof build_id);
+  wire_put_u64 (&hello, AIRLOCK_TLV_UPTIME_NS, 1);
+  wire_put_u32 (&hello, AIRLOCK_TLV_SECOND_OPEN_ERRNO, EBUSY);
+  n = wire_end (&hello);
+  airlock_channel_feed (channel, hello.bytes, n, 1, 1);
+  for (guint i = 0; i < r->receipts->len; i++)
+    {
+      gint64 at = g_array_index (r->receipts, gint64, i);
+      gsize size = AIRLOCK_FRAME_HEADER_SIZE + wire_get_le16 (r->stream->data + off + 6);
+
+      airlock_channel_feed (channel, r->stream->data + off, size, at, at);
+      off += size;
+    }
+  g_assert_cmpuint (airlock_channel_get_state (channel), ==, AIRLOCK_CHANNEL_OPEN);
+  return channel;
 }
 
 static void
@@ -119,7 +171,7 @@ ev_begin (Run *r, struct wire_frame *f, guint32 kind, guint32 phase)
 {
   wire_begin (f, AIRLOCK_FRAME_EVENT, r->seq);
   wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, kind);
-  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, 1000 + r->seq);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, r->guest_ns + 1000 + r->seq);
   if (phase)
     wire_put_u32 (f, AIRLOCK_TLV_EV_PHASE, phase);
 }
@@ -407,6 +459,7 @@ judge (Run *r, const char *policy_text)
   g_autoptr (GBytes) sink = NULL;
   g_autoptr (AirlockPolicy) policy = NULL;
   g_autoptr (AirlockRunRecord) record = NULL;
+  g_autoptr (AirlockChannel) channel = r->with_channel ? run_channel (r) : NULL;
   AirlockRunRecordInput in = {
     .arch = AIRLOCK_ARCH_AMD64,
     .complete = r->complete,
@@ -417,6 +470,9 @@ judge (Run *r, const char *policy_text)
     .pcap = pcap,
     .pcap_error = "the test made none",
     .timeout_ms = r->timeout_ms,
+    .clock_warp = r->clock_warp,
+    .guest_time_ms = r->guest_time_ms,
+    .channel = channel,
   };
 
   if (r->sink)
@@ -560,6 +616,67 @@ build_error_no_log (Run *r)
 {
   run_controls (r, -1, -1);
   r->trailer.end_reason = AIRLOCK_END_ERROR;
+}
+
+/* The workload watched from its start for @guest_ms of guest time and
+ * @wall_ms of the host's, then killed (its exit event): the frames go
+ * through a channel, whose receipt times give the wall time. */
+static void
+build_watched (Run *r, guint64 guest_ms, gint64 wall_ms, guint32 end_reason)
+{
+  r->with_channel = TRUE;
+  run_clean (r);
+  r->guest_ns += guest_ms * 1000000;
+  r->wall_us += wall_ms * 1000;
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 9);
+  r->trailer.end_reason = end_reason;
+}
+
+static void
+build_real_timeout (Run *r)
+{
+  build_watched (r, 30000, 30400, AIRLOCK_END_TIMEOUT);
+}
+
+/* A warped clock: six hours of guest time passed while the workload slept,
+ * in 41 s of ours; the guest's own limit ended it. */
+static void
+build_warp_guest_limit (Run *r)
+{
+  r->clock_warp = TRUE;
+  r->guest_time_ms = 6 * 3600 * 1000;
+  build_watched (r, 6 * 3600 * 1000, 41000, AIRLOCK_END_TIMEOUT);
+}
+
+/* A warped clock whose workload kept the CPU busy: the host's wall-time
+ * limit came first. */
+static void
+build_warp_wall_limit (Run *r)
+{
+  r->clock_warp = TRUE;
+  r->guest_time_ms = 6 * 3600 * 1000;
+  build_watched (r, 7560 * 1000, 30000, AIRLOCK_END_WALL_LIMIT);
+}
+
+/* Only the host stops a run by the wall's time, and only a warped one. */
+static void
+build_wall_limit_unwarped (Run *r)
+{
+  build_watched (r, 30000, 30000, AIRLOCK_END_WALL_LIMIT);
+}
+
+/* The time bomb: an hour's sleep, then the connect, all seen in seconds. */
+static void
+build_warp_time_bomb (Run *r)
+{
+  r->clock_warp = TRUE;
+  r->guest_time_ms = 6 * 3600 * 1000;
+  r->with_channel = TRUE;
+  run_clean (r);
+  r->guest_ns += 3600ull * 1000 * 1000000;
+  r->wall_us += 3500 * 1000;
+  run_attempt (r, AF_INET, IPPROTO_TCP, "192.0.2.1", 80, TRUE, TRUE);
+  run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
 }
 
 static void
@@ -912,7 +1029,18 @@ static const Row rows[] = {
   { "/verdict/never-started-is-inconclusive", build_never_started, NULL,
     AIRLOCK_VERDICT_INCONCLUSIVE, "the workload never started", FALSE, NULL },
   { "/verdict/timeout-passes-and-says-so", build_timeout, NULL, AIRLOCK_VERDICT_PASS, NULL, TRUE,
-    "observed for 30 s; ended by the time limit" },
+    "ended by the time limit (30 s): what the workload would do later was not seen" },
+  { "/verdict/timeout-says-guest-and-wall-time", build_real_timeout, NULL, AIRLOCK_VERDICT_PASS,
+    NULL, TRUE, "observed 30 s of guest time in 30.4 s; ended by the time limit (30 s)" },
+  { "/verdict/warp/guest-limit-says-so", build_warp_guest_limit, NULL, AIRLOCK_VERDICT_PASS,
+    NULL, TRUE, "observed 6 h of guest time in 41 s; ended by the guest-time limit (6 h)" },
+  { "/verdict/warp/wall-limit-says-so", build_warp_wall_limit, NULL, AIRLOCK_VERDICT_PASS,
+    NULL, TRUE, "observed 2.1 h of guest time in 30 s; ended by the wall-time limit (30 s)" },
+  { "/verdict/wall-limit-without-warp-is-inconclusive", build_wall_limit_unwarped, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the guest's clock was not warped", FALSE, NULL },
+  { "/verdict/warp/time-bomb-fails", build_warp_time_bomb, NULL, AIRLOCK_VERDICT_FAIL,
+    "egress not admitted by the policy", FALSE,
+    "observed until the workload ended (exited 0), 1 h of guest time in 3.5 s" },
   { "/verdict/error-mid-run-is-inconclusive", build_error_mid_run, NULL,
     AIRLOCK_VERDICT_INCONCLUSIVE, "failed during the run, so it was not watched to its end: the "
     "seccomp listener failed", FALSE, NULL },

@@ -196,6 +196,38 @@ test_xml_arm64_cpu_max (void)
   assert_contains (xml, "<qemu:arg value='max,pauth-impdef=on'/>");
 }
 
+/* The warped clock: QEMU's instruction counter, idle time skipped, and the
+ * RTC on the guest's time, under TCG on both arches; under KVM there is no
+ * counter (the VM refuses the warped clock there, and the XML never asks
+ * for it). */
+static void
+test_xml_icount (void)
+{
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    {
+      AirlockDomainSpec s = base_spec ((AirlockArch) a, "qemu");
+      AirlockDomainSpec k = base_spec ((AirlockArch) a, "kvm");
+      g_autofree char *xml = NULL;
+      g_autofree char *kvm = NULL;
+      g_autofree char *plain = NULL;
+
+      plain = airlock_domain_xml_build (&s);
+      assert_lacks (plain, "-icount");
+      assert_contains (plain, "<clock offset='utc'/>");
+      s.icount = k.icount = TRUE;
+      xml = airlock_domain_xml_build (&s);
+      assert_common (xml);
+      assert_contains (xml, "<qemu:commandline>\n    <qemu:arg value='-icount'/>\n"
+                            "    <qemu:arg value='shift=2,sleep=off'/>\n");
+      /* The RTC warps with the rest: no clock of the host's in the guest. */
+      assert_contains (xml, "<clock offset='utc'><timer name='rtc' track='guest'/></clock>");
+      kvm = airlock_domain_xml_build (&k);
+      assert_well_formed (kvm);
+      assert_lacks (kvm, "-icount");
+      assert_lacks (kvm, "track='guest'");
+    }
+}
+
 /* Embedded driver: QEMU binds console and evidence sockets in our own
  * directory, so no pty (and no libvirt chardev stream) is involved. */
 static void
@@ -403,6 +435,7 @@ main (int argc, char **argv)
   g_test_add_func ("/vm/domain-xml/arm64-tcg", test_xml_arm64_tcg);
   g_test_add_func ("/vm/domain-xml/arm64-cpu-max", test_xml_arm64_cpu_max);
   g_test_add_func ("/vm/domain-xml/kpti-only-arm64-tcg", test_xml_kpti_only_arm64_tcg);
+  g_test_add_func ("/vm/domain-xml/icount-warps-under-tcg-only", test_xml_icount);
   g_test_add_func ("/vm/domain-xml/local-sockets", test_xml_local_sockets);
   g_test_add_func ("/vm/domain-xml/escapes-values", test_xml_escapes_values);
   g_test_add_func ("/vm/owner/self-is-alive", test_owner_self_alive);

@@ -63,7 +63,7 @@ static const char *const workload_envp[] = {
 };
 
 static AirlockVm *
-run_command (AirlockArch arch, const char *command)
+run_command (AirlockArch arch, const char *command, gboolean clock_warp)
 {
   AirlockGuestImage *image = image_for (arch);
   g_autofree char *program = g_strdup_printf ("/bin/%s", command);
@@ -73,7 +73,9 @@ run_command (AirlockArch arch, const char *command)
     .envp = workload_envp,
     .cwd = "/",
     .root = TESTROOT,
-    .timeout_ms = RUN_TIMEOUT_MS,
+    /* Warped: a limit of guest time past the behaviour's sleep; the wall's
+     * stays RUN_TIMEOUT_MS. */
+    .timeout_ms = clock_warp ? 6 * 3600 * 1000 : RUN_TIMEOUT_MS,
     .hostname = HOSTNAME,
   };
   AirlockVmOptions o = {
@@ -81,6 +83,8 @@ run_command (AirlockArch arch, const char *command)
     .heartbeat_ms = 200,
     .boot_timeout_ms = 60000,
     .spec = &spec,
+    .clock_warp = clock_warp,
+    .wall_timeout_ms = RUN_TIMEOUT_MS,
   };
   g_autoptr (GError) error = NULL;
   g_autoptr (AirlockVm) vm = NULL;
@@ -337,7 +341,7 @@ test_behaviour (gconstpointer data)
 {
   const Case *c = data;
   const char *arch = airlock_arch_to_string (c->arch);
-  g_autoptr (AirlockVm) vm = run_command (c->arch, c->expect->command);
+  g_autoptr (AirlockVm) vm = run_command (c->arch, c->expect->command, c->expect->clock_warp);
   g_autofree char *console = NULL;
   g_autoptr (GPtrArray) lines = NULL;
   AirlockEventLog *log;
@@ -399,6 +403,14 @@ test_behaviour (gconstpointer data)
     check_tree_attribution (events);
   if (g_str_equal (c->expect->command, "env"))
     check_env (lines);
+  /* Its records came after an hour of guest time, in the seconds this
+   * test allows a run (the warped clock). */
+  if (g_str_equal (c->expect->command, "time-bomb") && !has_line (lines, "woke after 3600 s of guest time"))
+    g_test_fail_printf ("%s time-bomb: the hour's sleep did not pass in the guest", arch);
+  /* And no clock the guest can read shows the host's time instead. */
+  if (g_str_equal (c->expect->command, "time-bomb")
+      && !has_line (lines, "the RTC kept up with the guest's clock"))
+    g_test_fail_printf ("%s time-bomb: the guest's RTC did not warp with its clock", arch);
 }
 
 /* Every behaviour has an expectation and every expectation a behaviour:

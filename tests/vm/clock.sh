@@ -1,0 +1,116 @@
+#!/bin/bash
+# The guest's clock (`--clock warp|real`), through the command, on both
+# arches: a workload that sleeps an hour before it phones home (the
+# time-bomb test program, tests/guest/clock.c, in the hostile image) fails
+# the gate under the warped clock, the default, within the default wall
+# limit, naming 192.0.2.1:80; its bundle says how much guest and wall time
+# was watched, verifies, and replays as the same under its recorded clock.
+# Under the real clock the run's time limit ends it before it connects.
+# The warped clock's two limits each end a run and say which: the guest's
+# time (--guest-time) while the workload sleeps, the host's wall time
+# (--timeout) while it computes.  KVM cannot warp: refused, naming --clock
+# real.  TAP output.
+set -u
+
+cli="${AIRLOCK_CLI:?run through meson test}"
+image="${AIRLOCK_HOSTILE_IMAGE:?run through meson test}"
+work=$(mktemp -d)
+out="$work/out.txt"
+trap 'rm -rf "$work"' EXIT
+echo "1..8"
+n=0
+
+check () {   # check NAME WANT_STATUS STATUS [grep -E patterns that must match]...
+  local name="$1" want="$2" status="$3"
+  shift 3
+  n=$((n + 1))
+  if [ "$status" -ne "$want" ]; then
+    echo "not ok $n $name # exit status $status, want $want"
+    sed 's/^/# /' "$out"
+    return
+  fi
+  for pattern in "$@"; do
+    if ! grep -Eq -- "$pattern" "$out"; then
+      echo "not ok $n $name # no line matches '$pattern'"
+      sed 's/^/# /' "$out"
+      return
+    fi
+  done
+  echo "ok $n $name"
+}
+
+# Fails when a line matches @pattern (the attempt that must not be made).
+check_absent () {   # check_absent NAME PATTERN
+  n=$((n + 1))
+  if grep -Eq -- "$2" "$out"; then
+    echo "not ok $n $1 # a line matches '$2'"
+    sed 's/^/# /' "$out"
+  else
+    echo "ok $n $1"
+  fi
+}
+
+# The warped clock, by default: the hour passes while the guest idles, and
+# both calls after it are caught, in the default 30 s of wall time.
+"$cli" gate --image "oci:$image" --out "$work/warp" -- time-bomb >"$out" 2>&1
+check /clock/warp-catches-time-bomb 1 $? \
+  '^  amd64 +12/12 +2 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +2 +0 +0 +0 +exited +fail$' \
+  '^amd64: egress not admitted by the policy: sendto emulate inet/dgram/udp 192\.0\.2\.1:80 by ' \
+  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 192\.0\.2\.1:80 by ' \
+  '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 192\.0\.2\.1:80 by ' \
+  '^arm64: egress not admitted by the policy: connect emulate inet/stream/tcp 192\.0\.2\.1:80 by ' \
+  '^amd64: observed until the workload ended \(exited 0\), 1 h of guest time in [0-9.]+ m?s$' \
+  '^arm64: observed until the workload ended \(exited 0\), 1 h of guest time in [0-9.]+ m?s$'
+
+# What the bundle says of it: the clock, an hour of guest time watched in
+# less than the wall limit, and verify derives the same again.
+"$cli" verify "$work/warp" >"$out" 2>&1
+status=$?
+n=$((n + 1))
+if [ $status -eq 0 ] && python3 - "$work/warp" >>"$out" 2>&1 <<'EOF'
+import json, sys
+for arch in ("amd64", "arm64"):
+    d = f"{sys.argv[1]}/{arch}"
+    v = json.load(open(f"{d}/verdict.json"))
+    m = json.load(open(f"{d}/manifest.json"))
+    assert v["clock"] == "warp" and m["case"]["clock"] == "warp", (v, m["case"])
+    assert m["case"]["timeout_ms"] == 30000 and m["case"]["guest_time_ms"] == 6 * 3600 * 1000, m["case"]
+    assert 3600000 <= v["observed_guest_ms"] < 3700000, v
+    assert 0 < v["observed_wall_ms"] < 30000, v
+    assert m["run"]["icount"] is True, m["run"]
+EOF
+then echo "ok $n /clock/bundle-says-guest-and-wall-time"
+else echo "not ok $n /clock/bundle-says-guest-and-wall-time # verify exit $status"; sed 's/^/# /' "$out"; fi
+
+# Replayed under its recorded clock (warp), the hour passes again.
+"$cli" replay "$work/warp" --arch amd64 >"$out" 2>&1
+check /clock/replay-uses-the-recorded-clock 0 $? \
+  '^airlock: amd64: replaying .*, clock warp$' \
+  '^amd64: same: [0-9]+ attempts, the controls and the verdict \(fail\) as recorded$'
+
+# The real clock: the hour does not pass within the default 30 s.
+"$cli" gate --image "oci:$image" --clock real -- time-bomb >"$out" 2>&1
+check /clock/real-time-limit-comes-first 0 $? \
+  '^  amd64 +12/12 +0 +0 +0 +0 +time limit +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +time limit +pass$' \
+  '^amd64: observed [0-9.]+ s of guest time in [0-9.]+ m?s; ended by the time limit \(30 s\): ' \
+  '^arm64: observed [0-9.]+ s of guest time in [0-9.]+ m?s; ended by the time limit \(30 s\): '
+check_absent /clock/real-never-reaches-the-connect '192\.0\.2\.1:80'
+
+# Warped, with less guest time than the sleep: the guest's own limit ends it.
+"$cli" gate --image "oci:$image" --guest-time 600 -- time-bomb >"$out" 2>&1
+check /clock/guest-time-limit-ends-a-sleeper 0 $? \
+  '^  amd64 +12/12 +0 +0 +0 +0 +time limit +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +time limit +pass$' \
+  '^amd64: observed 10 min of guest time in [0-9.]+ m?s; ended by the guest-time limit \(10 min\): ' \
+  '^arm64: observed 10 min of guest time in [0-9.]+ m?s; ended by the guest-time limit \(10 min\): '
+
+# Warped, busy: the guest's time follows its instructions, and the host's
+# wall limit ends it (its stop on the evidence channel).
+"$cli" gate --image "oci:$image" --timeout 5 -- bench-cpu 100000000 >"$out" 2>&1
+check /clock/wall-limit-ends-a-busy-workload 0 $? \
+  '^  amd64 +12/12 +0 +0 +0 +0 +time limit +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +time limit +pass$' \
+  '^amd64: observed [0-9.]+ s of guest time in [0-9.]+ m?s; ended by the wall-time limit \(5 s\): ' \
+  '^arm64: observed [0-9.]+ s of guest time in [0-9.]+ m?s; ended by the wall-time limit \(5 s\): '
+
+# No VM: KVM cannot warp, and says what to do instead.
+"$cli" gate --image "oci:$image" --accel kvm -- time-bomb >"$out" 2>&1
+check /clock/kvm-refuses-warp 2 $? '--accel kvm cannot warp the guest.s clock.*--clock real'
