@@ -124,7 +124,8 @@ airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
   airlock_json_set_str (b, "observation", v->observation);
   /* How much of the workload's time that was, in guest and wall time: a
    * warped clock covers hours of the first in seconds of the second. */
-  airlock_json_set_str (b, "clock", v->clock_warp ? "warp" : "real");
+  if (!facts->before_clock)
+    airlock_json_set_str (b, "clock", v->clock_warp ? "warp" : "real");
   if (v->observed_guest_ms >= 0)
     airlock_json_set_int (b, "observed_guest_ms", v->observed_guest_ms);
   if (v->observed_wall_ms >= 0)

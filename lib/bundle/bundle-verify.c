@@ -622,8 +622,11 @@ airlock_bundle_verify (const char *dir, GBytes *key)
     if (airlock_json_get_int (kase, "timeout_ms", &timeout_ms) && timeout_ms > 0
         && timeout_ms <= G_MAXUINT32)
       rin.timeout_ms = (guint32) timeout_ms;
-    /* A bundle from before the warped clock ran on the real one. */
+    /* A bundle from before the warped clock ran on the real one, and its
+     * verdict did not say how long the workload was watched: judged as it
+     * was. */
     rin.clock_warp = g_strcmp0 (airlock_json_get_string (kase, "clock"), "warp") == 0;
+    rin.span_unknown = airlock_json_get_string (kase, "clock") == NULL;
     if (rin.clock_warp && airlock_json_get_int (kase, "guest_time_ms", &guest_time_ms)
         && guest_time_ms > 0 && guest_time_ms <= G_MAXUINT32)
       rin.guest_time_ms = (guint32) guest_time_ms;
@@ -661,6 +664,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
     /* As the writer said it: why the records did not read, or the
      * manifest's reason for having none (none at all in a bundle from
      * before the sinkhole). */
+    facts.before_clock = rin.span_unknown;
     facts.sinkhole_error = record->sinkhole ? NULL
                            : network_listed ? record->sinkhole_error
                                             : airlock_json_get_string (run, "sinkhole_error");

@@ -76,6 +76,9 @@ typedef struct {
    * derived files must come out as they did then. */
   const AirlockSinkholeLog *sinkhole;
   const char *sinkhole_error;
+  /* A bundle made before verdicts said which clock ran: verdict.json is
+   * written (again) without "clock", as it was. */
+  gboolean before_clock;
 } AirlockBundleFacts;
 
 /* Deterministic serialisations (transfer full). */

@@ -105,7 +105,10 @@ airlock_run_record_new (const AirlockRunRecordInput *in)
   derive (r);
 
   r->channel = in->channel ? airlock_channel_ref (in->channel) : NULL;
-  derive_observed (r);
+  if (!in->span_unknown)
+    derive_observed (r);
+  else
+    r->observed_guest_ms = r->observed_wall_ms = -1;
   r->stdout_bytes = in->stdout_bytes ? g_bytes_ref (in->stdout_bytes) : g_bytes_new (NULL, 0);
   r->stderr_bytes = in->stderr_bytes ? g_bytes_ref (in->stderr_bytes) : g_bytes_new (NULL, 0);
   r->console = in->console ? g_bytes_ref (in->console) : g_bytes_new (NULL, 0);

@@ -41,6 +41,9 @@ typedef struct {
   guint32 timeout_ms;            /* the run's time limit (0: not known); with clock_warp the
                                   * host's limit of wall time */
   gboolean clock_warp;           /* the guest's clock was warped (QEMU -icount, sleep=off) */
+  /* How long the workload was watched is not derived (a bundle made before
+   * verdicts said it: `airlock verify` judges it as it was judged). */
+  gboolean span_unknown;
   guint32 guest_time_ms;         /* with clock_warp: the guest's limit of guest time */
 
   /* What a report or a bundle shows besides what is judged (all optional). */
