@@ -965,7 +965,6 @@ test_network_missing_or_unlisted_fails (Fixture *f, gconstpointer data)
   g_autofree char *dir = write_egress_bundle (f, f->key);
   g_autofree char *path = g_build_filename (dir, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
   g_autofree char *old = g_build_filename (f->root, "old", NULL);
-  g_autofree char *stray = g_build_filename (old, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
   g_autoptr (AirlockBundleReport) r = NULL;
   g_autoptr (AirlockBundleReport) unlisted = NULL;
   NetworkRun n;
