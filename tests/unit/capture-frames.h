@@ -285,8 +285,8 @@ cf_fold (guint32 sum)
   return (guint16) ~sum;
 }
 
-/* Fills the IPv4 header checksum and the TCP/UDP checksum of an Ethernet
- * frame holding IPv4 (no VLAN tag). */
+/* Fills the IPv4 header checksum and the TCP/UDP/ICMP checksum of an
+ * Ethernet frame holding IPv4 (no VLAN tag). */
 static inline void
 cf_fix_checksums (GByteArray *frame)
 {
@@ -303,6 +303,15 @@ cf_fix_checksums (GByteArray *frame)
   c = cf_fold (cf_sum16 (ip, ihl, 0));
   ip[10] = (guint8) (c >> 8);
   ip[11] = (guint8) c;
+  if (ip[9] == IPPROTO_ICMP)
+    {
+      /* ICMP's checksum covers its message alone (RFC 792). */
+      l4[2] = l4[3] = 0;
+      c = cf_fold (cf_sum16 (l4, l4len, 0));
+      l4[2] = (guint8) (c >> 8);
+      l4[3] = (guint8) c;
+      return;
+    }
   if (at < 0)
     return;
   l4[at] = l4[at + 1] = 0;

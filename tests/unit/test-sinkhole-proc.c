@@ -4,7 +4,8 @@
  * ARP for its gateway is answered; a DNS query for example.com gets the
  * name's stable address; a TCP connection to that address is accepted by
  * the kernel in the sinkhole's namespace and gets the --serve fixture, and
- * what the client sends after it is still taken in; a
+ * what the client sends after it is still taken in; an ICMP echo to any
+ * address is answered from it and recorded; a
  * frame under a forged source MAC is refused (not answered, not captured,
  * counted); and on QEMU's end closing, the process writes its records and
  * final line and exits 0, also when a frame for QEMU is still on its way.
@@ -234,7 +235,7 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
   gsize len;
   guint32 server_seq;
   gboolean got_fixture = FALSE;
-  const AirlockSinkholeRecord *dns = NULL, *tcp = NULL, *udp = NULL;
+  const AirlockSinkholeRecord *dns = NULL, *tcp = NULL, *udp = NULL, *icmp = NULL;
 
   if (g_test_failed () || fx->fd < 0)
     return;
@@ -321,6 +322,20 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
     send_frame (fx, guest_frame (0x0800, cf_ipv4 ("10.0.2.15", "198.18.243.18", IPPROTO_TCP, seg)));
   }
 
+  /* An echo request to anywhere: answered from that address, and recorded. */
+  send_frame (fx, guest_frame (0x0800, cf_ipv4 ("10.0.2.15", "192.0.2.7", IPPROTO_ICMP,
+                                                cf_icmp (8, 0, 0x12340001, "airlock", 7))));
+  {
+    g_autoptr (GByteArray) reply = NULL;
+    static const guint8 from[4] = { 192, 0, 2, 7 };
+
+    /* next_ipv4 matches the first two transport bytes: an echo reply's
+     * type 0 and code 0. */
+    reply = next_ipv4 (fx, IPPROTO_ICMP, 0x0000, 5000);
+    g_assert_nonnull (reply);
+    g_assert_cmpmem (reply->data + 14 + 12, 4, from, 4);
+  }
+
   /* A datagram to anywhere: recorded, not answered. */
   send_frame (fx, guest_frame (0x0800, cf_ipv4 ("10.0.2.15", "192.0.2.1", IPPROTO_UDP,
                                                 cf_udp (42000, 4444, "ping", 4))));
@@ -364,6 +379,8 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
         tcp = r;
       else if (r->kind == AIRLOCK_SINKHOLE_RECORD_UDP)
         udp = r;
+      else if (r->kind == AIRLOCK_SINKHOLE_RECORD_ICMP)
+        icmp = r;
     }
   g_assert_nonnull (dns);
   g_assert_cmpstr (dns->address_text, ==, "10.0.2.3");
@@ -379,6 +396,8 @@ test_serves_a_guest (Fixture *fx, gconstpointer data)
   g_assert_cmpstr (tcp->detected.http_path, ==, "/simple");
   g_assert_cmpstr (tcp->response, ==, "fixture example.com:80");
   g_assert_cmpuint (tcp->bytes_in, ==, sizeof request - 1 + sizeof more - 1);
+  g_assert_nonnull (icmp);
+  g_assert_cmpstr (icmp->address_text, ==, "192.0.2.7");
   g_assert_nonnull (udp);
   g_assert_cmpstr (udp->address_text, ==, "192.0.2.1");
   g_assert_cmpuint (udp->port, ==, 4444);
