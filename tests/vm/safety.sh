@@ -4,7 +4,9 @@
 #
 #  1. The trace.  A workload that reaches for the network (the egress
 #     sample: DNS, HTTP and HTTPS to the address the sinkhole hands out for
-#     example.com, all answered and accepted) runs on both arches inside a
+#     example.com, all answered and accepted; then DNS over TCP and a
+#     datagram to a port of no service, net-dns-tcp and net-udp of
+#     tests/guest, so every listener is used) runs on both arches inside a
 #     network namespace with only loopback, and every network system call of
 #     airlock, of the QEMU it starts and of the sinkhole process is traced.
 #     airlock and QEMU may name no inet address but loopback.  The sinkhole
@@ -43,7 +45,10 @@ log="$work/trace" out="$work/out"
 # sanitized build, the leak check is left to the other suites.
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
   unshare -n -- strace -f -qq -e trace=execve,socket,connect,sendto,sendmsg,sendmmsg,bind \
-  -o "$log" "$cli" run --arch all --image "oci-archive:$samples/egress.tar" >"$out" 2>&1
+  -o "$log" sh -c '"$1" run --arch all --image "oci-archive:$2/egress.tar" \
+                   && "$1" run --arch amd64 --guest-program net-dns-tcp \
+                   && "$1" run --arch amd64 --guest-program net-udp' \
+  safety "$cli" "$samples" >"$out" 2>&1
 status=$?
 
 fail () { echo "not ok $1 $2 # $3"; sed 's/^/# /' "$out"; }
@@ -61,8 +66,12 @@ one () {
     || { fail 1 "$name" "the HTTPS connection was not accepted on both arches"; return; }
   # Which traced processes are the sinkhole.
   sinks=$(grep -E 'execve\("[^"]*airlock-sinkhole"' "$log" | grep -v ENOENT | awk '{print $1}' | sort -u)
-  [ "$(echo "$sinks" | grep -c .)" -eq 2 ] \
-    || { fail 1 "$name" "expected one sinkhole process per arch, traced: '$sinks'"; return; }
+  [ "$(echo "$sinks" | grep -c .)" -eq 4 ] \
+    || { fail 1 "$name" "expected one sinkhole process per run and arch (4), traced: '$sinks'"; return; }
+  # The other listeners were exercised too: DNS over TCP and a datagram to
+  # a port of no service, each answered or taken in (the clients exit 0).
+  [ "$(grep -c '^amd64: workload exited 0$' "$out")" -eq 3 ] \
+    || { fail 1 "$name" "net-dns-tcp or net-udp did not find the network answering"; return; }
   pattern=$(echo "$sinks" | sed 's/^/^/; s/$/ /' | paste -sd'|')
   others=$(grep -Ev "$pattern" "$log")
   mine=$(grep -E "$pattern" "$log")
