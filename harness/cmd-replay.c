@@ -410,6 +410,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ReplaySet, replay_set_clear)
 /* Replays one bundle; returns the exit status for it. */
 static int
 replay_one (const char *dir, const AirlockSessionOptions *options, const char *clock_name,
+            const char *const *serve,
             const char *out_dir, GBytes *key, ReplaySet *set)
 {
   AirlockSessionOptions opts = *options;
@@ -500,6 +501,41 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
     airlock_case_set_guest_time (c, (guint) MAX (1, int_or (r.kase, "guest_time_ms", 0) / 1000));
   airlock_case_set_controls (c, bool_or (r.kase, "controls", TRUE));
   airlock_case_set_clock (c, recorded_clock_ns (&r));
+  /* The fixtures the run served, by digest: given again with the same
+   * bytes, or the replay would answer the workload differently. */
+  {
+    g_auto (GStrv) recorded = airlock_json_get_strv (r.kase, "serve", NULL);
+    g_autoptr (GPtrArray) given = g_ptr_array_new_with_free_func (g_free);
+    g_autoptr (GError) serve_error = NULL;
+
+    if (!harness_apply_serve (c, serve, given, &serve_error))
+      {
+        fprintf (stderr, "airlock replay: %s\n", serve_error->message);
+        recorded_clear (&r);
+        return HARNESS_EXIT_USAGE;
+      }
+    for (guint i = 0; recorded && recorded[i]; i++)
+      {
+        gboolean found = FALSE;
+        for (guint k = 0; k < given->len && !found; k++)
+          found = g_str_equal (given->pdata[k], recorded[i]);
+        if (!found)
+          {
+            fprintf (stderr, "airlock replay: %s: the run served the fixture %s: give it again "
+                     "with --serve NAME:PORT=FILE holding the same bytes\n", arch_name, recorded[i]);
+            recorded_clear (&r);
+            return HARNESS_EXIT_REPLAY_INPUT;
+          }
+      }
+    for (guint k = 0; k < given->len; k++)
+      if (!recorded || !g_strv_contains ((const char *const *) recorded, given->pdata[k]))
+        {
+          fprintf (stderr, "airlock replay: %s: --serve gives %s, which the run did not serve\n",
+                   arch_name, (const char *) given->pdata[k]);
+          recorded_clear (&r);
+          return HARNESS_EXIT_REPLAY_INPUT;
+        }
+  }
   policy_path = g_build_filename (dir, "policy.txt", NULL);
   if (!airlock_case_load_policy (c, policy_path, &error))
     {
@@ -602,6 +638,7 @@ cmd_replay (int argc, char **argv)
   g_autofree char *key_file = NULL;
   g_autoptr (GBytes) key = NULL;
   g_autofree char *clock_name = NULL;
+  g_auto (GStrv) serve = NULL;
   gboolean icount = FALSE;
   gboolean arches[AIRLOCK_N_ARCHES] = { TRUE, TRUE };
   AirlockClock clock = AIRLOCK_CLOCK_WARP;
@@ -617,6 +654,9 @@ cmd_replay (int argc, char **argv)
       "the guest's clock: warp (it runs ahead while the guest is idle; TCG only) or real (default: as recorded)", "CLOCK" },
     { "icount", 0, 0, G_OPTION_ARG_NONE, &icount,
       "the older name of --clock warp (QEMU's deterministic instruction counting, -icount)", NULL },
+    { "serve", 0, 0, G_OPTION_ARG_STRING_ARRAY, &serve,
+      "the fixture the bundle's run served NAME on PORT (the same bytes: its manifest names their SHA-256; repeatable)",
+      "NAME:PORT=FILE" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "write the replay's bundle to DIR/ARCH/", "DIR" },
     { "key-file", 0, 0, G_OPTION_ARG_FILENAME, &key_file, "with --out: sign the replay's bundle", "FILE" },
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
@@ -691,7 +731,8 @@ cmd_replay (int argc, char **argv)
       set.gate_id = airlock_bundle_set_new_id ();
     }
   if (harness_is_bundle (argv[1]))
-    status = replay_one (argv[1], &session_opts, clock_name, out_dir, key, &set);
+    status = replay_one (argv[1], &session_opts, clock_name, (const char *const *) serve, out_dir, key,
+                         &set);
   else
     for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
       {
@@ -702,7 +743,8 @@ cmd_replay (int argc, char **argv)
         n++;
         {
           /* Not inside MAX(): a macro would replay twice. */
-          int s = replay_one (sub, &session_opts, clock_name, out_dir, key, &set);
+          int s = replay_one (sub, &session_opts, clock_name, (const char *const *) serve, out_dir,
+                             key, &set);
 
           status = MAX (status, s);
         }

@@ -848,7 +848,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   if (guest_time_s > 0)
     airlock_case_set_guest_time (c, (guint) guest_time_s);
   airlock_case_set_controls (c, controls);
-  if (!harness_apply_serve (c, (const char *const *) serve, &error))
+  if (!harness_apply_serve (c, (const char *const *) serve, NULL, &error))
     {
       fprintf (stderr, "airlock %s: %s\n", gate_mode ? "gate" : "run", error->message);
       return HARNESS_EXIT_USAGE;

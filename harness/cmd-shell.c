@@ -641,7 +641,7 @@ cmd_shell (int argc, char **argv)
   airlock_case_set_tty (c, tty_in, rows, cols);
   airlock_case_set_controls (c, controls);
   airlock_case_set_timeout (c, (guint) timeout_s);
-  if (!harness_apply_serve (c, (const char *const *) serve, &error))
+  if (!harness_apply_serve (c, (const char *const *) serve, NULL, &error))
     {
       fprintf (stderr, "airlock shell: %s\n", error->message);
       return HARNESS_EXIT_USAGE;

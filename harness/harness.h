@@ -55,9 +55,12 @@ gboolean harness_is_bundle (const char *dir);
 gboolean harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES],
                                GError **error);
 
-/* Adds --serve NAME:PORT=FILE fixtures to @c (harness/serve.c).  FALSE
- * with @error naming the option's value and what is wrong with it. */
-gboolean harness_apply_serve (AirlockCase *c, const char *const *specs, GError **error);
+/* Adds --serve NAME:PORT=FILE fixtures to @c (harness/serve.c), and when
+ * @ret_lines is not NULL appends each one's manifest line to it
+ * (airlock_case_fixture_line()).  FALSE with @error naming the option's
+ * value and what is wrong with it. */
+gboolean harness_apply_serve (AirlockCase *c, const char *const *specs, GPtrArray *ret_lines,
+                              GError **error);
 
 #define HARNESS_SERVE_HELP \
   "what NAME answers on PORT in the sinkhole network: FILE's bytes, raw or an HTTP response (repeatable)"

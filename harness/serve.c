@@ -11,7 +11,8 @@
 #define SERVE_FILE_MAX (1u << 20)
 
 gboolean
-harness_apply_serve (AirlockCase *c, const char *const *specs, GError **error)
+harness_apply_serve (AirlockCase *c, const char *const *specs, GPtrArray *ret_lines,
+                     GError **error)
 {
   for (guint i = 0; specs && specs[i]; i++)
     {
@@ -54,6 +55,11 @@ harness_apply_serve (AirlockCase *c, const char *const *specs, GError **error)
           return FALSE;
         }
       bytes = g_bytes_new_take (g_steal_pointer (&contents), len);
+      if (ret_lines)
+        {
+          g_autofree char *sum = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, bytes);
+          g_ptr_array_add (ret_lines, airlock_case_fixture_line (name, (guint16) port, sum));
+        }
       if (!airlock_case_serve (c, name, (guint16) port, bytes))
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,

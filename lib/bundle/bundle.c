@@ -405,6 +405,8 @@ manifest_json (AirlockBundle *bundle, const AirlockBundleInput *in, const Airloc
   airlock_json_set_bool (b, "tty", in->tty);
   if (in->clock_ns)
     airlock_json_set_int (b, "clock_ns", (gint64) in->clock_ns);
+  if (in->serve)
+    airlock_json_set_strv (b, "serve", in->serve);
   airlock_json_set_strv (b, "argv", in->argv);
   airlock_json_set_strv (b, "env", in->envp);
   airlock_json_set_str (b, "cwd", in->cwd);

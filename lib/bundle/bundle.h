@@ -116,6 +116,9 @@ typedef struct {
   const char *const *env_set;         /* the case's env overrides: "NAME=VALUE", or "NAME"
                                        * for one removed; NULL-terminated, or NULL */
   guint64 clock_ns;                   /* the guest clock the case set, or 0 */
+  /* The case's sinkhole fixtures (airlock_case_fixture_line()), or NULL:
+   * what `airlock replay` must be given again. */
+  const char *const *serve;
   gboolean icount;                    /* the guest ran with -icount */
   gboolean shell;                     /* an `airlock shell` session, not the image's command */
   gboolean tty;                       /* its stdio was a terminal */

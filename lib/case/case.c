@@ -424,6 +424,15 @@ airlock_case_set_clock (AirlockCase *c, guint64 clock_ns)
   c->clock_ns = clock_ns;
 }
 
+char *
+airlock_case_fixture_line (const char *name, guint16 port, const char *sha256_hex)
+{
+  g_autofree char *lower = g_ascii_strdown (name, -1);
+
+  return g_strdup_printf ("%s%s:%u sha256:%s", lower, g_str_has_suffix (lower, ".") ? "" : ".",
+                          port, sha256_hex);
+}
+
 gboolean
 airlock_case_serve (AirlockCase *c, const char *name, guint16 port, GBytes *response)
 {
@@ -963,6 +972,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
     {
       g_autoptr (GError) local = NULL;
       g_autoptr (GPtrArray) env_set = g_ptr_array_new_with_free_func (g_free);
+      g_autoptr (GPtrArray) serve = g_ptr_array_new_with_free_func (g_free);
       AirlockBundleInput in = {
         .arch = run->session->arch,
         .case_name = run->c->name,
@@ -996,6 +1006,16 @@ airlock_run_wait (AirlockRun *run, GError **error)
                                       : g_strdup (run->c->env_names->pdata[k]));
       g_ptr_array_add (env_set, NULL);
       in.env_set = (const char *const *) env_set->pdata;
+      /* What each fixture was, so a replay can be given the same bytes. */
+      for (guint k = 0; k < run->c->serve->len; k++)
+        {
+          const Fixture *fx = g_ptr_array_index (run->c->serve, k);
+          g_autofree char *sum = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, fx->response);
+
+          g_ptr_array_add (serve, airlock_case_fixture_line (fx->name, fx->port, sum));
+        }
+      g_ptr_array_add (serve, NULL);
+      in.serve = serve->len > 1 ? (const char *const *) serve->pdata : NULL;
 
       if (!airlock_bundle_finish (run->bundle, &in, &local))
         run->bundle_error = g_strdup (local->message);

@@ -137,6 +137,10 @@ AIRLOCK_PUBLIC void airlock_case_set_timeout (AirlockCase *c, guint seconds);
  * @name is empty or holds ':', '=', '/' or blanks, or @port is 0. */
 AIRLOCK_PUBLIC gboolean airlock_case_serve (AirlockCase *c, const char *name, guint16 port,
                                             GBytes *response);
+/* How a bundle's manifest records one fixture (case.serve): "pypi.org.:80
+ * sha256:HEX", the name lowercased and absolute.  Transfer full. */
+AIRLOCK_PUBLIC char *airlock_case_fixture_line (const char *name, guint16 port,
+                                                const char *sha256_hex);
 /* Under the warped clock: the guest ends the workload after @seconds of
  * its own time (1 … 604800, a week; default 21600, six hours; checked when
  * the run starts), whichever of this and the timeout comes first.  Under

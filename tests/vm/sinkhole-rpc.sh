@@ -18,7 +18,7 @@ trap 'rm -rf "$work"' EXIT
 source "$(dirname "$0")/sinkhole-lib.sh"
 sinkhole_require
 
-echo "1..4"
+echo "1..5"
 
 cat >"$work/stdin" <<'EOF'
 {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"sinkhole-rpc","version":"1"}}}
@@ -66,3 +66,26 @@ for arch in "${arches[@]}"; do
   expect_records "$name" "$work/admitted/$arch" "${wanted[@]}" \
     'tcp|pypi.org|80|response=fixture pypi.org:80'
 done
+
+# A replay serves what the run served: without the fixture it refuses,
+# naming it by its digest; given the same bytes it runs the case again and
+# finds what the bundle recorded.
+name="/sinkhole/rpc/replay-needs-the-same-fixture"
+sum=$(sha256sum "$work/pypi.http" | cut -d' ' -f1)
+run_status replay "$work/admitted" --arch amd64
+if [ "$status" -ne 5 ] || ! grep -q "the run served the fixture pypi\.org\.:80 sha256:$sum" "$out"; then
+  not_ok "$name" "replay without --serve exit $status (want 5), or the fixture is not named"
+else
+  printf 'not the same bytes' >"$work/other.http"
+  run_status replay "$work/admitted" --arch amd64 --serve "pypi.org:80=$work/other.http"
+  if [ "$status" -ne 5 ]; then
+    not_ok "$name" "replay with other bytes exit $status (want 5)"
+  else
+    run_status replay "$work/admitted" --arch amd64 --serve "pypi.org:80=$work/pypi.http"
+    if [ "$status" -ne 0 ]; then
+      not_ok "$name" "replay with the same fixture exit $status (want 0)"
+    else
+      ok "$name"
+    fi
+  fi
+fi
