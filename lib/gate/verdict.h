@@ -43,7 +43,7 @@ typedef struct {
   char *key;               /* "inet/dgram/udp 192.0.2.53:53" */
   gboolean by_supervisor;  /* a record of the controls phase names it */
   gboolean in_capture;     /* the capture holds its SYN / datagram */
-  gboolean sinkhole_judged; /* the sinkhole served the run and its records are whole */
+  gboolean sinkhole_judged; /* a datagram control, the sinkhole's records whole */
   gboolean by_sinkhole;    /* … and it took the control in (a record of its destination) */
 } AirlockControlResult;
 
