@@ -813,7 +813,7 @@ daemon_qemu_user (AirlockVm *vm, guint32 *ret_uid, guint32 *ret_gid, GError **er
   if (!found)
     g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
                  "cannot tell which user QEMU runs as under '%s' (no DAC label for '%s' domains "
-                 "in its capabilities): the capture file cannot be made private to it",
+                 "in its capabilities): the network's socket cannot be given to it alone",
                  vm->conn->uri, vm->virt_type);
   return found;
 }

@@ -350,80 +350,8 @@ test_capture_qemu_user (void)
   g_assert_cmpuint (gid, ==, 7);
 }
 
-static void
-test_capture_access_plan (void)
-{
-  g_assert_cmpint (airlock_capture_access_for (0, 0), ==, AIRLOCK_CAPTURE_ACCESS_OWN);
-  g_assert_cmpint (airlock_capture_access_for (1000, 1000), ==, AIRLOCK_CAPTURE_ACCESS_OWN);
-  g_assert_cmpint (airlock_capture_access_for (0, 64055), ==, AIRLOCK_CAPTURE_ACCESS_CHOWN);
-  g_assert_cmpint (airlock_capture_access_for (1000, 64055), ==, AIRLOCK_CAPTURE_ACCESS_ACL);
-}
 
-/* Grants a new file in @dir to uid 64055; 0 when it is QEMU's alone: as
- * root, owned by it with mode 0600; otherwise ours with an ACL whose only
- * named entry is that uid, and no access for group or others. */
-static int
-grant_and_check (const char *dir)
-{
-  g_autofree char *path = g_build_filename (dir, geteuid () ? "net-user.pcap" : "net-root.pcap", NULL);
-  g_autoptr (GError) error = NULL;
-  guint8 acl[64];
-  ssize_t n;
-  struct stat st;
-  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 
-  if (fd < 0 || !airlock_capture_file_grant (fd, path, 64055, 994, &error) || fstat (fd, &st) < 0)
-    {
-      g_printerr ("%s\n", error ? error->message : g_strerror (errno));
-      return error && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED) ? 77 : 1;
-    }
-  n = fgetxattr (fd, "system.posix_acl_access", acl, sizeof acl);
-  close (fd);
-  if (geteuid () == 0)
-    return st.st_uid == 64055 && st.st_gid == 994 && (st.st_mode & 07777) == 0600 && n < 0 ? 0 : 2;
-  /* version 2; user_obj rw; user 64055 rw; group_obj none; mask rw; other none. */
-  return st.st_uid == geteuid () && !(st.st_mode & 0007) && n == 44
-             && acl[0] == 2 && acl[4] == 0x01 && acl[6] == 6
-             && acl[12] == 0x02 && acl[14] == 6 && acl[16] == 0x37 && acl[17] == 0xfa
-             && acl[20] == 0x04 && acl[22] == 0 && acl[28] == 0x10 && acl[30] == 6
-             && acl[36] == 0x20 && acl[38] == 0
-           ? 0 : 3;
-}
-
-static void
-test_capture_file_private (void)
-{
-  g_autofree char *dir = g_dir_make_tmp ("airlock-test-capture-XXXXXX", NULL);
-  int status;
-  pid_t pid;
-
-  g_assert_nonnull (dir);
-  if (geteuid () != 0)
-    {
-      status = grant_and_check (dir);
-      airlock_rm_rf (dir);
-      if (status == 77)
-        g_test_skip ("this file system has no POSIX ACLs");
-      else
-        g_assert_cmpint (status, ==, 0);
-      return;
-    }
-  /* As root: the chown, here; the ACL, in a child that is nobody. */
-  g_assert_cmpint (grant_and_check (dir), ==, 0);
-  g_assert_cmpint (chmod (dir, 01777), ==, 0);
-  pid = fork ();
-  g_assert_cmpint (pid, >=, 0);
-  if (pid == 0)
-    _exit (setresgid (65534, 65534, 65534) == 0 && setresuid (65534, 65534, 65534) == 0
-             ? grant_and_check (dir) : 4);
-  g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
-  airlock_rm_rf (dir);
-  g_assert_true (WIFEXITED (status));
-  if (WEXITSTATUS (status) == 77)
-    g_test_skip ("this file system has no POSIX ACLs");
-  else
-    g_assert_cmpint (WEXITSTATUS (status), ==, 0);
-}
 
 int
 main (int argc, char **argv)
@@ -442,7 +370,5 @@ main (int argc, char **argv)
   g_test_add_func ("/vm/owner/dead-cases", test_owner_dead_cases);
   g_test_add_func ("/vm/cleanup/rm-rf-does-not-follow-links", test_rm_rf_does_not_follow_links);
   g_test_add_func ("/vm/capture/qemu-user-from-capabilities", test_capture_qemu_user);
-  g_test_add_func ("/vm/capture/access-plan", test_capture_access_plan);
-  g_test_add_func ("/vm/capture/file-private-to-qemu", test_capture_file_private);
   return g_test_run ();
 }
