@@ -1087,6 +1087,7 @@ handle_write (struct call *c, bool vector)
       respond (c->n, req->id, 0, 0, true);
       return;
     }
+  net_hold_touch ();
   if (vector)
     msg_gather_iov (&m, req->data.args[1], req->data.args[2], PAYLOAD_MAX, &data);
   else
@@ -1201,6 +1202,7 @@ notifier_handle_one (struct notifier *n)
       handle_socketpair (&c);
       break;
     case SYS_connect:
+      net_hold_touch ();
       handle_connect_bind (&c, true);
       break;
     case SYS_bind:
@@ -1214,12 +1216,15 @@ notifier_handle_one (struct notifier *n)
       handle_fd_call (&c);
       break;
     case SYS_sendto:
+      net_hold_touch ();
       handle_sendto (&c);
       break;
     case SYS_sendmsg:
+      net_hold_touch ();
       handle_sendmsg (&c);
       break;
     case SYS_sendmmsg:
+      net_hold_touch ();
       handle_sendmmsg (&c);
       break;
     case SYS_execve:

@@ -30,4 +30,11 @@ uint64_t notifier_count (struct notifier *n);
 /* After notifier_finish(). */
 void notifier_free (struct notifier *n);
 
+/* net-hold.c: under a warped clock, keeps the guest's clock from jumping
+ * past a network answer still on its way (see there).  touch and stop do
+ * nothing unless started. */
+int net_hold_start (void);
+void net_hold_touch (void);
+void net_hold_stop (void);
+
 #endif /* AIRLOCK_SUPERVISOR_H */
