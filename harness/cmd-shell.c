@@ -502,7 +502,7 @@ cmd_shell (int argc, char **argv)
   gboolean controls = FALSE;
   int timeout_s = DEFAULT_TIMEOUT_S;
   int guest_time_s = -1;
-  /* Not warped by default (nor are run and gate): a session waits for a
+  /* Not warped by default, unlike run and gate: a session waits for a
    * person most of the time, and a warped clock would run hours ahead
    * while they type (then its guest-time limit would end the session). */
   AirlockClock clock = AIRLOCK_CLOCK_REAL;

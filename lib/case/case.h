@@ -40,20 +40,18 @@ AIRLOCK_PUBLIC GQuark airlock_case_error_quark (void);
 
 /* The guest's clock (AirlockSessionOptions.clock). */
 typedef enum {
-  /* The default.  The guest's clock follows the host's: the timeout is of guest time as
-   * much as wall time, and any accelerator works. */
-  AIRLOCK_CLOCK_REAL = 0,
-  /* On request.  The clock runs ahead while the guest is idle (QEMU's
+  /* The default.  The clock runs ahead while the guest is idle (QEMU's
    * instruction counting with sleep=off: when every vCPU waits, the clock
    * jumps to the next timer), so a workload that sleeps for hours before
    * it phones home is seen doing it within seconds.  A case then has two
    * limits: its timeout, of wall time, and its guest time
    * (airlock_case_set_guest_time(), six hours by default).  TCG only:
    * AIRLOCK_ACCEL_AUTO takes TCG without probing KVM, and
-   * AIRLOCK_ACCEL_KVM makes the run fail to start (AIRLOCK_VM_ERROR_KVM).
-   * Not the default: the sinkhole answers in the host's time, and a guest
-   * waiting on the network may reach its own timeout first. */
-  AIRLOCK_CLOCK_WARP,
+   * AIRLOCK_ACCEL_KVM makes the run fail to start (AIRLOCK_VM_ERROR_KVM). */
+  AIRLOCK_CLOCK_WARP = 0,
+  /* The guest's clock follows the host's: the timeout is of guest time as
+   * much as wall time, and any accelerator works. */
+  AIRLOCK_CLOCK_REAL,
 } AirlockClock;
 
 /* Parses "warp" or "real".  FALSE for anything else. */
@@ -74,7 +72,7 @@ typedef struct {
   /* The most an image's layers may decompress to (AirlockImageDiskOptions);
    * 0: $AIRLOCK_MAX_IMAGE_SIZE, else 8 GiB. */
   guint64 max_image_bytes;
-  AirlockClock clock;         /* AIRLOCK_CLOCK_REAL (the default) or AIRLOCK_CLOCK_WARP */
+  AirlockClock clock;         /* AIRLOCK_CLOCK_WARP (the default) or AIRLOCK_CLOCK_REAL */
 } AirlockSessionOptions;
 
 typedef struct _AirlockSession AirlockSession;

@@ -67,7 +67,7 @@ airlock_test_init (int *argc, char ***argv)
 {
   const char *arch_spec = env_or ("AIRLOCK_TEST_ARCH", "all");
   const char *accel = env_or ("AIRLOCK_TEST_ACCEL", "auto");
-  const char *clock = env_or ("AIRLOCK_TEST_CLOCK", "real");
+  const char *clock = env_or ("AIRLOCK_TEST_CLOCK", "warp");
   int out = 1;
 
   g_free (T.image);

@@ -25,7 +25,7 @@
  *   --airlock-out=DIR     keep each case's evidence bundle in DIR/ARCH/PATH
  *                         (AIRLOCK_TEST_OUT; default: none)
  *   --airlock-connect=URI, --airlock-accel=auto|tcg|kvm   (AIRLOCK_CONNECT, AIRLOCK_TEST_ACCEL)
- *   --airlock-clock=warp|real  the guest's clock (AIRLOCK_TEST_CLOCK; default real:
+ *   --airlock-clock=warp|real  the guest's clock (AIRLOCK_TEST_CLOCK; default warp:
  *                         AirlockClock)
  *
  * An arch that cannot run here (no QEMU for it, its pinned guest kernel

@@ -2,7 +2,7 @@
 # The guest's clock (`--clock warp|real`), through the command, on both
 # arches: a workload that sleeps an hour before it phones home (the
 # time-bomb test program, tests/guest/clock.c, in the hostile image) fails
-# the gate under the warped clock (--clock warp), within the default wall
+# the gate under the warped clock, the default, within the default wall
 # limit, naming 192.0.2.1:80; its bundle says how much guest and wall time
 # was watched, verifies, and replays as the same under its recorded clock.
 # Under the real clock the run's time limit ends it before it connects.
@@ -50,9 +50,9 @@ check_absent () {   # check_absent NAME PATTERN
   fi
 }
 
-# The warped clock: the hour passes while the guest idles, and
+# The warped clock, by default: the hour passes while the guest idles, and
 # both calls after it are caught, in the default 30 s of wall time.
-"$cli" gate --image "oci:$image" --clock warp --out "$work/warp" -- time-bomb >"$out" 2>&1
+"$cli" gate --image "oci:$image" --out "$work/warp" -- time-bomb >"$out" 2>&1
 check /clock/warp-catches-time-bomb 1 $? \
   '^  amd64 +12/12 +2 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +2 +0 +0 +0 +exited +fail$' \
   '^amd64: egress not admitted by the policy: sendto emulate inet/dgram/udp 192\.0\.2\.1:80 by ' \
@@ -97,7 +97,7 @@ check /clock/real-time-limit-comes-first 0 $? \
 check_absent /clock/real-never-reaches-the-connect '192\.0\.2\.1:80'
 
 # Warped, with less guest time than the sleep: the guest's own limit ends it.
-"$cli" gate --image "oci:$image" --clock warp --guest-time 600 -- time-bomb >"$out" 2>&1
+"$cli" gate --image "oci:$image" --guest-time 600 -- time-bomb >"$out" 2>&1
 check /clock/guest-time-limit-ends-a-sleeper 0 $? \
   '^  amd64 +12/12 +0 +0 +0 +0 +time limit +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +time limit +pass$' \
   '^amd64: observed 10 min of guest time in [0-9.]+ m?s; ended by the guest-time limit \(10 min\): ' \
@@ -105,12 +105,12 @@ check /clock/guest-time-limit-ends-a-sleeper 0 $? \
 
 # Warped, busy: the guest's time follows its instructions, and the host's
 # wall limit ends it (its stop on the evidence channel).
-"$cli" gate --image "oci:$image" --clock warp --timeout 5 -- bench-cpu 100000000 >"$out" 2>&1
+"$cli" gate --image "oci:$image" --timeout 5 -- bench-cpu 100000000 >"$out" 2>&1
 check /clock/wall-limit-ends-a-busy-workload 0 $? \
   '^  amd64 +12/12 +0 +0 +0 +0 +time limit +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +time limit +pass$' \
   '^amd64: observed [0-9.]+ s of guest time in [0-9.]+ m?s; ended by the wall-time limit \(5 s\): ' \
   '^arm64: observed [0-9.]+ s of guest time in [0-9.]+ m?s; ended by the wall-time limit \(5 s\): '
 
 # No VM: KVM cannot warp, and says what to do instead.
-"$cli" gate --image "oci:$image" --clock warp --accel kvm -- time-bomb >"$out" 2>&1
+"$cli" gate --image "oci:$image" --accel kvm -- time-bomb >"$out" 2>&1
 check /clock/kvm-refuses-warp 2 $? '--accel kvm cannot warp the guest.s clock.*--clock real'
