@@ -140,6 +140,13 @@ typedef struct {
    * destination it was sent to (the DNS listener only sees the redirect). */
   GHashTable *dns_dest;  /* GUINT_TO_POINTER(family<<16|port) → char * address text */
   gboolean finishing;
+
+  /* $AIRLOCK_SINKHOLE_TEST_DELAY_MS: frames to the guest wait this long
+   * first, in order — a slow host on demand, for the test of the warped
+   * clock's network hold (tests/vm/clock.sh).  0: passed on at once. */
+  gint64 delay_us;
+  GQueue delayed;        /* GBytes * of whole stream frames, due in order */
+  guint delay_timer;
 } Sinkhole;
 
 struct _Conn {
@@ -429,6 +436,47 @@ write_all (int fd, const guint8 *data, gsize len)
   return TRUE;
 }
 
+typedef struct {
+  gint64 due_us;         /* g_get_monotonic_time () */
+  GBytes *frame;         /* length prefix included */
+} Delayed;
+
+static gboolean
+on_delay (gpointer user_data)
+{
+  Sinkhole *sh = user_data;
+  Delayed *d;
+
+  sh->delay_timer = 0;
+  while ((d = g_queue_peek_head (&sh->delayed)) && d->due_us <= g_get_monotonic_time ())
+    {
+      gsize len;
+      const guint8 *data = g_bytes_get_data (d->frame, &len);
+
+      g_queue_pop_head (&sh->delayed);
+      if (sh->qemu_fd >= 0)
+        write_all (sh->qemu_fd, data, len);
+      g_bytes_unref (d->frame);
+      g_free (d);
+    }
+  if (d)
+    sh->delay_timer = g_timeout_add ((guint) ((d->due_us - g_get_monotonic_time ()) / 1000) + 1,
+                                     on_delay, sh);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+send_delayed (Sinkhole *sh, const guint8 *data, gsize len)
+{
+  Delayed *d = g_new (Delayed, 1);
+
+  d->due_us = g_get_monotonic_time () + sh->delay_us;
+  d->frame = g_bytes_new (data, len);
+  g_queue_push_tail (&sh->delayed, d);
+  if (!sh->delay_timer)
+    sh->delay_timer = g_timeout_add ((guint) (sh->delay_us / 1000), on_delay, sh);
+}
+
 static gboolean
 on_tap (int fd, GIOCondition cond, gpointer user_data)
 {
@@ -448,7 +496,10 @@ on_tap (int fd, GIOCondition cond, gpointer user_data)
   buf[3] = (guint8) n;
   /* QEMU reads its socket promptly; a bounded wait keeps a stuck QEMU
    * from stopping the records. */
-  write_all (sh->qemu_fd, buf, 4 + (gsize) n);
+  if (sh->delay_us > 0)
+    send_delayed (sh, buf, 4 + (gsize) n);
+  else
+    write_all (sh->qemu_fd, buf, 4 + (gsize) n);
   return G_SOURCE_CONTINUE;
 }
 
@@ -1171,6 +1222,15 @@ main (int argc, char **argv)
   sh->conns = g_hash_table_new (NULL, NULL);
   sh->dns_dest = g_hash_table_new_full (NULL, NULL, NULL, g_free);
   sh->qemu_fd = -1;
+  g_queue_init (&sh->delayed);
+  {
+    const char *delay = g_getenv ("AIRLOCK_SINKHOLE_TEST_DELAY_MS");
+    guint64 ms = 0;
+
+    if (delay && (!g_ascii_string_to_unsigned (delay, 10, 0, 10000, &ms, NULL)))
+      die ("AIRLOCK_SINKHOLE_TEST_DELAY_MS='%s' is not a number of milliseconds up to 10000", delay);
+    sh->delay_us = (gint64) ms * 1000;
+  }
   for (guint i = 0; serve && serve[i]; i++)
     if (!add_fixture (sh, serve[i], &error))
       die ("%s", error->message);

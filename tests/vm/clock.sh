@@ -9,7 +9,8 @@
 # The warped clock's two limits each end a run and say which: the guest's
 # time (--guest-time) while the workload sleeps, the host's wall time
 # (--timeout) while it computes.  KVM cannot warp: refused, naming --clock
-# real.  TAP output.
+# real.  On a slow network (the sinkhole told to delay its frames) the warped
+# guest still waits for its answers.  TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
@@ -17,7 +18,7 @@ image="${AIRLOCK_HOSTILE_IMAGE:?run through meson test}"
 work=$(mktemp -d)
 out="$work/out.txt"
 trap 'rm -rf "$work"' EXIT
-echo "1..8"
+echo "1..10"
 n=0
 
 check () {   # check NAME WANT_STATUS STATUS [grep -E patterns that must match]...
@@ -110,6 +111,19 @@ check /clock/wall-limit-ends-a-busy-workload 0 $? \
   '^  amd64 +12/12 +0 +0 +0 +0 +time limit +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +time limit +pass$' \
   '^amd64: observed [0-9.]+ s of guest time in [0-9.]+ m?s; ended by the wall-time limit \(5 s\): ' \
   '^arm64: observed [0-9.]+ s of guest time in [0-9.]+ m?s; ended by the wall-time limit \(5 s\): '
+
+# Warped, on a slow network: every frame the sinkhole sends the guest waits
+# 300 ms of the host's time (a loaded host, on demand).  The guest's clock
+# must not jump past the answers while it waits for them (guest/net-hold.c):
+# net-http gives up after 2 s of guest time, and without the hold its DNS
+# answer, its SYN-ACK and the controls' answers all came too late.
+AIRLOCK_SINKHOLE_TEST_DELAY_MS=300 "$cli" gate --image "oci:$image" -- net-http >"$out" 2>&1
+check /clock/warp-waits-for-a-slow-network 1 $? \
+  '^  amd64 +12/12 +3 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +3 +0 +0 +0 +exited +fail$' \
+  '^amd64: clock: warp;' '^arm64: clock: warp;' \
+  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.[0-9.]+:80 \(http\.airlock\.test, Host http\.airlock\.test\)' \
+  '^arm64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.[0-9.]+:80 \(http\.airlock\.test, Host http\.airlock\.test\)'
+check_absent /clock/warp-slow-network-answers-arrive 'net-http: .*(no answer|exit [1-9])'
 
 # No VM: KVM cannot warp, and says what to do instead.
 "$cli" gate --image "oci:$image" --accel kvm -- time-bomb >"$out" 2>&1
