@@ -25,7 +25,7 @@ table_add (Table *t, char **cells)
 
 /* Prints the table (when it has a row besides the header) and frees it. */
 void
-table_print (Table *t, const char *indent)
+table_fprint (Table *t, FILE *f, const char *indent)
 {
   g_autofree guint *widths = g_new0 (guint, t->n_cols);
 
@@ -48,10 +48,16 @@ table_print (Table *t, const char *indent)
             for (guint pad = (guint) g_utf8_strlen (row[c], -1); pad < widths[c] + 2; pad++)
               g_string_append_c (line, ' ');
         }
-      printf ("%s\n", line->str);
+      fprintf (f, "%s\n", line->str);
       g_string_free (line, TRUE);
     }
   g_ptr_array_unref (t->rows);
+}
+
+void
+table_print (Table *t, const char *indent)
+{
+  table_fprint (t, stdout, indent);
 }
 
 char *

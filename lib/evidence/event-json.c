@@ -67,16 +67,12 @@ add_sockaddr (JsonBuilder *b, const char *name, GBytes *raw, gboolean decoded,
 #define SET_STR(b, name, value) \
   (json_builder_set_member_name ((b), (name)), json_builder_add_string_value ((b), (value)))
 
-char *
-airlock_event_to_json (AirlockArch arch, const AirlockEvent *ev)
+void
+airlock_event_add_json_members (JsonBuilder *b, AirlockArch arch, const AirlockEvent *ev)
 {
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
   g_autofree char *key_line = airlock_event_key_line (ev);
   g_autofree char *outcome = airlock_event_outcome (ev);
 
-  json_builder_begin_object (b);
   SET_STR (b, "arch", airlock_arch_to_string (arch));
   SET_INT (b, "seq", ev->seq);
   SET_STR (b, "kind", airlock_event_kind_to_string (ev->kind));
@@ -200,6 +196,17 @@ airlock_event_to_json (AirlockArch arch, const AirlockEvent *ev)
       SET_INT (b, "exit_status", ev->exit_status);
       SET_STR (b, "exit", text);
     }
+}
+
+char *
+airlock_event_to_json (AirlockArch arch, const AirlockEvent *ev)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (JsonNode) root = NULL;
+
+  json_builder_begin_object (b);
+  airlock_event_add_json_members (b, arch, ev);
   json_builder_end_object (b);
 
   root = json_builder_get_root (b);

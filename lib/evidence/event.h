@@ -19,6 +19,8 @@
 #include "dns.h"
 #include "sockaddr.h"
 
+#include <json-glib/json-glib.h>
+
 G_BEGIN_DECLS
 
 #define AIRLOCK_EVENT_ERROR (airlock_event_error_quark ())
@@ -191,6 +193,9 @@ char *airlock_syscall_name (guint32 audit_arch, guint32 nr);
  * Deterministic: the same event always gives the same bytes.  Transfer
  * full. */
 char *airlock_event_to_json (AirlockArch arch, const AirlockEvent *ev);
+/* The same members, added to the object @b has open (for a line that
+ * carries more, like `airlock run --json`'s "type"). */
+void airlock_event_add_json_members (JsonBuilder *b, AirlockArch arch, const AirlockEvent *ev);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockEventLog, airlock_event_log_free)
 
