@@ -7,6 +7,7 @@
 
 #include "harness.h"
 #include "network-table.h"
+#include "run-report.h"
 #include "table.h"
 
 #include "evidence/event.h"
@@ -117,24 +118,6 @@ attempt_row (Table *t, const AirlockEvent *ev)
 
 /* ---- one run ---- */
 
-static const char *
-end_reason_to_string (guint32 reason)
-{
-  switch (reason)
-    {
-    case AIRLOCK_END_COMPLETED:
-      return "completed";
-    case AIRLOCK_END_TIMEOUT:
-      return "timeout";
-    case AIRLOCK_END_ERROR:
-      return "error";
-    case AIRLOCK_END_WALL_LIMIT:
-      return "wall-time limit";
-    default:
-      return "unknown";
-    }
-}
-
 /* What the sinkhole served the run, host-side (network.jsonl in a
  * bundle): the names asked, the addresses handed out, each connection and
  * what it sent.  The controls' records are told apart by @verdict's keys. */
@@ -160,8 +143,7 @@ print_network (AirlockArch arch, const AirlockRunRecord *record, const AirlockVe
 }
 
 static void
-print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVerdict *verdict,
-              gboolean json)
+print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVerdict *verdict)
 {
   GPtrArray *events = record->events;
   const AirlockTrailer *trailer = record->has_trailer ? &record->trailer : NULL;
@@ -177,17 +159,6 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVer
   };
   Table attempts, processes;
   guint n_attempts = 0, n_processes = 0;
-
-  if (json)
-    {
-      for (guint i = 0; events && i < events->len; i++)
-        {
-          g_autofree char *line = airlock_event_to_json (arch, events->pdata[i]);
-
-          printf ("%s\n", line);
-        }
-      return;
-    }
 
   /* The negative controls' records first, in a table of their own: they
    * are ours, not the workload's. */
@@ -268,7 +239,7 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVer
     printf ("%s: workload exit not reported\n", airlock_arch_to_string (arch));
   if (trailer)
     printf ("%s: end: %s\n", airlock_arch_to_string (arch),
-            end_reason_to_string (trailer->end_reason));
+            run_report_end_reason (trailer->end_reason));
   else
     printf ("%s: end: no trailer\n", airlock_arch_to_string (arch));
   /* A warped clock covers hours of the guest's time in seconds of ours:
@@ -324,11 +295,6 @@ print_output (AirlockArch arch, const AirlockRunRecord *record)
     }
 }
 
-/* `airlock gate`: each arch's result, for the verdict table. */
-typedef struct {
-  AirlockResult *results[AIRLOCK_N_ARCHES];
-} GateCtx;
-
 /* With --out: the set the arches' bundles make (lib/bundle/bundle-set.c),
  * written once every arch has ended. */
 typedef struct {
@@ -378,8 +344,8 @@ started_case_clear (StartedCase *st)
  * prepared, the VM booting in the run's thread).  @st->run is NULL when it
  * could not start, and @st->status says why. */
 static void
-start_case (AirlockArch arch, const AirlockSessionOptions *session_opts, AirlockCase *c,
-            const char *out_dir, StartedCase *st)
+start_case (RunReport *r, AirlockArch arch, const AirlockSessionOptions *session_opts,
+            AirlockCase *c, const char *out_dir, StartedCase *st)
 {
   g_autoptr (GError) error = NULL;
   const char *arch_name = airlock_arch_to_string (arch);
@@ -399,7 +365,7 @@ start_case (AirlockArch arch, const AirlockSessionOptions *session_opts, Airlock
   harness_progress_done ();
   if (!st->session)
     {
-      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      run_report_error (r, arch, "%s: %s", arch_name, error->message);
       st->status = HARNESS_EXIT_SETUP;
       return;
     }
@@ -407,7 +373,7 @@ start_case (AirlockArch arch, const AirlockSessionOptions *session_opts, Airlock
   harness_progress_done ();
   if (!st->run)
     {
-      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      run_report_error (r, arch, "%s: %s", arch_name, error->message);
       st->status = exit_for_start_error (error);
       return;
     }
@@ -423,9 +389,9 @@ start_case (AirlockArch arch, const AirlockSessionOptions *session_opts, Airlock
 }
 
 /* One started arch to its end: the report, the bundle.  Returns the exit
- * status for this arch; in gate mode the result goes to @gate. */
+ * status for this arch; the result goes to @r when @keep. */
 static int
-finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, BundleSet *set, gboolean json,
+finish_case (RunReport *r, AirlockArch arch, StartedCase *st, gboolean keep, BundleSet *set,
              gboolean live)
 {
   g_autoptr (AirlockResult) result = NULL;
@@ -446,7 +412,7 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, BundleSet *set, g
   result = airlock_run_wait (st->run, &error);
   if (!result)
     {
-      fprintf (stderr, "airlock run: %s: %s\n", arch_name, error->message);
+      run_report_error (r, arch, "%s: %s", arch_name, error->message);
       started_case_clear (st);
       return HARNESS_EXIT_SETUP;
     }
@@ -456,11 +422,11 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, BundleSet *set, g
   trailer = record->has_trailer ? &record->trailer : NULL;
   /* The header goes where the report goes: on stdout for the table, on
    * stderr with --json so stdout stays one JSON object per line. */
-  fprintf (json ? stderr : stdout, "%s: %s, %s%s%s\n", arch_name, record->accel,
+  fprintf (r->text, "%s: %s, %s%s%s\n", arch_name, record->accel,
            complete ? "run complete" : "run inconclusive",
            complete ? "" : ": ", complete ? "" : record->incomplete_reason);
   if (oci)
-    fprintf (json ? stderr : stdout, "%s: image %s\n  index    %s\n  manifest %s\n  config   %s\n",
+    fprintf (r->text, "%s: image %s\n  index    %s\n  manifest %s\n  config   %s\n",
              arch_name, oci->reference, oci->index_digest ? oci->index_digest : "(none)",
              oci->manifest_digest, oci->config_digest);
   if (oci && set && !set->reference)
@@ -468,8 +434,11 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, BundleSet *set, g
       set->reference = g_strdup (oci->reference);
       set->index_digest = g_strdup (oci->index_digest);
     }
-  print_report (arch, record, airlock_result_get_verdict_details (result), json);
-  if (!json && !live)
+  if (r->json)
+    run_report_json_run (arch, result);
+  else
+    print_report (arch, record, airlock_result_get_verdict_details (result));
+  if (!r->json && !live)
     print_output (arch, record);
 
   /* What the guest's trusted programs said: why a spec was refused, why
@@ -495,8 +464,9 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, BundleSet *set, g
        * not publish on a run it cannot show. */
       if (airlock_result_get_bundle_error (result))
         {
-          fprintf (stderr, "airlock run: %s: the bundle '%s' is incomplete: %s\n", arch_name,
-                   airlock_result_get_bundle_dir (result), airlock_result_get_bundle_error (result));
+          run_report_error (r, arch, "%s: the bundle '%s' is incomplete: %s", arch_name,
+                            airlock_result_get_bundle_dir (result),
+                            airlock_result_get_bundle_error (result));
           status = HARNESS_EXIT_SETUP;
         }
       else
@@ -504,16 +474,20 @@ finish_case (AirlockArch arch, StartedCase *st, GateCtx *gate, BundleSet *set, g
                  airlock_result_get_bundle_dir (result));
     }
   fflush (stdout);
-  if (gate)
-    gate->results[arch] = g_steal_pointer (&result);
+  if (keep)
+    {
+      g_clear_pointer (&r->results[arch], airlock_result_free);
+      r->results[arch] = g_steal_pointer (&result);
+    }
   started_case_clear (st);
   return status;
 }
 
 /* The gate's table: one row per arch, then every reason. */
 static int
-gate_report (GateCtx *gate, const gboolean *arches)
+gate_report (RunReport *r)
 {
+  const gboolean *arches = r->arches;
   static const char *const header[] = {
     "arch", "controls", "attempts", "admitted", "denied", "unattributed", "ended", "verdict", NULL,
   };
@@ -523,8 +497,8 @@ gate_report (GateCtx *gate, const gboolean *arches)
   table_init (&t, header);
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     {
-      const AirlockVerdict *v = gate->results[a]
-                                    ? airlock_result_get_verdict_details (gate->results[a])
+      const AirlockVerdict *v = r->results[a]
+                                    ? airlock_result_get_verdict_details (r->results[a])
                                     : NULL;
       char *cells[8];
 
@@ -552,48 +526,84 @@ gate_report (GateCtx *gate, const gboolean *arches)
        * cannot be shown to anyone: the gate must not print it as a pass
        * or a fail it cannot back.  finish_case() already made the exit
        * status 4; the reason is printed below. */
-      if (airlock_result_get_bundle_error (gate->results[a]))
+      if (airlock_result_get_bundle_error (r->results[a]))
         cells[7] = g_strdup ("inconclusive");
       else
         cells[7] = g_strdup (airlock_verdict_kind_to_string (v->kind));
       table_add (&t, cells);
-      if (v->kind == AIRLOCK_VERDICT_INCONCLUSIVE || airlock_result_get_bundle_error (gate->results[a]))
+      if (v->kind == AIRLOCK_VERDICT_INCONCLUSIVE || airlock_result_get_bundle_error (r->results[a]))
         status = MAX (status, HARNESS_EXIT_INCONCLUSIVE);
       else if (v->kind == AIRLOCK_VERDICT_FAIL && status == HARNESS_EXIT_OK)
         status = HARNESS_EXIT_FAIL;
     }
-  printf ("\nverdict\n");
-  table_print (&t, "  ");
+  /* Under --json the table is for the person watching stderr; the
+   * verdict lines and the summary carry it on stdout. */
+  fprintf (r->text, "\nverdict\n");
+  table_fprint (&t, r->text, "  ");
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     {
-      AirlockResult *r = gate->results[a];
-      const AirlockVerdict *v = r ? airlock_result_get_verdict_details (r) : NULL;
+      AirlockResult *res = r->results[a];
+      const AirlockVerdict *v = res ? airlock_result_get_verdict_details (res) : NULL;
+      const char *arch_name = airlock_arch_to_string ((AirlockArch) a);
 
       if (!arches[a] || !v)
         continue;
-      if (airlock_result_get_manifest_digest (r))
-        printf ("%s: bound to manifest %s\n", airlock_arch_to_string ((AirlockArch) a),
-                airlock_result_get_manifest_digest (r));
-      if (airlock_result_get_bundle_error (r))
-        printf ("%s: the evidence bundle '%s' could not be written: %s; a verdict without "
-                "its evidence does not count\n",
-                airlock_arch_to_string ((AirlockArch) a), airlock_result_get_bundle_dir (r),
-                airlock_result_get_bundle_error (r));
+      if (airlock_result_get_manifest_digest (res))
+        fprintf (r->text, "%s: bound to manifest %s\n", arch_name,
+                 airlock_result_get_manifest_digest (res));
+      if (airlock_result_get_bundle_error (res))
+        fprintf (r->text, "%s: the evidence bundle '%s' could not be written: %s; a verdict "
+                 "without its evidence does not count\n",
+                 arch_name, airlock_result_get_bundle_dir (res), airlock_result_get_bundle_error (res));
       if (v->observation)
-        printf ("%s: %s\n", airlock_arch_to_string ((AirlockArch) a), v->observation);
+        fprintf (r->text, "%s: %s\n", arch_name, v->observation);
       for (guint i = 0; i < v->reasons->len; i++)
-        printf ("%s: %s\n", airlock_arch_to_string ((AirlockArch) a),
-                (const char *) v->reasons->pdata[i]);
+        fprintf (r->text, "%s: %s\n", arch_name, (const char *) v->reasons->pdata[i]);
     }
+  fflush (r->text);
+  if (r->json)
+    run_report_json_verdicts (r);
   return status;
 }
 
-static int run_main (int argc, char **argv, gboolean gate_mode);
+static int run_main (RunReport *r, int argc, char **argv, char **ret_junit);
+
+/* run and gate: the runs (run_main), then what is written once every arch
+ * has ended and the exit status is known: the --json summary as the last
+ * line, the --junit file, GitHub's annotations. */
+static int
+run_command (int argc, char **argv, gboolean gate_mode)
+{
+  RunReport r;
+  g_autofree char *junit = NULL;
+  g_autoptr (GError) error = NULL;
+  int status;
+
+  run_report_init (&r, gate_mode);
+  status = run_main (&r, argc, argv, &junit);
+  /* Only a gate that ran has testcases: an error before any boot is
+   * the exit status and its message. */
+  if (junit && r.ran)
+    {
+      if (!run_report_write_junit (&r, junit, &error))
+        {
+          run_report_error (&r, -1, "%s", error->message);
+          status = MAX (status, HARNESS_EXIT_SETUP);
+        }
+    }
+  if (r.json)
+    run_report_json_summary (&r, status);
+  else if (gate_mode && r.ran && g_strcmp0 (g_getenv ("GITHUB_ACTIONS"), "true") == 0)
+    /* Not under --json: stdout holds JSON lines only. */
+    run_report_github_annotations (&r);
+  run_report_clear (&r);
+  return status;
+}
 
 int
 cmd_run (int argc, char **argv)
 {
-  return run_main (argc, argv, FALSE);
+  return run_command (argc, argv, FALSE);
 }
 
 /* `airlock gate`: `run --image --controls` on every arch, then the verdict
@@ -601,19 +611,18 @@ cmd_run (int argc, char **argv)
 int
 cmd_gate (int argc, char **argv)
 {
-  return run_main (argc, argv, TRUE);
+  return run_command (argc, argv, TRUE);
 }
 
 static int
-run_main (int argc, char **argv, gboolean gate_mode)
+run_main (RunReport *r, int argc, char **argv, char **ret_junit)
 {
+  gboolean gate_mode = r->gate;
   g_autofree char *policy_file = NULL;
   g_autofree char *test_mode = NULL;
   g_auto (GStrv) allow_rules = NULL;
   g_autoptr (AirlockPolicy) policy = NULL;
-  GateCtx gate_ctx = { { NULL } };
   g_auto (BundleSet) set = { NULL };
-  GateCtx *gate = NULL;
   g_autofree char *arch_spec = NULL;
   g_autofree char *uri = NULL;
   g_autofree char *accel_name = NULL;
@@ -635,7 +644,6 @@ run_main (int argc, char **argv, gboolean gate_mode)
   int timeout_s = DEFAULT_TIMEOUT_S;
   int guest_time_s = -1;
   int boot_timeout = 60;
-  gboolean json = FALSE;
   AirlockClock clock = AIRLOCK_CLOCK_WARP;
   gboolean arches[AIRLOCK_N_ARCHES];
   AirlockAccel accel = AIRLOCK_ACCEL_AUTO;
@@ -670,7 +678,10 @@ run_main (int argc, char **argv, gboolean gate_mode)
     { "key-file", 0, 0, G_OPTION_ARG_FILENAME, &key_file,
       "with --out: sign each bundle's manifest with HMAC-SHA256 under the key in FILE", "FILE" },
     { "name", 0, 0, G_OPTION_ARG_STRING, &case_name, "a name for the case in reports and bundles", "NAME" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object per event instead of the tables", NULL },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &r->json,
+      "print JSON Lines only on stdout, the last a summary (docs/json.md); text goes to stderr", NULL },
+    { "junit", 0, 0, G_OPTION_ARG_FILENAME, ret_junit,
+      "gate: write a JUnit XML report to FILE, one testcase per arch", "FILE" },
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
       "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
     { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
@@ -702,32 +713,51 @@ run_main (int argc, char **argv, gboolean gate_mode)
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &n_opts, &argv, &error))
     {
-      fprintf (stderr, "airlock run: %s\n", error->message);
+      run_report_error (r, -1, "%s", error->message);
       return HARNESS_EXIT_USAGE;
+    }
+  if (r->json)
+    r->text = stderr;
+  if (*ret_junit && !gate_mode)
+    {
+      run_report_error (r, -1, "--junit belongs to 'airlock gate'");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (*ret_junit)
+    {
+      g_autofree char *parent = g_path_get_dirname (*ret_junit);
+
+      /* Found out now, not after the boots. */
+      if (!g_file_test (parent, G_FILE_TEST_IS_DIR))
+        {
+          run_report_error (r, -1, "--junit: '%s' is not a directory to write '%s' in", parent,
+                            *ret_junit);
+          return HARNESS_EXIT_USAGE;
+        }
     }
   if (n_opts > 1)
     {
-      fprintf (stderr, "airlock run: unexpected argument '%s' (the program's arguments go after --)\n",
+      run_report_error (r, -1, "unexpected argument '%s' (the program's arguments go after --)",
                argv[1]);
       return HARNESS_EXIT_USAGE;
     }
   if (max_image_size && !airlock_image_parse_size (max_image_size, &session_opts.max_image_bytes, &error))
     {
-      fprintf (stderr, "airlock run: --max-image-size: %s\n", error->message);
+      run_report_error (r, -1, "--max-image-size: %s", error->message);
       return HARNESS_EXIT_USAGE;
     }
   if (!arch_spec && gate_mode)
     arch_spec = g_strdup ("all");   /* a release is gated on every arch */
   if (!arch_spec)
     {
-      fprintf (stderr, "airlock run: --arch is required (amd64, arm64 or all)\n");
+      run_report_error (r, -1, "--arch is required (amd64, arm64 or all)");
       return HARNESS_EXIT_USAGE;
     }
   if (gate_mode)
     {
       if (!image_ref || program)
         {
-          fprintf (stderr, "airlock gate: --image REF is required (a test program cannot be gated)\n");
+          run_report_error (r, -1, "--image REF is required (a test program cannot be gated)");
           return HARNESS_EXIT_USAGE;
         }
       controls = TRUE;
@@ -737,54 +767,59 @@ run_main (int argc, char **argv, gboolean gate_mode)
           g_clear_pointer (&policy, airlock_policy_free);
       if (!policy)
         {
-          fprintf (stderr, "airlock gate: %s\n", error->message);
+          run_report_error (r, -1, "%s", error->message);
           return HARNESS_EXIT_USAGE;
         }
-      gate = &gate_ctx;
     }
   else if (policy_file || allow_rules)
     {
-      fprintf (stderr, "airlock run: --policy and --allow belong to 'airlock gate'\n");
+      run_report_error (r, -1, "--policy and --allow belong to 'airlock gate'");
       return HARNESS_EXIT_USAGE;
     }
   if (key_file && !out_dir)
     {
-      fprintf (stderr, "airlock run: --key-file signs the bundles of --out DIR: give --out too\n");
+      run_report_error (r, -1, "--key-file signs the bundles of --out DIR: give --out too");
       return HARNESS_EXIT_USAGE;
     }
   if (!harness_parse_arches (arch_spec, arches, &error))
     {
-      fprintf (stderr, "airlock run: %s\n", error->message);
+      run_report_error (r, -1, "%s", error->message);
       return HARNESS_EXIT_USAGE;
     }
+  memcpy (r->arches, arches, sizeof r->arches);
+  r->arches_known = TRUE;
   if (!image_ref == !program)
     {
-      fprintf (stderr, "airlock run: give either --image REF or --guest-program NAME\n");
+      run_report_error (r, -1, "give either --image REF or --guest-program NAME");
       return HARNESS_EXIT_USAGE;
     }
   if (program && (!*program || strchr (program, '/') || g_str_equal (program, ".")
                   || g_str_equal (program, "..")))
     {
-      fprintf (stderr, "airlock run: --guest-program needs the NAME of a program in the testroot's "
-               "/bin, e.g. --guest-program connect-v4\n");
+      run_report_error (r, -1, "--guest-program needs the NAME of a program in the testroot's "
+               "/bin, e.g. --guest-program connect-v4");
       return HARNESS_EXIT_USAGE;
     }
   if (accel_name && !airlock_accel_from_string (accel_name, &accel))
     {
-      fprintf (stderr, "airlock run: unknown accelerator '%s' (expected auto, tcg or kvm)\n", accel_name);
+      run_report_error (r, -1, "unknown accelerator '%s' (expected auto, tcg or kvm)", accel_name);
       return HARNESS_EXIT_USAGE;
     }
   if (timeout_s <= 0 || timeout_s > MAX_TIMEOUT_S || boot_timeout <= 0)
     {
-      fprintf (stderr, "airlock run: --timeout must be 1 to %d seconds, --boot-timeout positive\n",
+      run_report_error (r, -1, "--timeout must be 1 to %d seconds, --boot-timeout positive",
                MAX_TIMEOUT_S);
       return HARNESS_EXIT_USAGE;
     }
-  if (!harness_parse_clock ("airlock run", clock_name, accel, guest_time_s, MAX_GUEST_TIME_S, &clock))
-    return HARNESS_EXIT_USAGE;
+  if (!harness_parse_clock (r->command, clock_name, accel, guest_time_s, MAX_GUEST_TIME_S, &clock))
+    {
+      /* Printed already; the summary still says why. */
+      g_ptr_array_add (r->errors, g_strdup ("invalid --clock, --guest-time or --accel"));
+      return HARNESS_EXIT_USAGE;
+    }
   if (key_file && !(key = airlock_bundle_key_load (key_file, &error)))
     {
-      fprintf (stderr, "airlock run: --key-file: %s\n", error->message);
+      run_report_error (r, -1, "--key-file: %s", error->message);
       return HARNESS_EXIT_USAGE;
     }
   if (out_dir)
@@ -795,7 +830,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
         /* Refused before any run, not after the first. */
         if (arches[a] && g_file_test (dir, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
           {
-            fprintf (stderr, "airlock run: '%s' exists; a bundle is never overwritten\n", dir);
+            run_report_error (r, -1, "'%s' exists; a bundle is never overwritten", dir);
             return HARNESS_EXIT_USAGE;
           }
       }
@@ -807,8 +842,8 @@ run_main (int argc, char **argv, gboolean gate_mode)
        * would not verify as either's. */
       if (g_file_test (record, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
         {
-          fprintf (stderr, "airlock run: '%s' exists; a gate's set of bundles is never "
-                   "overwritten\n", record);
+          run_report_error (r, -1, "'%s' exists; a gate's set of bundles is never "
+                   "overwritten", record);
           return HARNESS_EXIT_USAGE;
         }
       set.gate_id = airlock_bundle_set_new_id ();
@@ -821,8 +856,8 @@ run_main (int argc, char **argv, gboolean gate_mode)
 
       if (g_str_equal (stdin_file, "-") && arches[AIRLOCK_ARCH_AMD64] && arches[AIRLOCK_ARCH_ARM64])
         {
-          fprintf (stderr, "airlock run: --stdin - streams one input: give one --arch "
-                   "(or a file, which each arch gets whole)\n");
+          run_report_error (r, -1, "--stdin - streams one input: give one --arch "
+                   "(or a file, which each arch gets whole)");
           return HARNESS_EXIT_USAGE;
         }
       if (g_str_equal (stdin_file, "-"))
@@ -831,7 +866,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
         stdin_stream = g_unix_input_stream_new (STDIN_FILENO, FALSE);
       else if (!g_file_get_contents (stdin_file, &contents, &len, &error))
         {
-          fprintf (stderr, "airlock run: --stdin: %s\n", error->message);
+          run_report_error (r, -1, "--stdin: %s", error->message);
           return HARNESS_EXIT_USAGE;
         }
       else
@@ -850,7 +885,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
   airlock_case_set_controls (c, controls);
   if (!harness_apply_serve (c, (const char *const *) serve, NULL, &error))
     {
-      fprintf (stderr, "airlock %s: %s\n", gate_mode ? "gate" : "run", error->message);
+      run_report_error (r, -1, "%s", error->message);
       return HARNESS_EXIT_USAGE;
     }
   if (policy)
@@ -871,6 +906,46 @@ run_main (int argc, char **argv, gboolean gate_mode)
   airlock_case_set_bundle_key (c, key);
   airlock_case_set_bundle_gate (c, set.gate_id);
   airlock_case_set_test_mode (c, test_mode);
+  /* Every arch's image resolved (its index, manifest and config read and
+   * checked, its command found) before anything boots: a mistyped
+   * reference is one message, and an arch the image lacks is found before
+   * the other arch's boot rather than after it.  The runs resolve it
+   * again, as they would any reference. */
+  if (image_ref)
+    {
+      g_autoptr (AirlockImageSource) source = airlock_image_source_open (image_ref, &error);
+      int image_status = HARNESS_EXIT_OK;
+      const char *const *args = workload_argv->len > 1 ? (const char *const *) workload_argv->pdata
+                                                       : NULL;
+
+      if (!source)
+        {
+          run_report_error (r, -1, "%s", error->message);
+          return harness_exit_for_image_error (error);
+        }
+      for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+        {
+          g_autoptr (AirlockImage) image = NULL;
+          g_auto (GStrv) command = NULL;
+
+          if (!arches[a])
+            continue;
+          image = airlock_image_resolve (source, (AirlockArch) a, &error);
+          if (image)
+            command = airlock_image_command (image, args, &error);
+          if (!command)
+            {
+              run_report_error (r, (int) a, "%s: %s", airlock_arch_to_string ((AirlockArch) a),
+                                error->message);
+              if (image_status == HARNESS_EXIT_OK)
+                image_status = harness_exit_for_image_error (error);
+              g_clear_error (&error);
+            }
+        }
+      if (image_status != HARNESS_EXIT_OK)
+        return image_status;
+    }
+
   session_opts.uri = uri;
   session_opts.cache_dir = cache_dir;
   session_opts.accel = accel;
@@ -884,15 +959,16 @@ run_main (int argc, char **argv, gboolean gate_mode)
    * turn (image, disk, boot begun), then each is waited for and reported in
    * arch order, so the output reads as it does one after the other. */
   parallel = !sequential && arches[AIRLOCK_ARCH_AMD64] && arches[AIRLOCK_ARCH_ARM64];
+  r->ran = TRUE;
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     if (arches[a])
       {
         int s;
 
-        start_case ((AirlockArch) a, &session_opts, c, out_dir, &started[a]);
+        start_case (r, (AirlockArch) a, &session_opts, c, out_dir, &started[a]);
         if (parallel && started[a].run)
           continue;
-        s = finish_case ((AirlockArch) a, &started[a], gate, &set, json, stdin_stream != NULL);
+        s = finish_case (r, (AirlockArch) a, &started[a], TRUE, &set, stdin_stream != NULL);
         /* Usage beats setup beats inconclusive: the most actionable. */
         if (s == HARNESS_EXIT_USAGE)
           {
@@ -901,7 +977,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
                 {
                   airlock_vm_cancel (airlock_run_get_vm (started[b].run),
                                      "another arch's case is malformed");
-                  finish_case ((AirlockArch) b, &started[b], NULL, NULL, json, FALSE);
+                  finish_case (r, (AirlockArch) b, &started[b], FALSE, NULL, FALSE);
                 }
             return s;
           }
@@ -909,7 +985,7 @@ run_main (int argc, char **argv, gboolean gate_mode)
       }
   for (unsigned a = 0; parallel && a < AIRLOCK_N_ARCHES; a++)
     if (arches[a] && started[a].run)
-      status = MAX (status, finish_case ((AirlockArch) a, &started[a], gate, &set, json, FALSE));
+      status = MAX (status, finish_case (r, (AirlockArch) a, &started[a], TRUE, &set, FALSE));
   if (out_dir)
     {
       AirlockBundleSetInput in = {
@@ -924,19 +1000,17 @@ run_main (int argc, char **argv, gboolean gate_mode)
        * manifest, and an arch that wrote none as missing. */
       if (!airlock_bundle_set_write (out_dir, &in, &error))
         {
-          fprintf (stderr, "airlock run: the gate's set record: %s\n", error->message);
+          run_report_error (r, -1, "the gate's set record: %s", error->message);
           status = MAX (status, HARNESS_EXIT_SETUP);
         }
       else
         fprintf (stderr, "airlock: set record of gate %s in %s/%s\n", set.gate_id, out_dir,
                  AIRLOCK_BUNDLE_SET_FILE);
     }
-  if (gate)
+  if (gate_mode)
     {
-      int g = gate_report (gate, arches);
+      int g = gate_report (r);
 
-      for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-        g_clear_pointer (&gate->results[a], airlock_result_free);
       /* An image or setup error outranks the verdict's status. */
       return status != HARNESS_EXIT_OK && status != HARNESS_EXIT_INCONCLUSIVE ? status : g;
     }

@@ -1,0 +1,90 @@
+#!/bin/bash
+# `airlock gate` and `airlock run` check every input before they boot
+# anything (no VM here): a reference that names nothing is one error line
+# prefixed with the command the user ran and naming the reference, with no
+# verdict table; under --json the only stdout line is the summary saying so;
+# an image lacking one arch is refused at once (exit 15), before the other
+# arch boots; --junit belongs to the gate.  TAP output.
+set -u
+
+cli="${AIRLOCK_CLI:?run through meson test}"
+samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
+echo "1..5"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+report () {   # report N NAME PROBLEM (empty: ok) [file to show]...
+  local n="$1" name="$2" problem="$3"
+  shift 3
+  if [ -z "$problem" ]; then
+    echo "ok $n $name"
+    return
+  fi
+  echo "not ok $n $name # $problem"
+  for f in "$@"; do sed 's/^/# /' "$f"; done
+}
+
+ref="oci-archive:$work/no-such-image.tar"
+"$cli" gate --image "$ref" >"$work/out" 2>"$work/err"
+status=$?
+problem=""
+[ "$status" -eq 10 ] || [ "$status" -eq 11 ] || problem="exit status $status, want an image error (10 or 11)"
+[ "$(wc -l <"$work/err")" -eq 1 ] || problem="$problem; $(wc -l <"$work/err") lines on stderr, want 1"
+grep -q "^airlock gate: .*no-such-image.tar" "$work/err" || problem="$problem; the line does not start 'airlock gate:' and name the reference"
+[ -s "$work/out" ] && problem="$problem; stdout is not empty (a verdict table?)"
+report 1 /gate/bad-reference-one-line "$problem" "$work/out" "$work/err"
+
+"$cli" run --arch all --image "$ref" >"$work/out" 2>"$work/err"
+status=$?
+problem=""
+[ "$status" -eq 10 ] || [ "$status" -eq 11 ] || problem="exit status $status"
+[ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "^airlock run: .*no-such-image.tar" "$work/err" \
+  || problem="$problem; want one 'airlock run:' line naming the reference"
+report 2 /run/bad-reference-one-line "$problem" "$work/out" "$work/err"
+
+"$cli" gate --image "$ref" --json >"$work/out" 2>"$work/err"
+status=$?
+problem=$(python3 - "$work/out" "$status" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+if len(lines) != 1:
+    sys.exit(f"{len(lines)} stdout lines, want the summary alone")
+s = json.loads(lines[0])
+if s.get("type") != "summary" or s["exit_status"] != int(sys.argv[2]) or s["verdict"] is not None:
+    sys.exit(f"not a summary of exit {sys.argv[2]} without a verdict: {lines[0]}")
+if len(s["errors"]) != 1 or "no-such-image.tar" not in s["errors"][0]:
+    sys.exit(f"errors {s['errors']}")
+PY
+)
+report 3 /json/bad-reference-summary-only "$problem" "$work/out" "$work/err"
+
+# The clean sample with its index cut to the amd64 manifest alone.
+cp -r "$samples/clean" "$work/amd64-only"
+python3 - "$work/amd64-only" <<'PY'
+import json, sys
+d = sys.argv[1]
+index = json.load(open(f"{d}/index.json"))
+inner = index["manifests"][0]["digest"].split(":", 1)[1]
+manifests = json.load(open(f"{d}/blobs/sha256/{inner}"))["manifests"]
+index["manifests"] = [m for m in manifests if m["platform"]["architecture"] == "amd64"]
+json.dump(index, open(f"{d}/index.json", "w"))
+PY
+start=$(date +%s)
+"$cli" gate --image "oci:$work/amd64-only" >"$work/out" 2>"$work/err"
+status=$?
+took=$(( $(date +%s) - start ))
+problem=""
+[ "$status" -eq 15 ] || problem="exit status $status, want 15"
+[ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "^airlock gate: arm64: .*no manifest for linux/arm64" "$work/err" \
+  || problem="$problem; want one 'airlock gate: arm64:' line saying the arch is missing"
+grep -Eqi "running|boot|tcg|libguestfs" "$work/err" "$work/out" && problem="$problem; something was prepared or booted"
+[ "$took" -le 10 ] || problem="$problem; took $took s"
+report 4 /gate/missing-arch-before-any-boot "$problem" "$work/out" "$work/err"
+
+"$cli" run --arch amd64 --image "oci:$samples/clean" --junit "$work/j.xml" >"$work/out" 2>"$work/err"
+status=$?
+if [ "$status" -eq 2 ] && grep -q "^airlock run: --junit belongs to 'airlock gate'" "$work/err" && [ ! -e "$work/j.xml" ]; then
+  report 5 /run/junit-is-usage-error ""
+else
+  report 5 /run/junit-is-usage-error "exit status $status" "$work/err"
+fi
