@@ -253,11 +253,13 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVer
 }
 
 /* With --stdin -: the workload's output as it comes, on our stdout and
- * stderr, unchanged (a conversation with a stdio server reads naturally). */
+ * stderr, unchanged (a conversation with a stdio server reads naturally).
+ * Under --json (@user_data non-NULL) all of it on stderr: stdout holds
+ * JSON lines only, and the output comes again in its "output" lines. */
 static void
 live_output (int stream, const guint8 *data, gsize len, gpointer user_data)
 {
-  FILE *f = stream == AIRLOCK_STDIO_STDERR ? stderr : stdout;
+  FILE *f = stream == AIRLOCK_STDIO_STDERR || user_data ? stderr : stdout;
 
   fwrite (data, 1, len, f);
   fflush (f);
@@ -901,7 +903,7 @@ run_main (RunReport *r, int argc, char **argv, char **ret_junit)
   if (stdin_stream)
     {
       airlock_case_set_stdin_stream (c, stdin_stream);
-      airlock_case_set_output_func (c, live_output, NULL);
+      airlock_case_set_output_func (c, live_output, r->json ? r : NULL);
     }
   airlock_case_set_bundle_key (c, key);
   airlock_case_set_bundle_gate (c, set.gate_id);

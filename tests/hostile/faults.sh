@@ -341,7 +341,7 @@ else
     out="$work/disk-full.out"
     p=""
     if [ "$status" -ne 4 ]; then p="exit status $status, want 4"
-    elif ! grep -Eq "^airlock run: amd64: the bundle '$full/b/amd64' is incomplete: cannot write '[^']+': No space left on device$" "$out"; then
+    elif ! grep -Eq "^airlock gate: amd64: the bundle '$full/b/amd64' is incomplete: cannot write '[^']+': No space left on device$" "$out"; then
       p="the gate does not say the bundle is incomplete for want of space"
     elif grep -Eq '^  amd64 .* pass$' "$out" || ! grep -Eq '^  amd64 +.* inconclusive$' "$out"; then
       p="the verdict table does not say inconclusive"

@@ -4,12 +4,13 @@
 # prefixed with the command the user ran and naming the reference, with no
 # verdict table; under --json the only stdout line is the summary saying so;
 # an image lacking one arch is refused at once (exit 15), before the other
-# arch boots; --junit belongs to the gate.  TAP output.
+# arch boots; --junit belongs to the gate; verify --json's lines for a
+# directory holding no bundle.  TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..5"
+echo "1..6"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -88,3 +89,21 @@ if [ "$status" -eq 2 ] && grep -q "^airlock run: --junit belongs to 'airlock gat
 else
   report 5 /run/junit-is-usage-error "exit status $status" "$work/err"
 fi
+
+# verify --json on a directory that holds no bundle: its line says so, the
+# summary last with exit status 1.
+mkdir "$work/empty"
+"$cli" verify --json "$work/empty" >"$work/out" 2>"$work/err"
+status=$?
+problem=$(python3 - "$work/out" "$status" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+if [o["type"] for o in objs] != ["bundle", "summary"]:
+    sys.exit(f"line types {[o['type'] for o in objs]}")
+if objs[0]["verified"] is not False or not objs[0]["problems"]:
+    sys.exit(f"bundle line {objs[0]}")
+if objs[1]["exit_status"] != 1 or int(sys.argv[2]) != 1 or objs[1]["verified"] != 0:
+    sys.exit(f"summary {objs[1]}, exit {sys.argv[2]}")
+PY
+)
+report 6 /verify/json-no-bundle "$problem" "$work/out" "$work/err"

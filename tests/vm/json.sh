@@ -5,12 +5,13 @@
 # exit status 1 and each arch's offending attempts to example.com; the JUnit
 # file has a failing testcase per arch naming them; GitHub's annotations
 # (GITHUB_ACTIONS=true) are one ::error line per offending attempt, and none
-# under --json.  Two gates: both arches, then amd64 alone.  TAP output.
+# under --json.  Two gates: both arches, then amd64 alone, whose bundle
+# verify --json reports.  TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..4"
+echo "1..5"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -110,7 +111,7 @@ PY
 report 3 /junit/gate-egress-fails-per-arch "$problem" "$work/junit.xml"
 
 GITHUB_ACTIONS=true "$cli" gate --arch amd64 --image "oci-archive:$samples/egress.tar" \
-  >"$work/out.txt" 2>&1
+  --out "$work/b" >"$work/out.txt" 2>&1
 status=$?
 n_ann=$(grep -c '^::error title=airlock amd64::egress not admitted by the policy: ' "$work/out.txt")
 if [ "$status" -eq 1 ] && [ "$n_ann" -eq 5 ] \
@@ -120,3 +121,24 @@ if [ "$status" -eq 1 ] && [ "$n_ann" -eq 5 ] \
 else
   report 4 /github/annotation-per-offending-attempt "exit $status, $n_ann annotations, want 1 and 5" "$work/out.txt"
 fi
+
+# verify --json on that gate's --out directory: a line for the bundle, one
+# for the set, the summary last.
+"$cli" verify --json "$work/b" >"$work/verify.jsonl" 2>"$work/verify.err"
+status=$?
+problem=$(python3 - "$work/verify.jsonl" "$status" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+types = [o["type"] for o in objs]
+if types != ["bundle", "set", "summary"]:
+    sys.exit(f"line types {types}")
+b, st, s = objs
+if (b["arch"], b["verified"], b["verdict"], b["problems"]) != ("amd64", True, "fail", []):
+    sys.exit(f"bundle line {b}")
+if not b["manifest"].startswith("sha256:") or st["verified"] is not True or st["arches"] != ["amd64"]:
+    sys.exit(f"bundle or set line {b} {st}")
+if (s["command"], s["exit_status"], s["bundles"], s["verified"]) != ("verify", 0, 1, 1) or int(sys.argv[2]) != 0:
+    sys.exit(f"summary {s}, exit {sys.argv[2]}")
+PY
+)
+report 5 /json/verify-lines-and-summary "$problem" "$work/verify.jsonl" "$work/verify.err"
