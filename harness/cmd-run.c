@@ -658,12 +658,16 @@ run_main (RunReport *r, int argc, char **argv, char **ret_junit)
   StartedCase started[AIRLOCK_N_ARCHES] = { { NULL } };
   gboolean sequential = FALSE, parallel;
   GOptionEntry entries[] = {
-    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec, "amd64, arm64 or all (both at once)", "ARCH" },
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec,
+      gate_mode ? "amd64, arm64, all (both at once; the default) or a comma-separated list; x86_64 and aarch64 name the same"
+                : "amd64, arm64, all (both at once) or a comma-separated list; x86_64 and aarch64 name the same", "ARCH" },
     { "sequential", 0, 0, G_OPTION_ARG_NONE, &sequential,
       "with --arch all: one arch after the other instead of both at once", NULL },
     { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
       "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE", "REF" },
-    { "guest-program", 'p', 0, G_OPTION_ARG_STRING, &program,
+    /* Each command's --help lists only what it accepts: the gate refuses a
+     * test program and always runs the controls; only it judges. */
+    { "guest-program", 'p', gate_mode ? G_OPTION_FLAG_HIDDEN : 0, G_OPTION_ARG_STRING, &program,
       "test program to run instead: /bin/NAME in the guest's testroot", "NAME" },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s,
       "end the workload after S seconds (default: 30): of wall time under --clock warp, of guest time under --clock real", "S" },
@@ -673,7 +677,7 @@ run_main (RunReport *r, int argc, char **argv, char **ret_junit)
       "with --clock warp: end the workload after S seconds of guest time too (default: 21600, six hours)", "S" },
     { "stdin", 0, 0, G_OPTION_ARG_FILENAME, &stdin_file,
       "feed FILE to the workload's stdin (default: end of file at once; - reads ours)", "FILE" },
-    { "controls", 0, 0, G_OPTION_ARG_NONE, &controls,
+    { "controls", 0, gate_mode ? G_OPTION_FLAG_HIDDEN : 0, G_OPTION_ARG_NONE, &controls,
       "run the negative controls first, in the same boot (listed as their own attempts)", NULL },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,
       "write each arch's evidence bundle to DIR/ARCH/ (docs/bundle.md; never overwritten)", "DIR" },
@@ -682,7 +686,7 @@ run_main (RunReport *r, int argc, char **argv, char **ret_junit)
     { "name", 0, 0, G_OPTION_ARG_STRING, &case_name, "a name for the case in reports and bundles", "NAME" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &r->json,
       "print JSON Lines only on stdout, the last a summary (docs/json.md); text goes to stderr", NULL },
-    { "junit", 0, 0, G_OPTION_ARG_FILENAME, ret_junit,
+    { "junit", 0, gate_mode ? 0 : G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, ret_junit,
       "gate: write a JUnit XML report to FILE, one testcase per arch", "FILE" },
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
       "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
@@ -692,9 +696,9 @@ run_main (RunReport *r, int argc, char **argv, char **ret_junit)
     { "max-image-size", 0, 0, G_OPTION_ARG_STRING, &max_image_size,
       "the most the image's layers may decompress to, all together, e.g. 20G (default: $AIRLOCK_MAX_IMAGE_SIZE, else 8G); over it: exit 17", "SIZE" },
     { "test-mode", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &test_mode, "guest misbehaviour, for tests", "MODE" },
-    { "policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_file, "gate: the allow-list (docs/policy.md; default: no egress)", "FILE" },
+    { "policy", 0, gate_mode ? 0 : G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &policy_file, "gate: the allow-list (docs/policy.md; default: no egress)", "FILE" },
     { "serve", 0, 0, G_OPTION_ARG_STRING_ARRAY, &serve, HARNESS_SERVE_HELP, "NAME:PORT=FILE" },
-    { "allow", 0, 0, G_OPTION_ARG_STRING_ARRAY, &allow_rules, "gate: one more allow rule, e.g. 'allow tcp 10.0.0.0/8 port 443' (repeatable)", "RULE" },
+    { "allow", 0, gate_mode ? 0 : G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING_ARRAY, &allow_rules, "gate: one more allow rule, e.g. 'allow tcp 10.0.0.0/8 port 443' (repeatable)", "RULE" },
     { NULL },
   };
 
@@ -752,7 +756,7 @@ run_main (RunReport *r, int argc, char **argv, char **ret_junit)
     arch_spec = g_strdup ("all");   /* a release is gated on every arch */
   if (!arch_spec)
     {
-      run_report_error (r, -1, "--arch is required (amd64, arm64 or all)");
+      run_report_error (r, -1, "--arch is required (amd64, arm64, all or a comma-separated list)");
       return HARNESS_EXIT_USAGE;
     }
   if (gate_mode)

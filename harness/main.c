@@ -25,7 +25,7 @@ usage (FILE *out)
   fprintf (out, "Usage: airlock COMMAND [OPTIONS]\n\nCommands:\n");
   for (size_t i = 0; i < G_N_ELEMENTS (commands); i++)
     fprintf (out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-  fprintf (out, "\nRun 'airlock COMMAND --help' for a command's options.\n");
+  fprintf (out, "\nRun 'airlock help COMMAND' (or 'airlock COMMAND --help') for a command's options.\n");
 }
 
 gboolean
@@ -81,7 +81,7 @@ harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES], G
       else
         {
           g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                       "unknown arch '%s' (expected amd64, arm64 or all)", *w);
+                       "unknown arch '%s' (expected amd64, arm64, all or a comma-separated list of them; x86_64 and aarch64 name the same)", *w);
           return FALSE;
         }
       any = TRUE;
@@ -89,7 +89,7 @@ harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES], G
   if (!any)
     {
       g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                   "empty arch list '%s' (expected amd64, arm64 or all)", spec);
+                   "empty arch list '%s' (expected amd64, arm64, all or a comma-separated list)", spec);
       return FALSE;
     }
   memcpy (ret_arches, chosen, sizeof chosen);
@@ -146,6 +146,22 @@ main (int argc, char **argv)
       usage (stderr);
       return HARNESS_EXIT_USAGE;
     }
+  if (g_str_equal (argv[1], "help") && argc == 3)
+    {
+      /* `airlock help CMD` is `airlock CMD --help`. */
+      for (size_t i = 0; i < G_N_ELEMENTS (commands); i++)
+        if (g_str_equal (argv[2], commands[i].name))
+          {
+            char *help_argv[] = { argv[2], (char *) "--help", NULL };
+            g_autofree char *prgname = g_strdup_printf ("airlock %s", commands[i].name);
+
+            g_set_prgname (prgname);
+            return commands[i].run (2, help_argv);
+          }
+      fprintf (stderr, "airlock: unknown command '%s'\n\n", argv[2]);
+      usage (stderr);
+      return HARNESS_EXIT_USAGE;
+    }
   if (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h") || g_str_equal (argv[1], "help"))
     {
       usage (stdout);
@@ -162,7 +178,13 @@ main (int argc, char **argv)
   (void) airlock_vm_adopt_qemu (NULL);
   for (size_t i = 0; i < G_N_ELEMENTS (commands); i++)
     if (g_str_equal (argv[1], commands[i].name))
-      return commands[i].run (argc - 1, argv + 1);
+      {
+        /* GOption's usage line says "Usage: airlock gate [OPTION…]". */
+        g_autofree char *prgname = g_strdup_printf ("airlock %s", commands[i].name);
+
+        g_set_prgname (prgname);
+        return commands[i].run (argc - 1, argv + 1);
+      }
 
   fprintf (stderr, "airlock: unknown command '%s'\n\n", argv[1]);
   usage (stderr);
