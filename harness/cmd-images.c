@@ -473,10 +473,12 @@ cmd_images (int argc, char **argv)
     "  show    print the cached guest images; exits 4 when one is not built\n"
     "  inspect REF\n"
     "          resolve a container image (oci:DIR[:TAG], oci-archive:FILE[:TAG],\n"
-    "          docker-archive:FILE) for each arch it has, or those of --arch: the\n"
-    "          index, manifest and config digests (every JSON blob verified), its\n"
-    "          layers, entrypoint, cmd, env, workdir and user.  Exits 10-20 on an\n"
-    "          unusable image (one status per kind of error, see the README)");
+    "          docker-archive:FILE, docker://NAME[:TAG|@DIGEST] or\n"
+    "          containers-storage:NAME, the last two through skopeo) for each arch\n"
+    "          it has, or those of --arch: the index, manifest and config digests\n"
+    "          (every JSON blob verified), its layers, entrypoint, cmd, env,\n"
+    "          workdir and user.  Exits 10-20 on an unusable image (one status per\n"
+    "          kind of error, see the README)");
   g_option_context_add_main_entries (context, entries, NULL);
   g_set_prgname ("airlock images");
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -489,7 +491,8 @@ cmd_images (int argc, char **argv)
       if (argc != 3)
         {
           fprintf (stderr, "airlock images inspect: expected one image reference "
-                           "(oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE)\n");
+                           "(oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE, docker://NAME or "
+                           "containers-storage:NAME)\n");
           return HARNESS_EXIT_USAGE;
         }
       if (args.force || args.kernel || args.modules)

@@ -652,7 +652,8 @@ run_main (int argc, char **argv, gboolean gate_mode)
     { "sequential", 0, 0, G_OPTION_ARG_NONE, &sequential,
       "with --arch all: one arch after the other instead of both at once", NULL },
     { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
-      "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE", "REF" },
+      "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE, "
+      "docker://NAME[:TAG|@DIGEST] or containers-storage:NAME", "REF" },
     { "guest-program", 'p', 0, G_OPTION_ARG_STRING, &program,
       "test program to run instead: /bin/NAME in the guest's testroot", "NAME" },
     { "timeout", 't', 0, G_OPTION_ARG_INT, &timeout_s,

@@ -1394,7 +1394,7 @@ test_bad_index_tree_too_big (Fixture *f, gconstpointer data)
 static void
 test_bad_reference (void)
 {
-  const char *refs[] = { "docker://busybox", "oci:", "oci:/nonexistent/airlock-test", "busybox",
+  const char *refs[] = { "dir:/nonexistent/airlock-test", "oci:", "oci:/nonexistent/airlock-test", "busybox",
                          "oci-archive:/nonexistent/airlock.tar" };
 
   for (guint i = 0; i < G_N_ELEMENTS (refs); i++)
