@@ -13,9 +13,9 @@ cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
 work=$(mktemp -d)
 out="$work/out.txt"
-registry_pid=
+. "$(dirname "$0")/registry-lib.sh"
 cleanup () {
-  [ -n "$registry_pid" ] && kill "$registry_pid" 2>/dev/null && wait "$registry_pid" 2>/dev/null
+  registry_stop
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -54,7 +54,7 @@ if [ $status -eq 4 ] && grep -Fq "through skopeo, which is not installed (Debian
   ok "/image-transports/skopeo-missing-names-the-package"
 else not_ok "/image-transports/skopeo-missing-names-the-package" "exit $status"; fi
 
-if ! command -v skopeo >/dev/null || ! command -v docker-registry >/dev/null; then
+if ! registry_available; then
   for t in docker-archive-bare-path registry-needs-tls-unless-told registry-same-digests registry-cached-by-digest; do
     skip "/image-transports/$t" "skopeo or docker-registry is not installed (scripts/setup)"
   done
@@ -68,37 +68,14 @@ if [ $status -eq 10 ] && grep -Fq "give it as docker-archive:$work/clean-docker.
   ok "/image-transports/docker-archive-bare-path"
 else not_ok "/image-transports/docker-archive-bare-path" "exit $status"; fi
 
-# The registry, on loopback only, on a port the kernel picked free.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-mkdir "$work/registry"
-cat >"$work/registry.yml" <<EOF
-version: 0.1
-log:
-  level: error
-storage:
-  filesystem:
-    rootdirectory: $work/registry
-http:
-  addr: 127.0.0.1:$port
-EOF
-docker-registry serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
-registry_pid=$!
-for _ in $(seq 50); do
-  curl_ok=$(python3 -c "
-import urllib.request
-try:
-    print(urllib.request.urlopen('http://127.0.0.1:$port/v2/', timeout=1).status)
-except Exception as e:
-    print(0)")
-  [ "$curl_ok" = 200 ] && break
-  sleep 0.2
-done
-if ! skopeo copy --quiet --all --preserve-digests --dest-tls-verify=false \
-       "oci-archive:$samples/clean.tar" "docker://127.0.0.1:$port/clean:1" >"$out" 2>&1; then
-  cat "$work/registry.log" >>"$out"
+# The registry, on loopback only.
+if ! registry_start "$work/registry" \
+   || ! registry_push "oci-archive:$samples/clean.tar" clean:1 >"$out" 2>&1; then
+  cat "$work/registry/log" >>"$out"
   not_ok "/image-transports/registry-needs-tls-unless-told" "could not push the sample to the test registry"
   exit 0
 fi
+port=$registry_port
 
 "$cli" images inspect "docker://127.0.0.1:$port/clean:1" >"$out" 2>&1
 status=$?

@@ -1,18 +1,22 @@
 #!/bin/bash
 # `airlock replay` after the image the gate ran is gone (a CI artifact that
-# expired), amd64 only (three boots): the bundle alone is refused naming
+# expired), amd64 only (four boots): the bundle alone is refused naming
 # the missing file and suggesting --image; `--image` with a copy of the
 # same image at another path replays as "same"; `--image` with another
 # image is refused (exit 5) naming both manifest digests; a recorded
 # relative reference is found next to the bundle when it is not in the
-# working directory.  TAP output.
+# working directory; `--image docker://` from a registry the test starts
+# on 127.0.0.1 (registry-lib.sh) replays as "same" too (a fourth boot).
+# TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
 work=$(mktemp -d)
 out="$work/out.txt"
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "$0")/registry-lib.sh"
+fetched=  # the registry's copy in the cache, when this test made it
+trap 'registry_stop; rm -rf "$work" ${fetched:+"$fetched"}' EXIT
 n=0
 ok () { n=$((n + 1)); echo "ok $n $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n $1 # $2"; sed 's/^/# /' "$out"; }
@@ -21,7 +25,7 @@ manifest_of () {  # REF: its amd64 manifest digest, as airlock resolves it
     | python3 -c 'import json, sys; print(json.load(sys.stdin)["images"][0]["manifest_digest"])'
 }
 
-echo "1..5"
+echo "1..6"
 
 # The gate as a pipeline runs it: a relative reference, from the job's
 # working directory.
@@ -70,3 +74,26 @@ if [ $status -eq 0 ] && grep -Fq "using oci-archive:$work/bundle/image.tar" "$ou
    && grep -Eq '^amd64: same: .*the verdict \(pass\) as recorded$' "$out"; then
   ok "/replay-image/relative-reference-found-next-to-the-bundle"
 else not_ok "/replay-image/relative-reference-found-next-to-the-bundle" "exit $status"; fi
+
+# The same image from a registry, by tag: copied by digest, then checked
+# against the bundle's manifest digest like any other --image.
+if ! registry_available; then
+  echo "ok 6 /replay-image/same-image-from-a-registry # SKIP skopeo or docker-registry is not installed (scripts/setup)"
+  exit 0
+fi
+index=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["inputs"]["image"]["index"])' \
+          "$work/bundle/amd64/manifest.json")
+copy="${AIRLOCK_CACHE_DIR:?}/oci/sha256-${index#sha256:}"
+[ -e "$copy" ] || fetched=$copy
+if registry_start "$work/registry" && registry_push "oci-archive:$work/elsewhere.tar" app:1 >"$out" 2>&1; then
+  (cd "$work" && AIRLOCK_INSECURE_LOCAL_REGISTRY=1 \
+     "$cli" replay bundle --image "docker://127.0.0.1:$registry_port/app:1") >"$out" 2>&1
+  status=$?
+  if [ $status -eq 0 ] && grep -Eq '^amd64: same: .*the verdict \(pass\) as recorded$' "$out" \
+     && ! grep -q "note: --image" "$out" && [ -f "$copy/index.json" ]; then
+    ok "/replay-image/same-image-from-a-registry"
+  else not_ok "/replay-image/same-image-from-a-registry" "exit $status"; fi
+else
+  cat "$work/registry/log" >>"$out"
+  not_ok "/replay-image/same-image-from-a-registry" "could not push the image to the test registry"
+fi
