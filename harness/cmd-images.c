@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include "guestimg/bzimage-private.h"
+#include "image/remote-private.h"
 #include "json-bounded-private.h"
 
 #include <glib/gstdio.h>
@@ -356,7 +357,7 @@ print_inspected (const AirlockImage *image)
  * blob verified; layers are listed, not read.  Exit: 0, or the image
  * error's own status (harness.h). */
 static int
-inspect_image (const char *reference, const gboolean *wanted, gboolean json)
+inspect_image (const char *reference, const gboolean *wanted, gboolean json, const char *cache_dir)
 {
   g_autoptr (AirlockImageSource) source = NULL;
   g_autoptr (GArray) arches = NULL;
@@ -365,7 +366,7 @@ inspect_image (const char *reference, const gboolean *wanted, gboolean json)
   g_autoptr (GError) error = NULL;
   gboolean present[AIRLOCK_N_ARCHES] = { FALSE };
 
-  source = airlock_image_source_open (reference, &error);
+  source = airlock_image_source_open_cached (reference, cache_dir, &error);
   if (source)
     arches = airlock_image_source_list_arches (source, &others, &error);
   if (!arches)
@@ -505,7 +506,7 @@ cmd_images (int argc, char **argv)
           fprintf (stderr, "airlock images: %s\n", error->message);
           return HARNESS_EXIT_USAGE;
         }
-      return inspect_image (argv[2], args.arch_spec ? arches : NULL, args.json);
+      return inspect_image (argv[2], args.arch_spec ? arches : NULL, args.json, args.cache_dir);
     }
   if (args.json)
     {

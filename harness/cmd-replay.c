@@ -23,6 +23,7 @@
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
 #include "bundle/bundle-network.h"
+#include "image/remote-private.h"
 #include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
@@ -148,7 +149,7 @@ locate_recorded_reference (const char *ref, const char *bundle_dir)
  * @ret_index_digest to the index digest @ref resolved to. */
 static gboolean
 check_inputs (const Recorded *r, const char *ref, gboolean given, AirlockSession *session,
-              guint *ret_refused, char **ret_index_digest)
+              const char *cache_dir, guint *ret_refused, char **ret_index_digest)
 {
   const char *arch_name = airlock_arch_to_string (r->arch);
   const char *pinned_manifest = airlock_json_get_string (r->image, "manifest");
@@ -162,7 +163,7 @@ check_inputs (const Recorded *r, const char *ref, gboolean given, AirlockSession
 
 #define REFUSE(...) (printf ("%s: refused: ", arch_name), printf (__VA_ARGS__), printf ("\n"), refused++)
 
-  source = airlock_image_source_open (ref, &error);
+  source = airlock_image_source_open_cached (ref, cache_dir, &error);
   if (source)
     image = airlock_image_resolve (source, r->arch, &error);
   if (!image)
@@ -533,7 +534,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
         fprintf (stderr, "airlock: %s: the recorded image %s is not in the working directory; "
                  "using %s, next to the bundle\n", arch_name, recorded, ref);
     }
-  if (!check_inputs (&r, ref, image_ref != NULL, session, &refused, &index_digest))
+  if (!check_inputs (&r, ref, image_ref != NULL, session, opts.cache_dir, &refused, &index_digest))
     {
       printf ("%s: not replayed: %u pinned input%s missing or changed\n", arch_name, refused,
               refused == 1 ? " is" : "s are");

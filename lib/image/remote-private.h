@@ -4,22 +4,30 @@
  * then read like any oci: layout (every blob checked against its digest). */
 #pragma once
 
-#include <glib.h>
+#include "image/image.h"
 
 G_BEGIN_DECLS
+
+/* airlock_image_source_open() with the cache a docker:// or
+ * containers-storage: image is copied into under @cache_dir (NULL:
+ * airlock_default_cache_dir ()): the session's, or the command's
+ * --cache-dir. */
+AirlockImageSource *airlock_image_source_open_cached (const char *reference, const char *cache_dir,
+                                                      GError **error);
 
 /* Whether @reference is one skopeo fetches (docker://, containers-storage:). */
 gboolean airlock_image_reference_is_remote (const char *reference);
 
 /* The OCI layout directory holding @reference's image in the cache
- * ($AIRLOCK_CACHE_DIR/images/sha256-HEX, HEX the digest of the manifest or
+ * (@cache_dir/oci/sha256-HEX, @cache_dir NULL for
+ * airlock_default_cache_dir (), HEX the digest of the manifest or
  * index the reference names now), copied there with `skopeo copy --all
  * --preserve-digests` when it is not yet.  Fails with G_IO_ERROR_NOT_FOUND
  * naming the package and the command to run by hand when skopeo is not
  * installed, with AIRLOCK_IMAGE_ERROR_NOT_FOUND and skopeo's own message
  * when it could not read the image, with AIRLOCK_IMAGE_ERROR_DIGEST when
  * what it copied is not what it inspected.  Transfer full. */
-char *airlock_image_fetch_remote (const char *reference, GError **error);
+char *airlock_image_fetch_remote (const char *reference, const char *cache_dir, GError **error);
 
 /* For a reference with no transport airlock takes: when it is the path of
  * an OCI layout directory or of an archive, the reference it should have

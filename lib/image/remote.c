@@ -148,10 +148,10 @@ layout_holds (const char *dir, const char *digest)
 }
 
 char *
-airlock_image_fetch_remote (const char *reference, GError **error)
+airlock_image_fetch_remote (const char *reference, const char *cache_dir, GError **error)
 {
   g_autofree char *skopeo = g_find_program_in_path ("skopeo");
-  g_autofree char *cache = airlock_default_cache_dir ();
+  g_autofree char *cache = cache_dir ? g_strdup (cache_dir) : airlock_default_cache_dir ();
   g_autofree char *root = g_build_filename (cache, "oci", NULL);
   g_autofree char *hex = NULL;
   g_autofree char *digest = NULL;

@@ -1137,6 +1137,12 @@ open_docker (AirlockImageSource *source, GError **error)
 AirlockImageSource *
 airlock_image_source_open (const char *reference, GError **error)
 {
+  return airlock_image_source_open_cached (reference, NULL, error);
+}
+
+AirlockImageSource *
+airlock_image_source_open_cached (const char *reference, const char *cache_dir, GError **error)
+{
   g_autoptr (AirlockImageSource) source = NULL;
   g_autoptr (GError) local = NULL;
   const char *colon = strchr (reference, ':');
@@ -1157,7 +1163,7 @@ airlock_image_source_open (const char *reference, GError **error)
       /* Copied into the cache by skopeo, then read as any OCI layout:
        * every blob checked against its digest.  The reference stays the
        * one given, for messages and for what a bundle records. */
-      g_autofree char *dir = airlock_image_fetch_remote (reference, error);
+      g_autofree char *dir = airlock_image_fetch_remote (reference, cache_dir, error);
 
       if (!dir)
         return NULL;

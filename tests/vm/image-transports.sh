@@ -96,13 +96,17 @@ else
   not_ok "/image-transports/registry-same-digests" "exit $status"
 fi
 
-# Cached under the digest the tag named; a second resolve copies nothing.
+# Cached under the digest the tag named; a second resolve copies nothing;
+# --cache-dir is where the copy goes.
 index=$(digests "$work/archive.json" | awk 'NR == 1 { print $2 }')
 cached="$AIRLOCK_CACHE_DIR/oci/sha256-${index#sha256:}"
 before=$(stat -c %i "$cached" 2>/dev/null)
 "$cli" images inspect "docker://127.0.0.1:$port/clean:1" >"$out" 2>&1
 status=$?
+"$cli" images inspect "docker://127.0.0.1:$port/clean:1" --cache-dir "$work/other-cache" >>"$out" 2>&1
+status2=$?
 if [ $status -eq 0 ] && [ -n "$before" ] && [ "$(stat -c %i "$cached")" = "$before" ] \
-   && [ "$(ls -A "$AIRLOCK_CACHE_DIR/oci")" = "sha256-${index#sha256:}" ]; then
+   && [ "$(ls -A "$AIRLOCK_CACHE_DIR/oci")" = "sha256-${index#sha256:}" ] \
+   && [ $status2 -eq 0 ] && [ -f "$work/other-cache/oci/sha256-${index#sha256:}/index.json" ]; then
   ok "/image-transports/registry-cached-by-digest"
 else not_ok "/image-transports/registry-cached-by-digest" "exit $status, want $cached kept"; fi
