@@ -29,6 +29,15 @@ gboolean airlock_image_reference_is_remote (const char *reference);
  * what it copied is not what it inspected.  Transfer full. */
 char *airlock_image_fetch_remote (const char *reference, const char *cache_dir, GError **error);
 
+/* Whether a docker:// reference names a registry on this machine's
+ * loopback (127.0.0.1, [::1] or localhost, with or without a numeric
+ * port): the only ones AIRLOCK_INSECURE_LOCAL_REGISTRY=1 lets airlock
+ * read over plain HTTP.  A name without a host part is Docker Hub's. */
+gboolean airlock_image_reference_is_loopback_registry (const char *reference);
+
+/* docker://NAME[:TAG][@DIGEST] as docker://NAME@DIGEST, with @digest.  Transfer full. */
+char *airlock_image_docker_by_digest (const char *reference, const char *digest);
+
 /* For a reference with no transport airlock takes: when it is the path of
  * an OCI layout directory or of an archive, the reference it should have
  * been ("oci:PATH", "oci-archive:PATH", "docker-archive:PATH"); else NULL. */

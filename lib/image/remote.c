@@ -35,25 +35,42 @@ airlock_image_reference_is_remote (const char *reference)
   return g_str_has_prefix (reference, DOCKER_PREFIX) || g_str_has_prefix (reference, STORAGE_PREFIX);
 }
 
-/* Whether a docker:// reference names a registry on this machine's
- * loopback (127.0.0.1, ::1, localhost), with or without a port.  A name
- * without a host part is Docker Hub's. */
 static gboolean
-is_loopback_registry (const char *reference)
+is_port (const char *s)
 {
-  const char *name = reference + strlen (DOCKER_PREFIX);
-  const char *slash = strchr (name, '/');
+  if (!*s)
+    return FALSE;
+  for (; *s; s++)
+    if (!g_ascii_isdigit (*s))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+airlock_image_reference_is_loopback_registry (const char *reference)
+{
+  const char *name, *slash;
   g_autofree char *host = NULL;
   char *colon;
 
-  if (!g_str_has_prefix (reference, DOCKER_PREFIX) || !slash)
+  if (!g_str_has_prefix (reference, DOCKER_PREFIX))
+    return FALSE;
+  name = reference + strlen (DOCKER_PREFIX);
+  slash = strchr (name, '/');
+  if (!slash)
     return FALSE;
   host = g_strndup (name, (gsize) (slash - name));
+  /* Exactly the host and an optional numeric port: anything more (a
+   * userinfo '@', a longer name that starts the same) is not loopback. */
   if (host[0] == '[')
-    return g_str_has_prefix (host, "[::1]") && (host[5] == '\0' || host[5] == ':');
+    return g_str_has_prefix (host, "[::1]") && (host[5] == '\0' || (host[5] == ':' && is_port (host + 6)));
   colon = strchr (host, ':');
   if (colon)
-    *colon = '\0';
+    {
+      if (!is_port (colon + 1))
+        return FALSE;
+      *colon = '\0';
+    }
   return g_str_equal (host, "127.0.0.1") || g_str_equal (host, "localhost");
 }
 
@@ -63,15 +80,14 @@ is_loopback_registry (const char *reference)
 static gboolean
 allow_insecure (const char *reference)
 {
-  return is_loopback_registry (reference)
+  return airlock_image_reference_is_loopback_registry (reference)
          && g_strcmp0 (g_getenv ("AIRLOCK_INSECURE_LOCAL_REGISTRY"), "1") == 0;
 }
 
-/* docker://NAME[:TAG][@DIGEST] as docker://NAME@DIGEST, the digest inspected: the copy takes
- * exactly what was inspected, even if the tag moves meanwhile (skopeo
- * refuses a tag and a digest together). */
-static char *
-docker_by_digest (const char *reference, const char *digest)
+/* The copy takes exactly what was inspected, even if the tag moves
+ * meanwhile (skopeo refuses a tag and a digest together). */
+char *
+airlock_image_docker_by_digest (const char *reference, const char *digest)
 {
   const char *name = reference + strlen (DOCKER_PREFIX);
   const char *at = strchr (name, '@');
@@ -222,7 +238,7 @@ airlock_image_fetch_remote (const char *reference, const char *cache_dir, GError
     }
   layout = g_build_filename (tmp, "layout", NULL);
   dest = g_strconcat ("oci:", layout, NULL);
-  source = g_str_has_prefix (reference, DOCKER_PREFIX) ? docker_by_digest (reference, digest)
+  source = g_str_has_prefix (reference, DOCKER_PREFIX) ? airlock_image_docker_by_digest (reference, digest)
                                                        : g_strdup (reference);
   {
     /* --preserve-digests: skopeo fails rather than convert or recompress,
