@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include "guestimg/bzimage-private.h"
+#include "image/remote-private.h"
 #include "json-bounded-private.h"
 
 #include <glib/gstdio.h>
@@ -356,7 +357,7 @@ print_inspected (const AirlockImage *image)
  * blob verified; layers are listed, not read.  Exit: 0, or the image
  * error's own status (harness.h). */
 static int
-inspect_image (const char *reference, const gboolean *wanted, gboolean json)
+inspect_image (const char *reference, const gboolean *wanted, gboolean json, const char *cache_dir)
 {
   g_autoptr (AirlockImageSource) source = NULL;
   g_autoptr (GArray) arches = NULL;
@@ -365,7 +366,7 @@ inspect_image (const char *reference, const gboolean *wanted, gboolean json)
   g_autoptr (GError) error = NULL;
   gboolean present[AIRLOCK_N_ARCHES] = { FALSE };
 
-  source = airlock_image_source_open (reference, &error);
+  source = airlock_image_source_open_cached (reference, cache_dir, &error);
   if (source)
     arches = airlock_image_source_list_arches (source, &others, &error);
   if (!arches)
@@ -473,10 +474,12 @@ cmd_images (int argc, char **argv)
     "  show    print the cached guest images; exits 4 when one is not built\n"
     "  inspect REF\n"
     "          resolve a container image (oci:DIR[:TAG], oci-archive:FILE[:TAG],\n"
-    "          docker-archive:FILE) for each arch it has, or those of --arch: the\n"
-    "          index, manifest and config digests (every JSON blob verified), its\n"
-    "          layers, entrypoint, cmd, env, workdir and user.  Exits 10-20 on an\n"
-    "          unusable image (one status per kind of error, see the README)");
+    "          docker-archive:FILE, docker://NAME[:TAG|@DIGEST] or\n"
+    "          containers-storage:NAME, the last two through skopeo) for each arch\n"
+    "          it has, or those of --arch: the index, manifest and config digests\n"
+    "          (every JSON blob verified), its layers, entrypoint, cmd, env,\n"
+    "          workdir and user.  Exits 10-20 on an unusable image (one status per\n"
+    "          kind of error, see the README)");
   g_option_context_add_main_entries (context, entries, NULL);
   g_set_prgname ("airlock images");
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -489,7 +492,8 @@ cmd_images (int argc, char **argv)
       if (argc != 3)
         {
           fprintf (stderr, "airlock images inspect: expected one image reference "
-                           "(oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE)\n");
+                           "(oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE, docker://NAME or "
+                           "containers-storage:NAME)\n");
           return HARNESS_EXIT_USAGE;
         }
       if (args.force || args.kernel || args.modules)
@@ -502,7 +506,7 @@ cmd_images (int argc, char **argv)
           fprintf (stderr, "airlock images: %s\n", error->message);
           return HARNESS_EXIT_USAGE;
         }
-      return inspect_image (argv[2], args.arch_spec ? arches : NULL, args.json);
+      return inspect_image (argv[2], args.arch_spec ? arches : NULL, args.json, args.cache_dir);
     }
   if (args.json)
     {

@@ -23,6 +23,7 @@
 #include "bundle/bundle.h"
 #include "bundle/bundle-json-private.h"
 #include "bundle/bundle-network.h"
+#include "image/remote-private.h"
 #include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
@@ -104,12 +105,54 @@ load_recorded (const char *dir, Recorded *r, GError **error)
   return TRUE;
 }
 
-/* Prints one refusal line per input that is missing or changed. */
+/* The recorded reference with a relative path that is not there relative
+ * to the working directory (the gate ran in another one: a CI job's
+ * workspace) resolved against the bundle's directory, then the directory
+ * holding it (a gate's --out, or where the artifacts were downloaded).
+ * The reference as recorded when it names no path of ours, its path is
+ * absolute or there, or neither directory has it: its error then says
+ * what is missing. */
+static char *
+locate_recorded_reference (const char *ref, const char *bundle_dir)
+{
+  const char *colon = strchr (ref, ':');
+  g_autofree char *transport = colon ? g_strndup (ref, (gsize) (colon - ref)) : NULL;
+  g_autofree char *parent = g_path_get_dirname (bundle_dir);
+  const char *const dirs[] = { bundle_dir, parent };
+  g_auto (GStrv) parts = NULL;
+
+  if (!transport || (!g_str_equal (transport, "oci") && !g_str_equal (transport, "oci-archive")
+                     && !g_str_equal (transport, "docker-archive")))
+    return g_strdup (ref);
+  /* skopeo's syntax, as lib/image reads it: the path ends at the next ':'. */
+  parts = g_strsplit (colon + 1, ":", 2);
+  if (!parts[0] || !*parts[0] || g_path_is_absolute (parts[0])
+      || g_file_test (parts[0], G_FILE_TEST_EXISTS))
+    return g_strdup (ref);
+  for (guint i = 0; i < G_N_ELEMENTS (dirs); i++)
+    {
+      g_autofree char *path = g_build_filename (dirs[i], parts[0], NULL);
+
+      if (g_file_test (path, G_FILE_TEST_EXISTS))
+        return parts[1] ? g_strdup_printf ("%s:%s:%s", transport, path, parts[1])
+                        : g_strdup_printf ("%s:%s", transport, path);
+    }
+  return g_strdup (ref);
+}
+
+/* Prints one refusal line per input that is missing or changed.  @ref is
+ * the image to check: the recorded reference (found as
+ * locate_recorded_reference() finds it) or --image's, @given TRUE.  A
+ * given image must be the recorded one by its arch's manifest digest (the
+ * manifest binds the config and every layer); its index may differ (a
+ * copy of one arch, a registry's index), which is only noted.  Sets
+ * @ret_index_digest to the index digest @ref resolved to. */
 static gboolean
-check_inputs (const Recorded *r, AirlockSession *session, guint *ret_refused)
+check_inputs (const Recorded *r, const char *ref, gboolean given, AirlockSession *session,
+              const char *cache_dir, guint *ret_refused, char **ret_index_digest)
 {
   const char *arch_name = airlock_arch_to_string (r->arch);
-  const char *ref = airlock_json_get_string (r->image, "reference");
+  const char *pinned_manifest = airlock_json_get_string (r->image, "manifest");
   const AirlockGuestImage *guest = airlock_session_get_guest_image (session);
   JsonObject *kernel = airlock_json_get_object (r->inputs, "kernel"), *initramfs = airlock_json_get_object (r->inputs, "initramfs");
   JsonObject *supervisor = airlock_json_get_object (r->inputs, "supervisor");
@@ -120,11 +163,20 @@ check_inputs (const Recorded *r, AirlockSession *session, guint *ret_refused)
 
 #define REFUSE(...) (printf ("%s: refused: ", arch_name), printf (__VA_ARGS__), printf ("\n"), refused++)
 
-  source = airlock_image_source_open (ref, &error);
+  source = airlock_image_source_open_cached (ref, cache_dir, &error);
   if (source)
     image = airlock_image_resolve (source, r->arch, &error);
   if (!image)
-    REFUSE ("image %s (manifest %s): %s", ref, airlock_json_get_string (r->image, "manifest"), error->message);
+    {
+      REFUSE ("image %s (manifest %s): %s", ref, pinned_manifest, error->message);
+      if (!given)
+        printf ("%s: give the image again with --image REF (any transport airlock takes; it must "
+                "resolve to manifest %s for %s)\n", arch_name, pinned_manifest, arch_name);
+    }
+  else if (given && g_strcmp0 (image->manifest_digest, pinned_manifest) != 0)
+    /* Nothing else is compared: a different manifest is a different image. */
+    REFUSE ("--image %s resolves to manifest %s for %s, the bundle pins manifest %s: "
+            "not the image the bundle ran", ref, image->manifest_digest, arch_name, pinned_manifest);
   else
     {
       static const char *const fields[] = { "index", "manifest", "config" };
@@ -135,8 +187,16 @@ check_inputs (const Recorded *r, AirlockSession *session, guint *ret_refused)
 
       for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
         if (g_strcmp0 (airlock_json_get_string (r->image, fields[i]), have[i]) != 0)
-          REFUSE ("image %s: its %s is %s, the bundle pins %s", ref, fields[i],
-                  have[i] ? have[i] : "(none)", airlock_json_get_string (r->image, fields[i]) ? airlock_json_get_string (r->image, fields[i]) : "(none)");
+          {
+            if (given && i == 0)
+              printf ("%s: note: --image %s lists the manifest in index %s, the bundle's run in %s\n",
+                      arch_name, ref, have[i] ? have[i] : "(none)",
+                      airlock_json_get_string (r->image, fields[i]) ? airlock_json_get_string (r->image, fields[i]) : "(none)");
+            else
+              REFUSE ("image %s: its %s is %s, the bundle pins %s", ref, fields[i],
+                      have[i] ? have[i] : "(none)", airlock_json_get_string (r->image, fields[i]) ? airlock_json_get_string (r->image, fields[i]) : "(none)");
+          }
+      *ret_index_digest = g_strdup (image->index_digest);
       if (!layers || json_array_get_length (layers) != image->layers->len)
         REFUSE ("image %s: %u layers, the bundle pins %u", ref, image->layers->len,
                 layers ? json_array_get_length (layers) : 0);
@@ -410,7 +470,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ReplaySet, replay_set_clear)
 /* Replays one bundle; returns the exit status for it. */
 static int
 replay_one (const char *dir, const AirlockSessionOptions *options, const char *clock_name,
-            const char *const *serve,
+            const char *image_ref, const char *const *serve,
             const char *out_dir, GBytes *key, ReplaySet *set)
 {
   AirlockSessionOptions opts = *options;
@@ -428,6 +488,8 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
   g_autofree char *policy_path = NULL;
   g_autofree char *stdin_path = NULL;
   g_autofree char *stdin_data = NULL;
+  g_autofree char *ref = NULL;
+  g_autofree char *index_digest = NULL;
   gsize stdin_len = 0;
   const char *arch_name;
   guint refused = 0;
@@ -461,7 +523,18 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
       recorded_clear (&r);
       return HARNESS_EXIT_SETUP;
     }
-  if (!check_inputs (&r, session, &refused))
+  if (image_ref)
+    ref = g_strdup (image_ref);
+  else
+    {
+      const char *recorded = airlock_json_get_string (r.image, "reference");
+
+      ref = locate_recorded_reference (recorded, dir);
+      if (!g_str_equal (ref, recorded))
+        fprintf (stderr, "airlock: %s: the recorded image %s is not in the working directory; "
+                 "using %s, next to the bundle\n", arch_name, recorded, ref);
+    }
+  if (!check_inputs (&r, ref, image_ref != NULL, session, opts.cache_dir, &refused, &index_digest))
     {
       printf ("%s: not replayed: %u pinned input%s missing or changed\n", arch_name, refused,
               refused == 1 ? " is" : "s are");
@@ -484,7 +557,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
       return HARNESS_EXIT_REPLAY_INPUT;
     }
 
-  c = airlock_case_new (airlock_json_get_string (r.image, "reference"));
+  c = airlock_case_new (ref);
   airlock_case_set_name (c, airlock_json_get_string (r.kase, "name"));
   args = airlock_json_get_strv (r.kase, "args", NULL);
   airlock_case_set_args (c, (const char *const *) args);
@@ -565,8 +638,8 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
       set->arches[r.arch] = TRUE;
       if (!set->reference)
         {
-          set->reference = g_strdup (airlock_json_get_string (r.image, "reference"));
-          set->index_digest = g_strdup (airlock_json_get_string (r.image, "index"));
+          set->reference = g_strdup (ref);
+          set->index_digest = g_strdup (index_digest);
         }
     }
 
@@ -638,6 +711,7 @@ cmd_replay (int argc, char **argv)
   g_autofree char *key_file = NULL;
   g_autoptr (GBytes) key = NULL;
   g_autofree char *clock_name = NULL;
+  g_autofree char *image_ref = NULL;
   g_auto (GStrv) serve = NULL;
   gboolean icount = FALSE;
   gboolean arches[AIRLOCK_N_ARCHES] = { TRUE, TRUE };
@@ -654,6 +728,9 @@ cmd_replay (int argc, char **argv)
       "the guest's clock: warp (it runs ahead while the guest is idle; TCG only) or real (default: as recorded)", "CLOCK" },
     { "icount", 0, 0, G_OPTION_ARG_NONE, &icount,
       "the older name of --clock warp (QEMU's deterministic instruction counting, -icount)", NULL },
+    { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
+      "the image the bundle ran, from REF (any transport) instead of the recorded reference: "
+      "refused unless it resolves to the manifest digest the bundle pins", "REF" },
     { "serve", 0, 0, G_OPTION_ARG_STRING_ARRAY, &serve,
       "the fixture the bundle's run served NAME on PORT (the same bytes: its manifest names their SHA-256; repeatable)",
       "NAME:PORT=FILE" },
@@ -731,7 +808,7 @@ cmd_replay (int argc, char **argv)
       set.gate_id = airlock_bundle_set_new_id ();
     }
   if (harness_is_bundle (argv[1]))
-    status = replay_one (argv[1], &session_opts, clock_name, (const char *const *) serve, out_dir, key,
+    status = replay_one (argv[1], &session_opts, clock_name, image_ref, (const char *const *) serve, out_dir, key,
                          &set);
   else
     for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
@@ -743,7 +820,7 @@ cmd_replay (int argc, char **argv)
         n++;
         {
           /* Not inside MAX(): a macro would replay twice. */
-          int s = replay_one (sub, &session_opts, clock_name, (const char *const *) serve, out_dir,
+          int s = replay_one (sub, &session_opts, clock_name, image_ref, (const char *const *) serve, out_dir,
                              key, &set);
 
           status = MAX (status, s);

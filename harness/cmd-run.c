@@ -664,7 +664,8 @@ run_main (RunReport *r, int argc, char **argv, char **ret_junit)
     { "sequential", 0, 0, G_OPTION_ARG_NONE, &sequential,
       "with --arch all: one arch after the other instead of both at once", NULL },
     { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
-      "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE", "REF" },
+      "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE, "
+      "docker://NAME[:TAG|@DIGEST] or containers-storage:NAME", "REF" },
     /* Each command's --help lists only what it accepts: the gate refuses a
      * test program and always runs the controls; only it judges. */
     { "guest-program", 'p', gate_mode ? G_OPTION_FLAG_HIDDEN : 0, G_OPTION_ARG_STRING, &program,

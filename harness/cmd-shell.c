@@ -527,8 +527,8 @@ cmd_shell (int argc, char **argv)
   GOptionEntry entries[] = {
     { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_name, "amd64 or arm64 (one: a shell is one session)", "ARCH" },
     { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
-      "OCI image whose root the shell runs in: oci:DIR[:TAG], oci-archive:FILE[:TAG] or "
-      "docker-archive:FILE", "REF" },
+      "OCI image whose root the shell runs in: oci:DIR[:TAG], oci-archive:FILE[:TAG], "
+      "docker-archive:FILE, docker://NAME[:TAG|@DIGEST] or containers-storage:NAME", "REF" },
     { "controls", 0, 0, G_OPTION_ARG_NONE, &controls,
       "run the negative controls first, in the same boot (a bundle that can pass a gate's checks)", NULL },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir,

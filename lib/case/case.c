@@ -8,6 +8,7 @@
 
 #include "bundle/bundle.h"
 #include "fsutil-private.h"
+#include "image/remote-private.h"
 #include "evidence/event.h"
 #include "protocol.h"
 #include "vm/vm-private.h"
@@ -563,7 +564,7 @@ prepare_image (AirlockRun *run, GError **error)
   };
   gboolean have_path = FALSE;
 
-  run->source = airlock_image_source_open (c->image_ref, error);
+  run->source = airlock_image_source_open_cached (c->image_ref, run->session->cache_dir, error);
   if (!run->source)
     return FALSE;
   run->image = airlock_image_resolve (run->source, run->session->arch, error);

@@ -100,7 +100,8 @@ AIRLOCK_PUBLIC AirlockArch airlock_session_get_arch (AirlockSession *session);
 typedef struct _AirlockCase AirlockCase;
 
 /* A case running @image_ref (oci:DIR[:TAG], oci-archive:FILE[:TAG],
- * docker-archive:FILE[:NAME:TAG|:@N]) with its own entrypoint, Cmd, Env,
+ * docker-archive:FILE[:NAME:TAG|:@N], docker://NAME[:TAG|@DIGEST],
+ * containers-storage:NAME) with its own entrypoint, Cmd, Env,
  * WorkingDir and User, the negative controls on, a 30 s timeout, stdin at
  * end of file, the default policy (no egress) and no bundle.  Never
  * NULL. */

@@ -7,6 +7,13 @@
  *   oci:DIR[:TAG]           an OCI image layout directory (index.json, blobs/)
  *   oci-archive:FILE[:TAG]  the same, as a tar archive (read in place)
  *   docker-archive:FILE     `docker save` output (manifest.json, layer tars)
+ *   docker://NAME[:TAG|@DIGEST], containers-storage:NAME
+ *                           a registry's or the local containers storage's
+ *                           image, copied by skopeo (when installed) into an
+ *                           OCI layout in the cache, named by the digest the
+ *                           reference names, then read as oci: is; plain HTTP
+ *                           only for a registry on loopback, with
+ *                           $AIRLOCK_INSECURE_LOCAL_REGISTRY=1
  * Without a TAG, an index with exactly one manifest (or one per arch, the
  * multi-arch case) is used; several tagged entries need a TAG. */
 #pragma once
@@ -72,7 +79,9 @@ typedef struct _AirlockImageSource AirlockImageSource;
 
 /* Opens @reference and reads its index (or docker manifest.json).  Fails
  * with AIRLOCK_IMAGE_ERROR and a message naming the reference, the file or
- * blob, and the reason. */
+ * blob, and the reason (a bare path: the transport it needs); for
+ * docker:// and containers-storage: with G_IO_ERROR_NOT_FOUND when skopeo
+ * is not installed. */
 AIRLOCK_PUBLIC AirlockImageSource *airlock_image_source_open (const char *reference, GError **error);
 AIRLOCK_PUBLIC void airlock_image_source_free (AirlockImageSource *source);
 AIRLOCK_PUBLIC const char *airlock_image_source_get_reference (AirlockImageSource *source);

@@ -11,6 +11,7 @@
 #include "image/blob-private.h"
 #include "image/layer-stream-private.h"
 #include "image/printable-private.h"
+#include "image/remote-private.h"
 #include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
@@ -1136,6 +1137,12 @@ open_docker (AirlockImageSource *source, GError **error)
 AirlockImageSource *
 airlock_image_source_open (const char *reference, GError **error)
 {
+  return airlock_image_source_open_cached (reference, NULL, error);
+}
+
+AirlockImageSource *
+airlock_image_source_open_cached (const char *reference, const char *cache_dir, GError **error)
+{
   g_autoptr (AirlockImageSource) source = NULL;
   g_autoptr (GError) local = NULL;
   const char *colon = strchr (reference, ':');
@@ -1151,6 +1158,26 @@ airlock_image_source_open (const char *reference, GError **error)
   source->layer_paths = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   source->docker_layers = g_ptr_array_new_with_free_func (image_layer_free);
 
+  if (airlock_image_reference_is_remote (reference))
+    {
+      /* Copied into the cache by skopeo, then read as any OCI layout:
+       * every blob checked against its digest.  The reference stays the
+       * one given, for messages and for what a bundle records. */
+      g_autofree char *dir = airlock_image_fetch_remote (reference, cache_dir, error);
+
+      if (!dir)
+        return NULL;
+      source->kind = SOURCE_OCI_DIR;
+      source->store = airlock_blob_store_new_dir (dir, &local);
+      if (!source->store)
+        {
+          g_set_error (error, AIRLOCK_IMAGE_ERROR, local->code, "%s: %s", reference, local->message);
+          return NULL;
+        }
+      if (!open_oci (source, error))
+        return NULL;
+      return g_steal_pointer (&source);
+    }
   if (g_strcmp0 (transport, "oci") == 0)
     source->kind = SOURCE_OCI_DIR;
   else if (g_strcmp0 (transport, "oci-archive") == 0)
@@ -1159,9 +1186,16 @@ airlock_image_source_open (const char *reference, GError **error)
     source->kind = SOURCE_DOCKER_ARCHIVE;
   else
     {
-      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_REFERENCE,
-                   "image reference '%s' does not start with oci:, oci-archive: or docker-archive:",
-                   reference);
+      g_autofree char *suggestion = airlock_image_suggest_transport (reference);
+
+      if (suggestion)
+        g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_REFERENCE,
+                     "image reference '%s' names no transport: give it as %s", reference,
+                     suggestion);
+      else
+        g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_REFERENCE,
+                     "image reference '%s' does not start with oci:, oci-archive:, docker-archive:, "
+                     "docker:// or containers-storage:", reference);
       return NULL;
     }
   /* skopeo's syntax: the path ends at the next ':'. */

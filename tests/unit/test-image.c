@@ -10,6 +10,7 @@
 #include "image/disk-private.h"
 #include "image/layer-stream-private.h"
 #include "image/printable-private.h"
+#include "image/remote-private.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -1394,7 +1395,7 @@ test_bad_index_tree_too_big (Fixture *f, gconstpointer data)
 static void
 test_bad_reference (void)
 {
-  const char *refs[] = { "docker://busybox", "oci:", "oci:/nonexistent/airlock-test", "busybox",
+  const char *refs[] = { "dir:/nonexistent/airlock-test", "oci:", "oci:/nonexistent/airlock-test", "busybox",
                          "oci-archive:/nonexistent/airlock.tar" };
 
   for (guint i = 0; i < G_N_ELEMENTS (refs); i++)
@@ -1405,6 +1406,93 @@ test_bad_reference (void)
       g_assert_null (source);
       assert_error_names (error, AIRLOCK_IMAGE_ERROR_REFERENCE, refs[i], NULL);
     }
+}
+
+/* Plain HTTP is allowed only for these: a name that merely starts like
+ * one, or carries more than a numeric port, is a remote registry. */
+static void
+test_loopback_registry (void)
+{
+  static const struct {
+    const char *reference;
+    gboolean loopback;
+  } cases[] = {
+    { "docker://127.0.0.1:5000/clean:1", TRUE },
+    { "docker://127.0.0.1/clean", TRUE },
+    { "docker://localhost:41234/a/b@sha256:00", TRUE },
+    { "docker://[::1]:5000/clean", TRUE },
+    { "docker://[::1]/clean", TRUE },
+    { "docker://127.0.0.1.example.com/clean", FALSE },
+    { "docker://localhost.example.com:5000/clean", FALSE },
+    { "docker://127.0.0.1:5000@example.com/clean", FALSE },
+    { "docker://127.0.0.1:/clean", FALSE },
+    { "docker://[::1]x/clean", FALSE },
+    { "docker://[::1]:5000x/clean", FALSE },
+    { "docker://127.0.0.2:5000/clean", FALSE },
+    { "docker://localhost", FALSE },          /* Docker Hub's library/localhost */
+    { "docker://busybox", FALSE },
+    { "containers-storage:127.0.0.1/clean", FALSE },
+    { "oci:127.0.0.1/clean", FALSE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_test_message ("%s", cases[i].reference);
+      g_assert_cmpint (airlock_image_reference_is_loopback_registry (cases[i].reference), ==,
+                       cases[i].loopback);
+    }
+}
+
+/* The copy names the digest inspected, never the tag that may move. */
+static void
+test_docker_by_digest (void)
+{
+  static const char *const cases[][2] = {
+    { "docker://127.0.0.1:5000/clean:1", "docker://127.0.0.1:5000/clean@sha256:ab" },
+    { "docker://127.0.0.1:5000/clean", "docker://127.0.0.1:5000/clean@sha256:ab" },
+    { "docker://ghcr.io/o/r:v1@sha256:cd", "docker://ghcr.io/o/r@sha256:ab" },
+    { "docker://ghcr.io/o/r@sha256:cd", "docker://ghcr.io/o/r@sha256:ab" },
+    { "docker://busybox:1.36", "docker://busybox@sha256:ab" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *got = airlock_image_docker_by_digest (cases[i][0], "sha256:ab");
+
+      g_assert_cmpstr (got, ==, cases[i][1]);
+    }
+}
+
+/* A bare path: the transport it needs, when it is an image at all. */
+static void
+test_bare_path_suggestion (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockImageSource) source = NULL;
+  g_autofree char *tmp = g_dir_make_tmp ("airlock-test-image-XXXXXX", NULL);
+  g_autofree char *layout = g_build_filename (tmp, "layout", NULL);
+  g_autofree char *index = g_build_filename (layout, "index.json", NULL);
+  g_autofree char *other = g_build_filename (tmp, "other", NULL);
+  g_autofree char *want = g_strdup_printf ("give it as oci:%s", layout);
+
+  g_assert_nonnull (tmp);
+  g_assert_cmpint (g_mkdir (layout, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir (other, 0700), ==, 0);
+  g_assert_true (g_file_set_contents (index, "{}", -1, NULL));
+  source = airlock_image_source_open (layout, &error);
+  g_assert_null (source);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_REFERENCE, layout, NULL);
+  g_assert_nonnull (strstr (error->message, want));
+  g_clear_error (&error);
+  /* A directory that is no layout gets no suggestion. */
+  source = airlock_image_source_open (other, &error);
+  g_assert_null (source);
+  assert_error_names (error, AIRLOCK_IMAGE_ERROR_REFERENCE, other, NULL);
+  g_assert_null (strstr (error->message, "give it as"));
+  g_remove (index);
+  g_rmdir (layout);
+  g_rmdir (other);
+  g_rmdir (tmp);
 }
 
 /* ---- user and command --------------------------------------------------- */
@@ -2013,6 +2101,9 @@ main (int argc, char **argv)
   ADD ("/image/shown/archive-member-escaped", test_hostile_archive_member);
 #undef ADD
   g_test_add_func ("/image/bad/reference", test_bad_reference);
+  g_test_add_func ("/image/bad/bare-path-gets-its-transport", test_bare_path_suggestion);
+  g_test_add_func ("/image/remote/loopback-registry", test_loopback_registry);
+  g_test_add_func ("/image/remote/copy-by-digest", test_docker_by_digest);
   g_test_add_func ("/image/user/resolve", test_resolve_user);
   g_test_add_func ("/image/user/numeric-without-files", test_resolve_user_numeric_without_files);
   g_test_add_func ("/image/user/errors", test_resolve_user_errors);
