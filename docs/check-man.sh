@@ -1,14 +1,17 @@
 #!/bin/sh
-# check-man.sh AIRLOCK MANPAGE VERSION: the man page documents what the
-# command says it has.  Every command of `airlock --help` has its own
-# section, every option of each `airlock CMD --help` appears (long and
-# short spelling), the title carries this build's version, and groff
-# renders it without a warning.  TAP on stdout.
+# check-man.sh AIRLOCK MANPAGE VERSION README: the man page and README
+# document what the command says it has.  Every command of `airlock --help`
+# has its own section, every option of each `airlock CMD --help` appears
+# (long and short spelling) in the page and, long, in README's row for the
+# command (the lines of its command table that start "| `airlock CMD"), the
+# title carries this build's version, and groff renders it without a
+# warning.  TAP on stdout.
 set -u
 
 airlock=$1
 page=$2
 version=$3
+readme=$4
 n=0
 failed=0
 
@@ -45,6 +48,14 @@ for cmd in $commands; do
     else
       not_ok "'airlock $cmd $opt' is documented"
     fi
+    case $opt in
+      --*)
+        if grep "^| \`airlock $cmd[ \`]" "$readme" | grep -q -e "$opt\([][ =\`|]\|\$\)"; then
+          ok "'airlock $cmd $opt' is in README's row for it"
+        else
+          not_ok "'airlock $cmd $opt' is in README's row for it (| \`airlock $cmd …)"
+        fi ;;
+    esac
   done
 done
 
