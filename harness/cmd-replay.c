@@ -679,11 +679,21 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
     printf ("%s: note: the recorded run has no network.jsonl (a bundle from before the sinkhole): "
             "what its network served is not compared\n", arch_name);
   if (diffs->len == 0)
-    printf ("%s: same: %u attempt%s,%s the controls and the verdict (%s) as recorded\n", arch_name,
-            airlock_result_get_attempts (result)->len,
-            airlock_result_get_attempts (result)->len == 1 ? "" : "s",
-            compared_network ? " the network's names and destinations," : "",
-            airlock_verdict_kind_to_string (airlock_result_get_verdict (result)));
+    {
+      GPtrArray *calls = airlock_result_get_attempts (result);
+      guint n_egress = 0;
+
+      /* Counted as the gate's table counts attempts (egress: a destination
+       * off the guest); every network call was compared. */
+      for (guint i = 0; i < calls->len; i++)
+        if (((const AirlockAttempt *) calls->pdata[i])->egress)
+          n_egress++;
+      printf ("%s: same: %u attempt%s (of %u network call%s),%s the controls and the verdict (%s) "
+              "as recorded\n", arch_name, n_egress, n_egress == 1 ? "" : "s", calls->len,
+              calls->len == 1 ? "" : "s",
+              compared_network ? " the network's names and destinations," : "",
+              airlock_verdict_kind_to_string (airlock_result_get_verdict (result)));
+    }
   else
     {
       printf ("%s: different (%u):\n", arch_name, diffs->len);

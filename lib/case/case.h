@@ -272,7 +272,8 @@ typedef struct {
 /* One negative control: it must be in the supervisor's records and in the
  * capture, or the detector was blind. */
 typedef struct {
-  const char *name;          /* "dns-udp-v4", … */
+  const char *name;          /* the probe's name, "dns-udp", "tcp-connect", … (an IPv4 and an IPv6
+                              * control share it: their keys differ) */
   const char *key;
   gboolean by_supervisor;
   gboolean in_capture;
