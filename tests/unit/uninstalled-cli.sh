@@ -5,7 +5,8 @@
 # `meson devenv -C BUILD airlock â€¦`, or point AIRLOCK_DATA_DIR /
 # AIRLOCK_GUEST_DIR at the files), not only "No such file or directory".
 # `images build` reads the recipe and the guest programs before it
-# downloads anything.  No VM, no network.  TAP.
+# downloads anything; `doctor` checks the cached image only.  No VM, no
+# network.  TAP.
 #
 #   uninstalled-cli.sh INSTALLED-DATADIR   (datadir/airlock of this build)
 set -u
@@ -15,7 +16,7 @@ devenv_hint='run a build tree'"'"'s airlock as `meson devenv -C BUILD airlock â€
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkdir "$dir/empty" "$dir/cache"
-echo "1..3"
+echo "1..4"
 
 # $1: test number and name; $2: the file the message must name; $3: the
 # variable it must offer; the rest: the environment of the run.
@@ -47,3 +48,16 @@ fi
 # The recipe found, the guest programs not.
 check_hint "3 /cli/uninstalled/empty-guest-dir-says-how-to-run" \
   "$dir/empty/init-amd64" AIRLOCK_GUEST_DIR AIRLOCK_GUEST_DIR="$dir/empty"
+
+# doctor's fix for the guest image: not `airlock images build`, which
+# fails the same way without the recipe.
+AIRLOCK_DATA_DIR="$dir/empty" AIRLOCK_CACHE_DIR="$dir/cache" "$cli" doctor >"$dir/out" 2>&1
+status=$?
+if [ "$status" -ne 0 ] && grep -qF "guest image (amd64)" "$dir/out" \
+   && grep -A1 -F "guest image (amd64)" "$dir/out" | grep -qF "fix: reinstall airlock, run a build tree's airlock as \`meson devenv -C BUILD airlock doctor\`" \
+   && ! grep -qF "fix: airlock images build" "$dir/out"; then
+  echo "ok 4 /cli/uninstalled/doctor-says-how-to-run"
+else
+  echo "not ok 4 /cli/uninstalled/doctor-says-how-to-run # exit $status"
+  sed 's/^/# /' "$dir/out"
+fi
