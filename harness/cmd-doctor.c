@@ -62,7 +62,8 @@ check_guest_program (Doctor *d, AirlockArch arch)
   gboolean ok = g_file_test (path, G_FILE_TEST_IS_REGULAR);
 
   report (d, ok, what, path,
-          "rebuild and reinstall airlock (the guest programs are part of its build), or set AIRLOCK_GUEST_DIR");
+          "rebuild and reinstall airlock (the guest programs are part of its build), run a build "
+          "tree's airlock as `meson devenv -C BUILD airlock …`, or set AIRLOCK_GUEST_DIR");
 }
 
 static void
@@ -81,6 +82,18 @@ check_image_and_accel (Doctor *d, AirlockArch arch, const char *cache_dir, const
   image = airlock_guest_image_ensure (arch, &img_opts, &error);
   if (!image)
     {
+      /* A recipe or guest program airlock cannot read is its install's
+       * problem (or a build tree's airlock run without meson devenv, which
+       * looks for them where they would be installed): building the image
+       * would fail the same way. */
+      if (g_error_matches (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_RECIPE)
+          || g_error_matches (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_GUEST_PROGRAM))
+        {
+          g_free (fix);
+          fix = g_strdup ("reinstall airlock, run a build tree's airlock as "
+                          "`meson devenv -C BUILD airlock doctor`, or set AIRLOCK_DATA_DIR and "
+                          "AIRLOCK_GUEST_DIR (the message says which is missing)");
+        }
       report (d, FALSE, what, error->message, fix);
       report (d, TRUE, accel_what, "not checked: it needs the guest image", NULL);
       return;

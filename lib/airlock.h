@@ -1,5 +1,8 @@
 /* libairlock: prove whether a container image reaches for the network.
- * The one header to include. */
+ * The umbrella header: <airlock.h> in the tree; installed as
+ * airlock-1/airlock/airlock.h, which airlock-1/airlock.h (lib/include/) includes.
+ * Its includes are relative to this file, so they find the headers beside it
+ * in either layout (lib/meson.build). */
 #pragma once
 
 #define AIRLOCK_INSIDE

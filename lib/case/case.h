@@ -17,11 +17,11 @@
 
 #include <gio/gio.h>
 
-#include "airlock-macros.h"
-#include "gate/verdict-kind.h"
-#include "arch.h"
-#include "paths.h"
-#include "vm/vm.h"
+#include "../airlock-macros.h"
+#include "../gate/verdict-kind.h"
+#include "../arch.h"
+#include "../paths.h"
+#include "../vm/vm.h"
 
 G_BEGIN_DECLS
 

@@ -7,7 +7,7 @@
  * Not thread-safe: the caller serialises calls. */
 #pragma once
 
-#include "airlock-macros.h"
+#include "../airlock-macros.h"
 
 G_BEGIN_DECLS
 

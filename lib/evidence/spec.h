@@ -7,7 +7,7 @@
  * field. */
 #pragma once
 
-#include "airlock-macros.h"
+#include "../airlock-macros.h"
 
 G_BEGIN_DECLS
 

@@ -7,7 +7,7 @@
 #error "Only <airlock.h> can be included directly."
 #endif
 
-#include "airlock-macros.h"
+#include "../airlock-macros.h"
 
 G_BEGIN_DECLS
 

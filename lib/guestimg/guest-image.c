@@ -192,6 +192,28 @@ compute_keys (AirlockGuestInputs *in)
   in->key = g_compute_checksum_for_string (G_CHECKSUM_SHA256, s->str, s->len);
 }
 
+/* A file of airlock_data_dir() (@what: "guest kernel recipe", …) must be
+ * there before it is read.  When it is not, the usual cause is a build
+ * tree's airlock run directly: without `meson devenv` it looks in the
+ * datadir it would be installed to, which an uninstalled checkout never
+ * filled, and the reader's "No such file or directory" alone does not say
+ * what to do about it. */
+static gboolean
+check_data_file (const char *path, const char *what, GError **error)
+{
+  g_autofree char *name = NULL;
+
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;
+  name = g_path_get_basename (path);
+  g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_RECIPE,
+               "cannot read %s '%s': no such file (airlock's data files are not in '%s': "
+               "run a build tree's airlock as `meson devenv -C BUILD airlock …`, or point "
+               "$AIRLOCK_DATA_DIR at the directory holding %s)",
+               what, path, airlock_data_dir (), name);
+  return FALSE;
+}
+
 static AirlockGuestInputs *
 load_inputs (AirlockArch arch, const AirlockGuestImageOptions *options, GError **error)
 {
@@ -227,11 +249,15 @@ load_inputs (AirlockArch arch, const AirlockGuestImageOptions *options, GError *
                        options->modules_dir);
           return NULL;
         }
+      if (!check_data_file (kernels_ini, "guest kernel recipe", error))
+        return NULL;
       in->pin = airlock_kernel_pin_load (kernels_ini, arch, error);
       if (!in->pin)
         return NULL;
     }
 
+  if (!check_data_file (modules_list, "module list", error))
+    return NULL;
   in->requests = airlock_modules_list_load (modules_list, error);
   if (!in->requests)
     return NULL;
@@ -253,7 +279,8 @@ load_inputs (AirlockArch arch, const AirlockGuestImageOptions *options, GError *
       if (!p->sha256)
         {
           g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_GUEST_PROGRAM,
-                       "cannot use guest program '%s' for %s: %s (build airlock, or point "
+                       "cannot use guest program '%s' for %s: %s (build airlock and run a "
+                       "build tree's airlock as `meson devenv -C BUILD airlock …`, or point "
                        "$AIRLOCK_GUEST_DIR at the directory holding %s)",
                        p->host_path, airlock_arch_to_string (arch), local_error->message, file);
           return NULL;
@@ -997,10 +1024,12 @@ ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
                  const AirlockGuestImageOptions *options, GError **error)
 {
   g_autofree char *recipe = g_build_filename (airlock_data_dir (), "testroot.ini", NULL);
-  g_autoptr (AirlockTestroot) testroot = airlock_testroot_load (in->arch, airlock_guest_programs_dir (),
-                                                                recipe, error);
+  g_autoptr (AirlockTestroot) testroot = NULL;
   g_autofree char *key = NULL;
 
+  if (!check_data_file (recipe, "testroot recipe", error))
+    return FALSE;
+  testroot = airlock_testroot_load (in->arch, airlock_guest_programs_dir (), recipe, error);
   if (!testroot)
     return FALSE;
   key = airlock_testroot_key (testroot, image->initramfs_sha256);
@@ -1014,9 +1043,12 @@ ensure_shell (AirlockGuestInputs *in, AirlockGuestImage *image,
               const AirlockGuestImageOptions *options, GError **error)
 {
   g_autofree char *recipe = g_build_filename (airlock_data_dir (), "shell.ini", NULL);
-  g_autoptr (AirlockShellTools) tools = airlock_shell_tools_load (in->arch, recipe, error);
+  g_autoptr (AirlockShellTools) tools = NULL;
   g_autofree char *key = NULL;
 
+  if (!check_data_file (recipe, "shell recipe", error))
+    return FALSE;
+  tools = airlock_shell_tools_load (in->arch, recipe, error);
   if (!tools)
     return FALSE;
   key = airlock_shell_tools_key (tools, image->initramfs_sha256);

@@ -8,9 +8,9 @@
  * reproducible: the same inputs give byte-identical files. */
 #pragma once
 
-#include "airlock-macros.h"
-#include "arch.h"
-#include "paths.h"
+#include "../airlock-macros.h"
+#include "../arch.h"
+#include "../paths.h"
 
 G_BEGIN_DECLS
 

@@ -20,9 +20,9 @@
 
 #include <gio/gio.h>
 
-#include "airlock-macros.h"
-#include "arch.h"
-#include "paths.h"
+#include "../airlock-macros.h"
+#include "../arch.h"
+#include "../paths.h"
 
 G_BEGIN_DECLS
 

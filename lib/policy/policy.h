@@ -12,7 +12,7 @@
  * observed (supervisor record or captured flow). */
 #pragma once
 
-#include "airlock-macros.h"
+#include "../airlock-macros.h"
 
 G_BEGIN_DECLS
 

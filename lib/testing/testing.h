@@ -35,8 +35,8 @@
  * One session per arch is shared by the cases of a test program. */
 #pragma once
 
-#include "airlock-macros.h"
-#include "case/case.h"
+#include "../airlock-macros.h"
+#include "../case/case.h"
 
 G_BEGIN_DECLS
 

@@ -8,11 +8,11 @@
 
 #include <gio/gio.h>
 
-#include "airlock-macros.h"
-#include "arch.h"
-#include "evidence/channel.h"
-#include "evidence/spec.h"
-#include "guestimg/guest-image.h"
+#include "../airlock-macros.h"
+#include "../arch.h"
+#include "../evidence/channel.h"
+#include "../evidence/spec.h"
+#include "../guestimg/guest-image.h"
 
 G_BEGIN_DECLS
 

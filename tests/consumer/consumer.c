@@ -12,7 +12,15 @@
  * did not run, so it neither passed nor failed; 2 on usage. */
 #include <airlock.h>
 
+/* System headers beside it, as any program has: airlock's pkg-config
+ * -I directory must hold nothing that hides them.  It once held airlock's
+ * own paths.h, and <mntent.h> and <utmp.h>, which include <paths.h>, failed
+ * with airlock's "Only <airlock.h> can be included directly"; _PATH_DEVNULL
+ * below is glibc's, or this does not compile. */
+#include <mntent.h>
+#include <paths.h>
 #include <stdio.h>
+#include <utmp.h>
 
 #define EXIT_SKIP 77
 
@@ -48,6 +56,8 @@ main (int argc, char **argv)
   g_autoptr (AirlockResult) result = NULL;
   g_autoptr (GError) error = NULL;
   g_autofree char *last_stage = NULL;
+  g_autoptr (GFile) devnull = g_file_new_for_path (_PATH_DEVNULL);
+  g_autoptr (GFileInputStream) no_input = NULL;
   AirlockSessionOptions options = {
     .progress = progress,
     .progress_data = &last_stage,
@@ -76,6 +86,14 @@ main (int argc, char **argv)
 
   kase = airlock_case_new (argv[2]);
   airlock_case_set_name (kase, "consumer-no-egress");
+  /* The workload's stdin, as `< /dev/null` would give it. */
+  no_input = g_file_read (devnull, NULL, &error);
+  if (!no_input)
+    {
+      fprintf (stderr, "consumer: cannot open '%s': %s\n", _PATH_DEVNULL, error->message);
+      return 1;
+    }
+  airlock_case_set_stdin_stream (kase, G_INPUT_STREAM (no_input));
   result = airlock_session_run (session, kase, &error);
   if (!result)
     {
