@@ -332,8 +332,8 @@ test_update_check_is_caught (AirlockTestFixture *f, gconstpointer data G_GNUC_UN
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
   airlock_test_init (&argc, &argv);
+  g_test_init (&argc, &argv, NULL);
   /* Without an image every case would fail the same way: say it once. */
   if (!airlock_test_get_image ())
     {
