@@ -206,6 +206,10 @@ suggest_call (Suggestion *s, const AirlockBundleView *v, const char *arch,
   g_autofree char *source = NULL;
   g_autofree char *exe = NULL;
   g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) sent = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *sent_text = NULL;
+  g_autofree char *host_shown = NULL;
+  g_autofree char *asked_shown = NULL;
   const char *host = NULL;
   const char *exe_name = c->exe ? basename_of (c->exe) : "?";
 
@@ -273,6 +277,7 @@ suggest_call (Suggestion *s, const AirlockBundleView *v, const char *arch,
     {
       const AirlockSinkholeRecord *r = v->sinkhole_log->records->pdata[i];
       const char *claims[2] = { r->detected.tls_sni, r->detected.http_host };
+      static const char *const claim_kind[2] = { "SNI", "Host" };
 
       if (r->kind != AIRLOCK_SINKHOLE_RECORD_TCP || r->family != family || r->port != c->port
           || memcmp (r->address, addr, family == AF_INET ? 4 : 16) != 0)
@@ -285,6 +290,7 @@ suggest_call (Suggestion *s, const AirlockBundleView *v, const char *arch,
           if (!claims[k] || !*claims[k])
             continue;
           bare = k == 1 ? host_without_port (claims[k]) : g_strdup (claims[k]);
+          add_distinct (sent, g_strdup_printf ("%s %s", claim_kind[k], bare));
           for (guint j = 0; j < names->len; j++)
             seen = seen || same_name (names->pdata[j], bare);
           if (!seen)
@@ -292,12 +298,17 @@ suggest_call (Suggestion *s, const AirlockBundleView *v, const char *arch,
         }
     }
 
-  source = g_strdup_printf ("%s: %s %s %s%s%s%s%s", arch, who, c->syscall ? c->syscall : "?",
+  g_ptr_array_add (sent, NULL);
+  sent_text = g_strjoinv (", ", (char **) sent->pdata);
+  host_shown = host ? rule_name (host) : NULL;
+  asked_shown = c->dns_names[0] ? rule_name (c->dns_names[0]) : NULL;
+  source = g_strdup_printf ("%s: %s %s %s%s%s%s%s%s%s", arch, who, c->syscall ? c->syscall : "?",
                             c->destination ? c->destination : text,
-                            c->dns_names[0] ? " asking for " : "",
-                            c->dns_names[0] ? c->dns_names[0] : "",
-                            host ? ", the address handed out for " : "",
-                            host ? host : "");
+                            asked_shown ? " asking for " : "",
+                            asked_shown ? asked_shown : "",
+                            host_shown ? ", the address handed out for " : "",
+                            host_shown ? host_shown : "",
+                            *sent_text ? "; its connections sent " : "", sent_text);
   if (host)
     {
       g_autofree char *head = g_strdup_printf ("allow %s any%s", proto, port_part);

@@ -1166,8 +1166,8 @@ test_policy_suggest_round_trip (Fixture *f, gconstpointer data)
   g_assert_no_error (error);
   g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 1);
   if (!strstr (text, "\n# amd64: egress-probe[2] connect 198.18.243.18:80, the address handed out "
-                     "for example.com.\nallow tcp any port 80 host=example.com "
-                     "exe=/usr/local/bin/egress-probe\n"))
+                     "for example.com; its connections sent Host example.com\n"
+                     "allow tcp any port 80 host=example.com exe=/usr/local/bin/egress-probe\n"))
     g_error ("unexpected suggestion:\n%s", text);
 
   network_run_init (&n);
