@@ -55,7 +55,12 @@ cmd_policy_suggest (int argc, char **argv)
   g_autoptr (GOptionContext) ctx = g_option_context_new (
       "BUNDLE_DIR… - print the policy that admits exactly the egress these bundles recorded");
   g_autofree char *out_path = NULL;
+  g_autofree char *arch_spec = NULL;
+  gboolean arches[AIRLOCK_N_ARCHES];
   GOptionEntry entries[] = {
+    { "arch", 'a', 0, G_OPTION_ARG_STRING, &arch_spec,
+      "learn only from the bundles of these arches: amd64, arm64, all (the default) or a comma list",
+      "ARCH" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
       "write the policy to FILE (created; never overwritten) instead of stdout", "FILE" },
     { NULL },
@@ -91,9 +96,29 @@ cmd_policy_suggest (int argc, char **argv)
         fprintf (stderr, "airlock policy suggest: '%s' is not a directory\n", argv[i]);
         return HARNESS_EXIT_USAGE;
       }
+  if (!harness_parse_arches (arch_spec ? arch_spec : "all", arches, &error))
+    {
+      fprintf (stderr, "airlock policy suggest: %s\n", error->message);
+      return HARNESS_EXIT_USAGE;
+    }
   for (int i = 1; i < argc; i++)
     if (!read_views (argv[i], views))
       return HARNESS_EXIT_FAIL;
+  /* --arch: a bundle whose manifest names an arch not selected is left
+   * out (one naming none is kept: nothing says it is another arch's). */
+  for (guint i = views->len; i-- > 0;)
+    {
+      const AirlockBundleView *v = views->pdata[i];
+      AirlockArch a;
+
+      if (v->arch && airlock_arch_from_string (v->arch, &a) && !arches[a])
+        g_ptr_array_remove_index (views, i);
+    }
+  if (views->len == 0)
+    {
+      fprintf (stderr, "airlock policy suggest: no bundle of arch %s among those given\n", arch_spec);
+      return HARNESS_EXIT_FAIL;
+    }
   text = airlock_policy_suggest (views);
   if (out_path)
     {
@@ -121,11 +146,12 @@ cmd_policy (int argc, char **argv)
     return cmd_policy_suggest (argc - 1, argv + 1);
   if (argc >= 2 && (g_str_equal (argv[1], "--help") || g_str_equal (argv[1], "-h")))
     {
-      printf ("Usage:\n  airlock policy suggest BUNDLE_DIR… [--output FILE]\n\n"
+      printf ("Usage:\n  airlock policy suggest BUNDLE_DIR… [--arch ARCH] [--output FILE]\n\n"
               "Subcommands:\n"
               "  suggest              print the policy that admits exactly the egress some bundles\n"
               "                       recorded ('airlock policy suggest --help' says how)\n\n"
               "Options of suggest:\n"
+              "  -a, --arch=ARCH      learn only from these arches' bundles (amd64, arm64, all, a list)\n"
               "  -o, --output=FILE    write the policy to FILE (created; never overwritten)\n");
       return HARNESS_EXIT_OK;
     }

@@ -46,4 +46,17 @@ result $? /cli/policy/output-never-overwritten
 [ $? -eq 0 ] && [ ! -s "$dir/out" ] && grep -q "^# airlock policy suggest" "$dir/new.txt"
 result $? /cli/policy/output-written
 
+# The bundle is amd64's: --arch arm64 leaves nothing to learn from.
+"$cli" policy suggest "$data/bundle-before-sinkhole" --arch arm64 >"$dir/out" 2>&1
+[ $? -eq 1 ] && grep -q "no bundle of arch arm64" "$dir/out"
+result $? /cli/policy/arch-filters-bundles
+
+"$cli" policy suggest "$data/bundle-before-sinkhole" --arch amd64 >"$dir/out" 2>&1
+[ $? -eq 0 ] && grep -q "bundle-before-sinkhole: amd64" "$dir/out"
+result $? /cli/policy/arch-keeps-its-own
+
+"$cli" policy suggest "$data/bundle-before-sinkhole" --arch mips >"$dir/out" 2>&1
+[ $? -eq 2 ]
+result $? /cli/policy/unknown-arch-is-usage
+
 echo "1..$n"
