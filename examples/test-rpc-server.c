@@ -21,7 +21,12 @@
  *       the other side: the same server with its update check on
  *       (RPC_UPDATE_CHECK=1), which phones home during initialize; it
  *       still answers, and the run must fail naming the DNS query for
- *       pypi.org its update check made.
+ *       pypi.org its update check made;
+ *   /ARCH/rpc/update-check-admitted-by-its-policy
+ *       the same server allowed to phone pypi.org: what it may reach is
+ *       said once, on the case (airlock_case_allow), and
+ *       airlock_assert_egress_admitted() holds every attempt to that, as
+ *       the verdict judged it (by name, SNI and Host); the run passes.
  *
  * Run it (the image is the `rpc` sample of airlock's build, or yours):
  *
@@ -329,11 +334,48 @@ test_update_check_is_caught (AirlockTestFixture *f, gconstpointer data G_GNUC_UN
   airlock_assert_exit_code (r, 0);
 }
 
+/* The update check allowed: the rules are given once, to the case, and
+ * the assertion follows them (the verdict judged each attempt by the name
+ * its address was handed out for, and by the SNI and Host it sent). */
+static void
+test_update_check_admitted (AirlockTestFixture *f, gconstpointer data G_GNUC_UNUSED)
+{
+  g_autoptr (JsonNode) initialize = NULL;
+  g_autoptr (GError) error = NULL;
+  AirlockResult *r;
+  guint egress = 0;
+  GPtrArray *attempts;
+
+  airlock_case_set_timeout (f->kase, CASE_TIMEOUT_S);
+  airlock_case_set_env (f->kase, "RPC_UPDATE_CHECK", "1");
+  if (!airlock_case_allow (f->kase,
+                           "allow udp any port 53 dns=pypi.org\n"
+                           "allow tcp any port 443 host=pypi.org exe=/usr/local/bin/rpc-server\n"
+                           "allow tcp any port 80 host=pypi.org exe=/usr/local/bin/rpc-server\n",
+                           "test-rpc-server", &error))
+    g_error ("%s", error->message);
+  airlock_test_start (f);
+  initialize = rpc_call (f, INITIALIZE_REQUEST);
+  check_initialize_result (rpc_result (initialize, 1));
+  airlock_run_close_stdin (f->run);
+  r = airlock_test_wait (f);
+
+  attempts = airlock_result_get_attempts (r);
+  for (guint i = 0; i < attempts->len; i++)
+    egress += ((const AirlockAttempt *) attempts->pdata[i])->egress;
+  /* It did phone home: the pass below is the policy's, not silence. */
+  g_assert_cmpuint (egress, >, 0);
+  airlock_assert_egress_admitted (r);
+  airlock_assert_verdict (r, AIRLOCK_VERDICT_PASS);
+  airlock_assert_controls_observed (r);
+  airlock_assert_exit_code (r, 0);
+}
+
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
   airlock_test_init (&argc, &argv);
+  g_test_init (&argc, &argv, NULL);
   /* Without an image every case would fail the same way: say it once. */
   if (!airlock_test_get_image ())
     {
@@ -345,5 +387,6 @@ main (int argc, char **argv)
   airlock_test_add ("/rpc/initialize-and-call-have-no-egress", NULL, test_initialize_and_call);
   airlock_test_add ("/rpc/tools-list-has-no-egress", NULL, test_tools_list);
   airlock_test_add ("/rpc/update-check-is-caught", NULL, test_update_check_is_caught);
+  airlock_test_add ("/rpc/update-check-admitted-by-its-policy", NULL, test_update_check_admitted);
   return g_test_run ();
 }

@@ -4,6 +4,8 @@
 
 #include "harness.h"
 
+#include "image/disk-check-private.h"
+
 #include <errno.h>
 #include <libvirt/libvirt.h>
 #include <stdio.h>
@@ -197,6 +199,17 @@ cmd_doctor (int argc, char **argv)
                : net_error->message,
             "run as root, or allow unprivileged user namespaces "
             "(sysctl kernel.unprivileged_userns_clone=1); the kernel needs tun and nf_tables");
+  }
+  {
+    /* Every image's rootfs disk is built through libguestfs' appliance. */
+    g_autoptr (GPtrArray) checks = airlock_disk_checks ("/boot", "/lib/modules");
+
+    for (guint i = 0; i < checks->len; i++)
+      {
+        const AirlockDiskCheck *c = checks->pdata[i];
+
+        report (&d, c->ok, c->what, c->detail, c->fix);
+      }
   }
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     check_guest_program (&d, (AirlockArch) a);

@@ -45,6 +45,7 @@ int cmd_verify (int argc, char **argv);
 int cmd_shell (int argc, char **argv);
 int cmd_show (int argc, char **argv);
 int cmd_replay (int argc, char **argv);
+int cmd_policy (int argc, char **argv);
 
 /* Whether @dir is an evidence bundle (it has manifest.json, or is marked
  * INCOMPLETE) rather than a directory of ARCH/ bundles. */

@@ -17,6 +17,7 @@ static const HarnessCommand commands[] = {
   { "verify", cmd_verify, "check an evidence bundle: digests, HMAC, the channel replayed, the verdict recomputed" },
   { "shell", cmd_shell, "an interactive shell in an image under the supervisor, each network call shown live" },
   { "show", cmd_show, "a run at a glance from its evidence bundle (reads it; verify checks it)" },
+  { "policy", cmd_policy, "policy suggest: the policy that admits exactly what some bundles recorded" },
 };
 
 static void

@@ -97,6 +97,8 @@ airlock_bundle_view_free (AirlockBundleView *v)
   g_ptr_array_unref (v->processes);
   g_free (v->workload_exit);
   airlock_network_report_free (v->network);
+  if (v->sinkhole_log)
+    airlock_sinkhole_log_free (v->sinkhole_log);
   g_free (v->sinkhole_error);
   g_ptr_array_unref (v->console_tail);
   g_free (v);
@@ -544,6 +546,7 @@ read_network (AirlockBundleView *v, int dirfd)
   for (guint i = 0; i < v->controls->len; i++)
     g_ptr_array_add (controls, ((AirlockBundleControl *) v->controls->pdata[i])->key);
   v->network = airlock_network_report_new (log, controls);
+  v->sinkhole_log = g_steal_pointer (&log);
 }
 
 /* ---- console.log ---- */

@@ -106,6 +106,10 @@ typedef struct {
    * problem then).  sinkhole_error: the manifest's reason for having none
    * (run.sinkhole_error), NULL in a bundle written before the sinkhole. */
   AirlockNetworkReport *network;
+  /* The same records as read (names handed out per address, each
+   * connection's SNI and Host), for `airlock policy suggest`; NULL as
+   * network is. */
+  AirlockSinkholeLog *sinkhole_log;
   char *sinkhole_error;
 
   /* console.log: its last lines, escaped (no control characters). */

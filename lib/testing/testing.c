@@ -7,6 +7,9 @@
 
 #include "policy/policy.h"
 
+#include <glib/gstdio.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,10 @@ static struct {
   gboolean arches[AIRLOCK_N_ARCHES];
   char *image;
   char *out_dir;
+  /* Where this run's bundles go (out_dir, or a fresh out_dir/run-N), or
+   * why there is none: made at the first case (resolve_run_dir()). */
+  char *run_dir;
+  char *run_dir_error;
   char *uri;
   AirlockAccel accel;
   AirlockClock clock;
@@ -62,17 +69,45 @@ env_or (const char *name, const char *fallback)
   return v && *v ? v : fallback;
 }
 
+/* What --help adds to GLib's usage: g_test_init() prints its own and
+ * exits, so this runs from exit() (registered by airlock_test_init() when
+ * it sees --help before g_test_init() does), after GLib's text in the same
+ * stdout buffer. */
+static void
+print_airlock_help (void)
+{
+  printf ("Airlock Options (or their environment variables):\n"
+          "  --airlock-image=REF            the image each case starts from: oci:DIR[:TAG],\n"
+          "                                 oci-archive:FILE[:TAG], docker-archive:FILE (AIRLOCK_TEST_IMAGE)\n"
+          "  --airlock-arch=LIST            amd64, arm64, all or a comma list (AIRLOCK_TEST_ARCH; default all)\n"
+          "  --airlock-out=DIR              keep each case's evidence bundle in DIR/ARCH/PATH; a DIR that\n"
+          "                                 holds an earlier run gets a fresh DIR/run-N (AIRLOCK_TEST_OUT)\n"
+          "  --airlock-connect=URI          libvirt URI (AIRLOCK_CONNECT; default the embedded driver)\n"
+          "  --airlock-accel=auto|tcg|kvm   the accelerator (AIRLOCK_TEST_ACCEL; default auto)\n"
+          "  --airlock-clock=warp|real      the guest's clock (AIRLOCK_TEST_CLOCK; default warp)\n"
+          "\n");
+}
+
+static gboolean
+is_help (const char *arg)
+{
+  return g_str_equal (arg, "--help") || g_str_equal (arg, "-h") || g_str_equal (arg, "-?");
+}
+
 void
 airlock_test_init (int *argc, char ***argv)
 {
   const char *arch_spec = env_or ("AIRLOCK_TEST_ARCH", "all");
   const char *accel = env_or ("AIRLOCK_TEST_ACCEL", "auto");
   const char *clock = env_or ("AIRLOCK_TEST_CLOCK", "warp");
+  const char *prog = g_get_prgname () ? g_get_prgname () : (*argv)[0];
   int out = 1;
 
   g_free (T.image);
   g_free (T.out_dir);
   g_free (T.uri);
+  g_clear_pointer (&T.run_dir, g_free);
+  g_clear_pointer (&T.run_dir_error, g_free);
   (void) airlock_vm_adopt_qemu (NULL);
   T.image = g_strdup (g_getenv ("AIRLOCK_TEST_IMAGE"));
   T.out_dir = g_strdup (g_getenv ("AIRLOCK_TEST_OUT"));
@@ -80,6 +115,17 @@ airlock_test_init (int *argc, char ***argv)
   for (int i = 1; i < *argc; i++)
     {
       const char *a = (*argv)[i];
+
+      /* Left in argv for g_test_init(), which prints its usage and exits;
+       * after it, it is too late (it has exited already). */
+      if (is_help (a) && !g_test_initialized ())
+        {
+          static gboolean registered;
+
+          if (!registered)
+            atexit (print_airlock_help);
+          registered = TRUE;
+        }
 
 #define TAKE(opt, var)                                                    \
       if (g_str_has_prefix (a, opt "="))                                  \
@@ -103,7 +149,7 @@ airlock_test_init (int *argc, char ***argv)
           {
             fprintf (stderr, "%s: unknown option '%s' (airlock takes --airlock-arch=, "
                      "--airlock-image=, --airlock-out=, --airlock-connect=, --airlock-accel=, --airlock-clock=)\n",
-                     g_get_prgname () ? g_get_prgname () : "test", a);
+                     prog, a);
             exit (2);
           }
         else
@@ -134,19 +180,19 @@ airlock_test_init (int *argc, char ***argv)
   if (!parse_arches (arch_spec, T.arches))
     {
       fprintf (stderr, "%s: unknown arch list '%s' (expected amd64, arm64, all or a comma list)\n",
-               g_get_prgname () ? g_get_prgname () : "test", arch_spec);
+               prog, arch_spec);
       exit (2);
     }
   if (!airlock_accel_from_string (accel, &T.accel))
     {
       fprintf (stderr, "%s: unknown accelerator '%s' (expected auto, tcg or kvm)\n",
-               g_get_prgname () ? g_get_prgname () : "test", accel);
+               prog, accel);
       exit (2);
     }
   if (!airlock_clock_from_string (clock, &T.clock))
     {
       fprintf (stderr, "%s: unknown clock '%s' (expected warp or real)\n",
-               g_get_prgname () ? g_get_prgname () : "test", clock);
+               prog, clock);
       exit (2);
     }
   T.initialised = TRUE;
@@ -185,6 +231,76 @@ session_for (AirlockArch arch, const char **ret_why)
   return T.sessions[arch];
 }
 
+/* --airlock-out=DIR for this run: DIR itself when it is missing or
+ * empty; else DIR/run-N, the first N whose directory this call creates
+ * (mkdir, so two programs started at once never share one).  A bundle is
+ * never overwritten, so rerunning a suite with the same DIR would
+ * otherwise fail every case on its first bundle.  FALSE with T.run_dir_error. */
+static gboolean
+resolve_run_dir (void)
+{
+  g_autoptr (GDir) dir = NULL;
+  g_autoptr (GError) error = NULL;
+
+  if (T.run_dir || T.run_dir_error)
+    return T.run_dir != NULL;
+  if (g_mkdir_with_parents (T.out_dir, 0755) != 0)
+    {
+      int saved = errno;
+
+      T.run_dir_error = g_strdup_printf ("cannot create --airlock-out directory '%s': %s",
+                                         T.out_dir, g_strerror (saved));
+      return FALSE;
+    }
+  dir = g_dir_open (T.out_dir, 0, &error);
+  if (!dir)
+    {
+      T.run_dir_error = g_strdup_printf ("cannot read --airlock-out directory '%s': %s",
+                                         T.out_dir, error->message);
+      return FALSE;
+    }
+  if (!g_dir_read_name (dir))
+    {
+      T.run_dir = g_strdup (T.out_dir);
+      return TRUE;
+    }
+  for (guint n = 1; n < 100000; n++)
+    {
+      g_autofree char *name = g_strdup_printf ("run-%u", n);
+      g_autofree char *path = g_build_filename (T.out_dir, name, NULL);
+
+      if (g_mkdir (path, 0755) == 0)
+        {
+          g_test_message ("airlock: '%s' holds an earlier run; this run's bundles go to '%s'",
+                          T.out_dir, path);
+          T.run_dir = g_steal_pointer (&path);
+          return TRUE;
+        }
+      if (errno != EEXIST)
+        {
+          int saved = errno;
+
+          T.run_dir_error = g_strdup_printf ("cannot create '%s' for this run's bundles "
+                                             "(--airlock-out): %s", path, g_strerror (saved));
+          return FALSE;
+        }
+    }
+  T.run_dir_error = g_strdup_printf ("--airlock-out directory '%s' holds run-1 … run-99999 "
+                                     "already: give another", T.out_dir);
+  return FALSE;
+}
+
+/* The directory this run's bundles go under, or NULL without --airlock-out
+ * or when it cannot be made (see resolve_run_dir()).  For tests of the
+ * integration itself. */
+const char *
+airlock_test_get_out_dir (void)
+{
+  if (!T.out_dir || !resolve_run_dir ())
+    return NULL;
+  return T.run_dir;
+}
+
 static void
 fixture_setup (AirlockTestFixture *f, gconstpointer data)
 {
@@ -198,10 +314,10 @@ fixture_setup (AirlockTestFixture *f, gconstpointer data)
     return;
   f->kase = airlock_case_new (T.image);
   airlock_case_set_name (f->kase, reg->path);
-  if (T.out_dir)
+  if (T.out_dir && resolve_run_dir ())
     {
       /* DIR/ARCH/PATH: the test path's components as directories. */
-      g_autofree char *dir = g_build_filename (T.out_dir, airlock_arch_to_string (reg->arch),
+      g_autofree char *dir = g_build_filename (T.run_dir, airlock_arch_to_string (reg->arch),
                                                reg->path, NULL);
 
       airlock_case_set_bundle_dir (f->kase, dir);
@@ -231,6 +347,11 @@ run_registered (AirlockTestFixture *f, gconstpointer data)
           return;
         }
       g_test_skip (why);
+      return;
+    }
+  if (T.out_dir && !resolve_run_dir ())
+    {
+      g_test_fail_printf ("%s", T.run_dir_error);
       return;
     }
   if (!T.image)
@@ -433,17 +554,53 @@ airlock_check_no_egress (AirlockResult *r, GError **error)
 }
 
 gboolean
+airlock_check_egress_admitted (AirlockResult *r, GError **error)
+{
+  GPtrArray *attempts = airlock_result_get_attempts (r);
+  g_autoptr (GString) out = report_new (r, "expected egress only as the case's policy admits "
+                                           "(airlock_case_allow, airlock_case_load_policy)");
+  const char *const *reasons = airlock_result_get_reasons (r);
+  guint n = 0;
+  gboolean whole = evidence_whole (r, out);
+
+  for (guint i = 0; i < attempts->len; i++)
+    {
+      const AirlockAttempt *a = attempts->pdata[i];
+
+      /* ->admitted is the verdict's judgment under the case's policy: by
+       * the address's name and by every SNI and Host its connections
+       * sent, which rules given here again could not see. */
+      if (!a->egress || a->admitted)
+        continue;
+      if (n++ == 0)
+        g_string_append (out, "\n  egress attempts the case's policy does not admit:");
+      report_attempt (out, a);
+    }
+  if (whole && n == 0)
+    return TRUE;
+  for (guint i = 0; n && reasons && reasons[i]; i++)
+    if (g_str_has_prefix (reasons[i], "egress not admitted"))
+      g_string_append_printf (out, "\n  %s", reasons[i]);
+  return report_fail (r, g_steal_pointer (&out), error);
+}
+
+gboolean
 airlock_check_egress_only_to (AirlockResult *r, const char *rules, GError **error)
 {
   GPtrArray *attempts = airlock_result_get_attempts (r);
   g_autoptr (GError) parse_error = NULL;
-  g_autoptr (AirlockPolicy) policy = airlock_policy_parse (rules, strlen (rules), "allowed",
-                                                           &parse_error);
-  g_autofree char *what = g_strdup_printf ("expected egress only to: %s", rules);
-  g_autoptr (GString) out = report_new (r, what);
+  g_autoptr (AirlockPolicy) policy = NULL;
+  g_autofree char *what = NULL;
+  g_autoptr (GString) out = NULL;
   guint n = 0;
   gboolean whole;
 
+  /* No rules of its own: the case's, said once where the case is made. */
+  if (!rules)
+    return airlock_check_egress_admitted (r, error);
+  policy = airlock_policy_parse (rules, strlen (rules), "allowed", &parse_error);
+  what = g_strdup_printf ("expected egress only to: %s", rules);
+  out = report_new (r, what);
   if (!policy)
     {
       g_string_append_printf (out, "\n  the rules do not parse: %s", parse_error->message);

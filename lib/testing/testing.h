@@ -3,8 +3,8 @@
  *
  *   int main (int argc, char **argv)
  *   {
+ *     airlock_test_init (&argc, &argv);   // first: --help lists its options
  *     g_test_init (&argc, &argv, NULL);
- *     airlock_test_init (&argc, &argv);
  *     airlock_test_add ("/server/no-egress", NULL, test_no_egress);
  *     return g_test_run ();
  *   }
@@ -22,7 +22,8 @@
  *
  *   --airlock-arch=LIST   amd64, arm64, all or a comma list   (AIRLOCK_TEST_ARCH; default all)
  *   --airlock-image=REF   the image each case starts from     (AIRLOCK_TEST_IMAGE)
- *   --airlock-out=DIR     keep each case's evidence bundle in DIR/ARCH/PATH
+ *   --airlock-out=DIR     keep each case's evidence bundle in DIR/ARCH/PATH; a
+ *                         DIR that holds an earlier run gets DIR/run-N
  *                         (AIRLOCK_TEST_OUT; default: none)
  *   --airlock-connect=URI, --airlock-accel=auto|tcg|kvm   (AIRLOCK_CONNECT, AIRLOCK_TEST_ACCEL)
  *   --airlock-clock=warp|real  the guest's clock (AIRLOCK_TEST_CLOCK; default warp:
@@ -57,8 +58,11 @@ typedef struct {
 
 typedef void (*AirlockTestFunc) (AirlockTestFixture *fixture, gconstpointer user_data);
 
-/* Takes airlock's options out of @argc/@argv (call after g_test_init());
- * an option it does not understand ends the program with a message.  Also
+/* Takes airlock's options out of @argc/@argv; an option it does not
+ * understand ends the program with a message.  Call it before
+ * g_test_init(), so that --help (which g_test_init() answers and exits on)
+ * lists airlock's options after GLib's; after g_test_init() it works as
+ * well, without them in --help.  Also
  * makes the test program a child subreaper (airlock_vm_adopt_qemu()), so
  * each run reaps its own QEMU at once. */
 AIRLOCK_PUBLIC void airlock_test_init (int *argc, char ***argv);
@@ -66,10 +70,17 @@ AIRLOCK_PUBLIC void airlock_test_init (int *argc, char ***argv);
 /* Registers @func as "/ARCH" @path ("/amd64/server/no-egress") for every
  * selected arch, with a fixture (AirlockTestFixture) set up before it and
  * freed after it.  @path starts with '/'.  Under --airlock-out=DIR each
- * case's bundle goes to DIR/ARCH/PATH, which must not exist yet (a bundle
- * is never overwritten). */
+ * case's bundle goes to DIR/ARCH/PATH (DIR/run-N/ARCH/PATH when DIR held
+ * an earlier run: airlock_test_get_out_dir()). */
 AIRLOCK_PUBLIC void airlock_test_add (const char *path, gconstpointer user_data,
                                       AirlockTestFunc func);
+
+/* Where this run's bundles go: --airlock-out=DIR itself when DIR is
+ * missing or empty, else a fresh DIR/run-N (the first N free; created
+ * here) — a bundle is never overwritten, so a second run with the same DIR
+ * gets its own.  NULL without --airlock-out, or when that directory
+ * cannot be made (each case then fails naming it). */
+AIRLOCK_PUBLIC const char *airlock_test_get_out_dir (void);
 
 /* The image reference given (--airlock-image / AIRLOCK_TEST_IMAGE), or NULL. */
 AIRLOCK_PUBLIC const char *airlock_test_get_image (void);
@@ -99,6 +110,14 @@ AIRLOCK_PUBLIC char *airlock_test_exchange (AirlockTestFixture *f, const char *l
 /* The workload made no egress attempt, the capture holds no flow that no
  * record explains, and the evidence is whole. */
 AIRLOCK_PUBLIC gboolean airlock_check_no_egress (AirlockResult *result, GError **error);
+/* Every egress attempt of the workload is admitted by the case's own
+ * policy (airlock_case_allow(), airlock_case_load_policy(): what the case
+ * may reach is said once, where the case is made), as the verdict judged
+ * it — by the name its address was handed out for and by every TLS SNI
+ * and HTTP Host it sent —, no flow is unattributed, and the evidence is
+ * whole.  The report lists each attempt the policy does not admit, with
+ * the verdict's reason. */
+AIRLOCK_PUBLIC gboolean airlock_check_egress_admitted (AirlockResult *result, GError **error);
 /* Every egress attempt of the workload is admitted by @rules (policy
  * text, docs/policy.md; a rule that does not parse is reported as the
  * failure), no flow is unattributed, and the evidence is whole.  A `host=`
@@ -134,6 +153,9 @@ AIRLOCK_PUBLIC void airlock_test_assert_check (const char *file, int line, const
 #define airlock_assert_no_egress(result) \
   AIRLOCK__ASSERT_CHECK ("airlock_assert_no_egress (" #result ")", \
                          airlock_check_no_egress ((result), &airlock__error))
+#define airlock_assert_egress_admitted(result) \
+  AIRLOCK__ASSERT_CHECK ("airlock_assert_egress_admitted (" #result ")", \
+                         airlock_check_egress_admitted ((result), &airlock__error))
 #define airlock_assert_egress_only_to(result, rules) \
   AIRLOCK__ASSERT_CHECK ("airlock_assert_egress_only_to (" #result ", " #rules ")", \
                          airlock_check_egress_only_to ((result), (rules), &airlock__error))

@@ -255,8 +255,8 @@ test_technique (AirlockTestFixture *f, gconstpointer data)
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
   airlock_test_init (&argc, &argv);
+  g_test_init (&argc, &argv, NULL);
 
   for (guint i = 0; i < G_N_ELEMENTS (techniques); i++)
     {

@@ -18,6 +18,8 @@
 #include "fsutil-private.h"
 #include "gate/verdict.h"
 #include "policy/policy.h"
+#include "bundle/bundle-read.h"
+#include "bundle/policy-suggest.h"
 
 #include "wire.h"
 
@@ -650,12 +652,14 @@ feed_event (AirlockChannel *channel, const AirlockFrame *frame, gpointer user_da
  * @sinkhole_error, one whose sinkhole lost them), signed with @key when
  * given. */
 static void
-write_network_bundle_full (const char *dir, GBytes *pcap, GBytes *records,
-                           const char *sinkhole_error, GBytes *key)
+write_network_bundle_policy (const char *dir, GBytes *pcap, GBytes *records,
+                             const char *sinkhole_error, GBytes *key, const char *policy_text)
 {
   g_autoptr (AirlockChannel) channel = airlock_channel_new (test_nonce, HEARTBEAT_MS, TOLERANCE_MS);
   g_autoptr (AirlockEventLog) log = airlock_event_log_new ();
-  g_autoptr (AirlockPolicy) policy = airlock_policy_new_default ();
+  g_autoptr (AirlockPolicy) policy = policy_text
+    ? airlock_policy_parse (policy_text, strlen (policy_text), "policy", NULL)
+    : airlock_policy_new_default ();
   g_autoptr (AirlockVerdict) verdict = NULL;
   g_autoptr (AirlockBundle) bundle = NULL;
   g_autoptr (GByteArray) stream = network_run_guest_stream (test_nonce);
@@ -681,6 +685,7 @@ write_network_bundle_full (const char *dir, GBytes *pcap, GBytes *records,
     .heartbeat_tolerance_ms = TOLERANCE_MS,
   };
 
+  g_assert_nonnull (policy);
   bundle = airlock_bundle_create (dir, &error);
   g_assert_no_error (error);
   airlock_channel_set_frame_func (channel, feed_event, log);
@@ -715,6 +720,13 @@ write_network_bundle_full (const char *dir, GBytes *pcap, GBytes *records,
   g_assert_true (airlock_bundle_finish (bundle, &in, &error));
   g_assert_no_error (error);
   g_ptr_array_unref (image.layers);
+}
+
+static void
+write_network_bundle_full (const char *dir, GBytes *pcap, GBytes *records,
+                           const char *sinkhole_error, GBytes *key)
+{
+  write_network_bundle_policy (dir, pcap, records, sinkhole_error, key, NULL);
 }
 
 static void
@@ -1117,6 +1129,65 @@ test_network_check_capture (void)
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
+static gboolean
+has_reason (const AirlockBundleView *v, const char *prefix)
+{
+  for (guint i = 0; i < v->reasons->len; i++)
+    if (g_str_has_prefix (v->reasons->pdata[i], prefix))
+      return TRUE;
+  return FALSE;
+}
+
+/* `airlock policy suggest`: from the egress run's bundle, the rule that
+ * admits its connection by the name the sinkhole handed the address out
+ * for, under a comment naming the process and the name; it parses, and
+ * the same run judged under it has no egress the policy does not admit
+ * (under the default policy it had).  Two bundles of the same run merge
+ * into the same one rule. */
+static void
+test_policy_suggest_round_trip (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = write_egress_bundle (f, NULL);
+  g_autofree char *again = g_build_filename (f->root, "suggested", NULL);
+  g_autoptr (GPtrArray) views = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_bundle_view_free);
+  g_autoptr (AirlockBundleView) judged = NULL;
+  g_autoptr (AirlockPolicy) policy = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *text = NULL;
+  g_autofree char *merged = NULL;
+  g_autoptr (GBytes) pcap = NULL;
+  g_autoptr (GBytes) records = NULL;
+  NetworkRun n;
+
+  g_ptr_array_add (views, airlock_bundle_read (dir, 0));
+  g_assert_true (has_reason (views->pdata[0], "egress not admitted by the policy"));
+  text = airlock_policy_suggest (views);
+  policy = airlock_policy_parse (text, strlen (text), "suggestion", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 1);
+  if (!strstr (text, "\n# amd64: egress-probe[2] connect 198.18.243.18:80, the address handed out "
+                     "for example.com; its connections sent Host example.com\n"
+                     "allow tcp any port 80 host=example.com exe=/usr/local/bin/egress-probe\n"))
+    g_error ("unexpected suggestion:\n%s", text);
+
+  network_run_init (&n);
+  network_run_egress (&n);
+  pcap = network_run_pcap (&n);
+  records = network_run_records (&n);
+  network_run_clear (&n);
+  write_network_bundle_policy (again, pcap, records, NULL, NULL, text);
+  judged = airlock_bundle_read (again, 0);
+  g_assert_true (judged->has_manifest);
+  g_assert_false (has_reason (judged, "egress not admitted by the policy"));
+
+  g_ptr_array_add (views, airlock_bundle_read (again, 0));
+  merged = airlock_policy_suggest (views);
+  g_clear_pointer (&policy, airlock_policy_free);
+  policy = airlock_policy_parse (merged, strlen (merged), "merged", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (airlock_policy_get_n_rules (policy), ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1125,6 +1196,7 @@ main (int argc, char **argv)
   ADD ("/bundle/key/six-bytes-refused-everywhere", test_key_six_bytes_refused_everywhere);
   g_test_add_func ("/bundle/set/ids-differ", test_set_ids_differ);
   ADD ("/bundle/set/whole-set-verifies", test_set_whole_verifies);
+  ADD ("/bundle/policy/suggest-admits-what-was-recorded", test_policy_suggest_round_trip);
   ADD ("/bundle/set/one-arch-gate-verifies", test_set_one_arch_verifies);
   ADD ("/bundle/set/missing-arch-fails", test_set_missing_arch);
   ADD ("/bundle/set/unfinished-arch-fails", test_set_unfinished_arch);

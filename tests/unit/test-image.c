@@ -2,12 +2,16 @@
  * index → per-arch manifest, layer streams, and each kind of bad input,
  * from fixture images written here with the right (or deliberately wrong)
  * digests.  Also the User and command resolution the run relies on. */
+#define _GNU_SOURCE /* setresuid */
+
 #include "config.h"
 
 #include <airlock.h>
 
 #include "image/image.h"
 #include "image/disk-private.h"
+#include "image/disk-check-private.h"
+#include "fsutil-private.h"
 #include "image/layer-stream-private.h"
 #include "image/printable-private.h"
 #include "image/remote-private.h"
@@ -16,7 +20,9 @@
 #include <archive_entry.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
+#include <grp.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #define MT_INDEX "application/vnd.oci.image.index.v1+json"
@@ -2065,12 +2071,124 @@ test_printable_bounds (void)
   g_assert_true (g_str_has_suffix (list->str, "……"));
 }
 
+/* ---- disk-check.c: can libguestfs build its appliance here ---- */
+
+static const AirlockDiskCheck *
+find_check (GPtrArray *checks, const char *what)
+{
+  for (guint i = 0; i < checks->len; i++)
+    if (g_str_equal (((AirlockDiskCheck *) checks->pdata[i])->what, what))
+      return checks->pdata[i];
+  g_error ("no '%s' check", what);
+  return NULL;
+}
+
+/* A host's /boot and /lib/modules at ROOT: two kernels, the newer without
+ * its modules, so supermin (and the check) takes the older. */
+static void
+fake_boot (const char *root)
+{
+  g_autofree char *boot = g_build_filename (root, "boot", NULL);
+  g_autofree char *mods = g_build_filename (root, "modules", "6.1.0-7-fake", NULL);
+  g_autofree char *older = g_build_filename (boot, "vmlinuz-6.1.0-7-fake", NULL);
+  g_autofree char *newer = g_build_filename (boot, "vmlinuz-6.1.0-10-fake", NULL);
+
+  g_assert_cmpint (g_mkdir_with_parents (boot, 0755), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (mods, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (older, "MZ kernel", -1, NULL));
+  g_assert_true (g_file_set_contents (newer, "MZ kernel", -1, NULL));
+  g_assert_cmpint (g_chmod (root, 0755), ==, 0);
+}
+
+static char *
+fake_root_for (pid_t pid)
+{
+  return g_strdup_printf ("%s/airlock-test-disk-check-%d", g_get_tmp_dir (), (int) pid);
+}
+
+/* In a child (g_test_trap_subprocess) made another user when it is root:
+ * the kernel at the parent's fake root, mode 0600 and owned by root as
+ * Ubuntu installs it, cannot be read, and the fix says how. */
+static void
+check_unreadable_kernel_child (void)
+{
+  g_autofree char *root = fake_root_for (getppid ());
+  g_autofree char *boot = g_build_filename (root, "boot", NULL);
+  g_autofree char *mods = g_build_filename (root, "modules", NULL);
+  g_autoptr (GPtrArray) checks = NULL;
+  const AirlockDiskCheck *k;
+
+  if (geteuid () == 0)
+    g_assert_true (setgroups (0, NULL) == 0 && setresgid (65534, 65534, 65534) == 0
+                   && setresuid (65534, 65534, 65534) == 0);
+  checks = airlock_disk_checks (boot, mods);
+  k = find_check (checks, "host kernel");
+  g_assert_false (k->ok);
+  g_assert_nonnull (strstr (k->detail, "vmlinuz-6.1.0-7-fake: Permission denied"));
+  g_assert_nonnull (strstr (k->fix, "sudo chmod 0644"));
+  g_assert_nonnull (strstr (k->fix, "SUPERMIN_KERNEL"));
+}
+
+static void
+test_disk_check_host_kernel (void)
+{
+  g_autofree char *root = NULL;
+  g_autofree char *boot = NULL;
+  g_autofree char *mods = NULL;
+  g_autofree char *older = NULL;
+  g_autofree char *newer = NULL;
+  g_autoptr (GPtrArray) checks = NULL;
+  g_autoptr (GPtrArray) none = NULL;
+  const AirlockDiskCheck *k;
+
+  if (g_test_subprocess ())
+    {
+      check_unreadable_kernel_child ();
+      return;
+    }
+  if ((g_getenv ("SUPERMIN_KERNEL") && *g_getenv ("SUPERMIN_KERNEL")) || g_getenv ("LIBGUESTFS_PATH"))
+    {
+      g_test_skip ("SUPERMIN_KERNEL or LIBGUESTFS_PATH is set: the check would take those");
+      return;
+    }
+  root = fake_root_for (getpid ());
+  boot = g_build_filename (root, "boot", NULL);
+  mods = g_build_filename (root, "modules", NULL);
+  older = g_build_filename (boot, "vmlinuz-6.1.0-7-fake", NULL);
+  newer = g_build_filename (boot, "vmlinuz-6.1.0-10-fake", NULL);
+  fake_boot (root);
+
+  checks = airlock_disk_checks (boot, mods);
+  k = find_check (checks, "host kernel");
+  g_assert_true (k->ok);
+  g_assert_nonnull (strstr (k->detail, older));
+  g_assert_null (k->fix);
+  g_assert_nonnull (find_check (checks, "libguestfs"));
+  g_assert_nonnull (find_check (checks, "supermin"));
+
+  /* As Ubuntu installs it: root's alone. */
+  g_assert_cmpint (g_chmod (older, geteuid () == 0 ? 0600 : 0), ==, 0);
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_INHERIT_STDERR);
+  g_test_trap_assert_passed ();
+
+  /* No kernel at all. */
+  g_assert_cmpint (g_remove (older), ==, 0);
+  g_assert_cmpint (g_remove (newer), ==, 0);
+  none = airlock_disk_checks (boot, mods);
+  k = find_check (none, "host kernel");
+  g_assert_false (k->ok);
+  g_assert_nonnull (strstr (k->detail, "no "));
+  g_assert_nonnull (k->fix);
+  airlock_rm_rf (root);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
+  g_test_add_func ("/image/disk-check/host-kernel", test_disk_check_host_kernel);
   ADD ("/image/oci/single-arch", test_oci_single_arch);
   ADD ("/image/oci/multi-arch-variant-v8", test_oci_multi_arch);
   ADD ("/image/oci/arm64-without-variant", test_oci_arm64_no_variant);

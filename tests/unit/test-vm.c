@@ -7,11 +7,13 @@
 #include "vm/connection-private.h"
 #include "vm/domain-xml-private.h"
 #include "vm/capture-file-private.h"
+#include "vm/libvirt-env-private.h"
 #include "fsutil-private.h"
 #include "protocol.h"
 
 #include <errno.h>
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -353,10 +355,50 @@ test_capture_qemu_user (void)
 
 
 
+/* LIBVIRT_LOG_OUTPUTS as main() found it: the library's constructor's. */
+static char *log_outputs_at_main;
+
+static gpointer
+idle_thread (gpointer data)
+{
+  return data;
+}
+
+/* libvirt's log is pointed at the cache before main() (meson sets
+ * AIRLOCK_CACHE_DIR for this test), and initialising it later, once
+ * threads exist, changes nothing in the environment: setenv() then could
+ * race another thread's getenv(), and GLib says so in every test log. */
+static void
+test_libvirt_log_set_before_main (void)
+{
+  const char *cache = g_getenv ("AIRLOCK_CACHE_DIR");
+  g_autofree char *expected = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("airlock-test-libvirt-env-XXXXXX", NULL);
+  g_autofree char *other = g_build_filename (dir, "other-cache", NULL);
+  GThread *thread;
+
+  g_assert_nonnull (cache);
+  g_assert_nonnull (dir);
+  expected = g_strdup_printf ("3:file:%s/libvirt.log", cache);
+  g_assert_cmpstr (log_outputs_at_main, ==, expected);
+  g_assert_cmpstr (airlock_libvirt_env_log_dir (), ==, cache);
+
+  thread = g_thread_new ("airlock-test", idle_thread, NULL);
+  g_thread_join (thread);
+  airlock_libvirt_env_init (other);
+  g_assert_cmpstr (g_getenv ("LIBVIRT_LOG_OUTPUTS"), ==, expected);
+  /* The log's directory is made when libvirt is about to open it. */
+  g_assert_true (g_file_test (cache, G_FILE_TEST_IS_DIR));
+  g_assert_false (g_file_test (other, G_FILE_TEST_EXISTS));
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
+  log_outputs_at_main = g_strdup (g_getenv ("LIBVIRT_LOG_OUTPUTS"));
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/vm/libvirt-env/log-set-before-main", test_libvirt_log_set_before_main);
   g_test_add_func ("/vm/domain-xml/amd64-tcg", test_xml_amd64_tcg);
   g_test_add_func ("/vm/domain-xml/amd64-short-cpu-check", test_xml_amd64_short_cpu_check);
   g_test_add_func ("/vm/domain-xml/amd64-kvm", test_xml_amd64_kvm);

@@ -362,8 +362,8 @@ test_assertion_fails_the_test (void)
 int
 main (int argc, char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
   airlock_test_init (&argc, &argv);
+  g_test_init (&argc, &argv, NULL);
   sample_dir = g_getenv ("AIRLOCK_SAMPLE_DIR");
   if (!sample_dir)
     g_error ("AIRLOCK_SAMPLE_DIR is not set: run through meson test");
