@@ -5,12 +5,14 @@
 # verdict table; under --json the only stdout line is the summary saying so;
 # an image lacking one arch is refused at once (exit 15), before the other
 # arch boots; --junit belongs to the gate; verify --json's lines for a
-# directory holding no bundle.  TAP output.
+# directory holding no bundle; help: `airlock help CMD` is CMD's own, each
+# command's usage line names it, and --help lists only what the command
+# accepts.  TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..6"
+echo "1..9"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -107,3 +109,26 @@ if objs[1]["exit_status"] != 1 or int(sys.argv[2]) != 1 or objs[1]["verified"] !
 PY
 )
 report 6 /verify/json-no-bundle "$problem" "$work/out" "$work/err"
+
+# `airlock help gate` is gate's help, whose usage line names the command.
+"$cli" help gate >"$work/out" 2>"$work/err"
+status=$?
+problem=""
+[ "$status" -eq 0 ] || problem="exit status $status"
+grep -q '^  airlock gate \[OPTION…\]' "$work/out" || problem="$problem; no 'airlock gate [OPTION…]' usage line"
+grep -q -e '--policy' "$work/out" || problem="$problem; gate's --policy is not listed"
+grep -q '^Commands:' "$work/out" && problem="$problem; the global command list instead"
+report 7 /help/help-cmd-is-its-own "$problem" "$work/out" "$work/err"
+
+# The gate refuses a test program and always runs the controls: its help
+# does not offer them; run's offers them, and not the gate's --junit.
+"$cli" gate --help >"$work/out" 2>&1
+problem=""
+grep -q -e '--guest-program' -e '--controls' "$work/out" && problem="gate --help lists --guest-program or --controls"
+report 8 /help/gate-lists-what-it-accepts "$problem" "$work/out"
+"$cli" run --help >"$work/out" 2>&1
+problem=""
+grep -q -e '--guest-program' "$work/out" || problem="run --help lacks --guest-program"
+grep -q -e '--junit' -e '--policy' "$work/out" && problem="$problem; run --help lists the gate's --junit or --policy"
+grep -q '^  airlock run \[OPTION…\]' "$work/out" || problem="$problem; no 'airlock run [OPTION…]' usage line"
+report 9 /help/run-lists-what-it-accepts "$problem" "$work/out"
