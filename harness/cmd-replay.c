@@ -27,6 +27,7 @@
 #include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,39 @@ typedef struct {
   JsonObject *m, *kase, *inputs, *image, *run;
   AirlockArch arch;
 } Recorded;
+
+/* What one arch's replay said: its `--json` line (docs/json.md, replay).
+ * Replays run one arch after the other, so one is current at a time. */
+typedef struct {
+  char *arch;
+  char *bundle;
+  GPtrArray *messages;     /* every line said for this arch, as printed */
+  GPtrArray *differences;  /* char *, when it ran and differed */
+  gboolean ran;
+  guint attempts, network_calls;
+  char *verdict;
+  int status;              /* the arch's exit status */
+} ReplayReport;
+
+/* stdout, or stderr under --json (stdout then holds JSON Lines only). */
+static FILE *text_out;
+static ReplayReport *current;
+
+/* Prints a line for people (@human: stdout or stderr) and keeps it, without
+ * its newline, for the current arch's --json line. */
+static G_GNUC_PRINTF (2, 3) void
+say (FILE *human, const char *format, ...)
+{
+  va_list ap;
+  g_autofree char *line = NULL;
+
+  va_start (ap, format);
+  line = g_strdup_vprintf (format, ap);
+  va_end (ap);
+  fputs (line, human == stdout && text_out ? text_out : human);
+  if (current)
+    g_ptr_array_add (current->messages, g_strdup (g_strchomp (line)));
+}
 
 static void
 recorded_clear (Recorded *r)
@@ -161,7 +195,14 @@ check_inputs (const Recorded *r, const char *ref, gboolean given, AirlockSession
   g_autoptr (GError) error = NULL;
   guint refused = 0;
 
-#define REFUSE(...) (printf ("%s: refused: ", arch_name), printf (__VA_ARGS__), printf ("\n"), refused++)
+#define REFUSE(...)                                                             \
+  do                                                                            \
+    {                                                                           \
+      g_autofree char *refusal_ = g_strdup_printf (__VA_ARGS__);                \
+      say (stdout, "%s: refused: %s\n", arch_name, refusal_);                   \
+      refused++;                                                                \
+    }                                                                           \
+  while (0)
 
   source = airlock_image_source_open_cached (ref, cache_dir, &error);
   if (source)
@@ -170,7 +211,7 @@ check_inputs (const Recorded *r, const char *ref, gboolean given, AirlockSession
     {
       REFUSE ("image %s (manifest %s): %s", ref, pinned_manifest, error->message);
       if (!given)
-        printf ("%s: give the image again with --image REF (any transport airlock takes; it must "
+        say (stdout, "%s: give the image again with --image REF (any transport airlock takes; it must "
                 "resolve to manifest %s for %s)\n", arch_name, pinned_manifest, arch_name);
     }
   else if (given && g_strcmp0 (image->manifest_digest, pinned_manifest) != 0)
@@ -189,7 +230,7 @@ check_inputs (const Recorded *r, const char *ref, gboolean given, AirlockSession
         if (g_strcmp0 (airlock_json_get_string (r->image, fields[i]), have[i]) != 0)
           {
             if (given && i == 0)
-              printf ("%s: note: --image %s lists the manifest in index %s, the bundle's run in %s\n",
+              say (stdout, "%s: note: --image %s lists the manifest in index %s, the bundle's run in %s\n",
                       arch_name, ref, have[i] ? have[i] : "(none)",
                       airlock_json_get_string (r->image, fields[i]) ? airlock_json_get_string (r->image, fields[i]) : "(none)");
             else
@@ -469,7 +510,7 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ReplaySet, replay_set_clear)
 
 /* Replays one bundle; returns the exit status for it. */
 static int
-replay_one (const char *dir, const AirlockSessionOptions *options, const char *clock_name,
+replay_arch (const char *dir, const AirlockSessionOptions *options, const char *clock_name,
             const char *image_ref, const char *const *serve,
             const char *out_dir, GBytes *key, ReplaySet *set)
 {
@@ -498,11 +539,12 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
 
   if (!load_recorded (dir, &r, &error))
     {
-      fprintf (stderr, "airlock replay: %s\n", error->message);
+      say (stderr, "airlock replay: %s\n", error->message);
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
   arch_name = airlock_arch_to_string (r.arch);
+  current->arch = g_strdup (arch_name);
   /* The recorded clock unless told otherwise: a bundle from before the
    * warped clock ran on the real one. */
   if (!clock_name)
@@ -510,7 +552,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
                                                             : "real";
   if (!airlock_clock_from_string (clock_name, &opts.clock))
     {
-      fprintf (stderr, "airlock replay: %s: the bundle records clock '%s', which this airlock "
+      say (stderr, "airlock replay: %s: the bundle records clock '%s', which this airlock "
                "does not know\n", arch_name, clock_name);
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
@@ -519,7 +561,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
   harness_progress_done ();
   if (!session)
     {
-      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      say (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
       recorded_clear (&r);
       return HARNESS_EXIT_SETUP;
     }
@@ -531,12 +573,12 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
 
       ref = locate_recorded_reference (recorded, dir);
       if (!g_str_equal (ref, recorded))
-        fprintf (stderr, "airlock: %s: the recorded image %s is not in the working directory; "
+        say (stderr, "airlock: %s: the recorded image %s is not in the working directory; "
                  "using %s, next to the bundle\n", arch_name, recorded, ref);
     }
   if (!check_inputs (&r, ref, image_ref != NULL, session, opts.cache_dir, &refused, &index_digest))
     {
-      printf ("%s: not replayed: %u pinned input%s missing or changed\n", arch_name, refused,
+      say (stdout, "%s: not replayed: %u pinned input%s missing or changed\n", arch_name, refused,
               refused == 1 ? " is" : "s are");
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
@@ -545,14 +587,14 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
     {
       /* What was typed depended on what the terminal showed: a rerun of
        * the bytes is not the same session. */
-      printf ("%s: not replayed: an interactive `airlock shell` session is not a case to rerun\n",
+      say (stdout, "%s: not replayed: an interactive `airlock shell` session is not a case to rerun\n",
               arch_name);
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
   if (bool_or (r.run, "stdin_truncated", FALSE))
     {
-      printf ("%s: not replayed: the recorded stdin was cut at the bundle's cap\n", arch_name);
+      say (stdout, "%s: not replayed: the recorded stdin was cut at the bundle's cap\n", arch_name);
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
@@ -583,7 +625,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
 
     if (!harness_apply_serve (c, serve, given, &serve_error))
       {
-        fprintf (stderr, "airlock replay: %s\n", serve_error->message);
+        say (stderr, "airlock replay: %s\n", serve_error->message);
         recorded_clear (&r);
         return HARNESS_EXIT_USAGE;
       }
@@ -594,7 +636,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
           found = g_str_equal (given->pdata[k], recorded[i]);
         if (!found)
           {
-            fprintf (stderr, "airlock replay: %s: the run served the fixture %s: give it again "
+            say (stderr, "airlock replay: %s: the run served the fixture %s: give it again "
                      "with --serve NAME:PORT=FILE holding the same bytes\n", arch_name, recorded[i]);
             recorded_clear (&r);
             return HARNESS_EXIT_REPLAY_INPUT;
@@ -603,7 +645,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
     for (guint k = 0; k < given->len; k++)
       if (!recorded || !g_strv_contains ((const char *const *) recorded, given->pdata[k]))
         {
-          fprintf (stderr, "airlock replay: %s: --serve gives %s, which the run did not serve\n",
+          say (stderr, "airlock replay: %s: --serve gives %s, which the run did not serve\n",
                    arch_name, (const char *) given->pdata[k]);
           recorded_clear (&r);
           return HARNESS_EXIT_REPLAY_INPUT;
@@ -612,14 +654,14 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
   policy_path = g_build_filename (dir, "policy.txt", NULL);
   if (!airlock_case_load_policy (c, policy_path, &error))
     {
-      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      say (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
   stdin_path = g_build_filename (dir, "stdin", NULL);
   if (!g_file_get_contents (stdin_path, &stdin_data, &stdin_len, &error))
     {
-      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      say (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
@@ -643,12 +685,12 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
         }
     }
 
-  fprintf (stderr, "airlock: %s: replaying %s (%s), clock %s\n", arch_name, dir,
+  say (stderr, "airlock: %s: replaying %s (%s), clock %s\n", arch_name, dir,
            airlock_json_get_string (r.image, "manifest"), airlock_clock_to_string (opts.clock));
   result = airlock_session_run (session, c, &error);
   if (!result)
     {
-      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      say (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
       recorded_clear (&r);
       return error->domain == AIRLOCK_IMAGE_ERROR ? HARNESS_EXIT_REPLAY_INPUT : HARNESS_EXIT_SETUP;
     }
@@ -658,14 +700,14 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
     const char *libvirt_now = airlock_result_get_record (result)->libvirt_version;
 
     if (g_strcmp0 (airlock_json_get_string (qemu, "version"), qemu_now) != 0)
-      printf ("%s: note: QEMU %s recorded, %s now\n", arch_name, airlock_json_get_string (qemu, "version"), qemu_now);
+      say (stdout, "%s: note: QEMU %s recorded, %s now\n", arch_name, airlock_json_get_string (qemu, "version"), qemu_now);
     if (g_strcmp0 (airlock_json_get_string (libvirt, "version"), libvirt_now) != 0)
-      printf ("%s: note: libvirt %s recorded, %s now\n", arch_name, airlock_json_get_string (libvirt, "version"), libvirt_now);
+      say (stdout, "%s: note: libvirt %s recorded, %s now\n", arch_name, airlock_json_get_string (libvirt, "version"), libvirt_now);
   }
   before = recorded_attempts (&r, &error);
   if (!before)
     {
-      fprintf (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
+      say (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
@@ -676,19 +718,28 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
   if (error)
     g_ptr_array_add (diffs, g_strdup_printf ("cannot read the recorded verdict: %s", error->message));
   if (!compared_network)
-    printf ("%s: note: the recorded run has no network.jsonl (a bundle from before the sinkhole): "
+    say (stdout, "%s: note: the recorded run has no network.jsonl (a bundle from before the sinkhole): "
             "what its network served is not compared\n", arch_name);
+  {
+    GPtrArray *calls = airlock_result_get_attempts (result);
+
+    /* Counted as the gate's table counts attempts (egress: a destination
+     * off the guest); every network call was compared. */
+    current->ran = TRUE;
+    current->network_calls = calls->len;
+    for (guint i = 0; i < calls->len; i++)
+      if (((const AirlockAttempt *) calls->pdata[i])->egress)
+        current->attempts++;
+    current->verdict = g_strdup (airlock_verdict_kind_to_string (airlock_result_get_verdict (result)));
+    for (guint i = 0; i < diffs->len; i++)
+      g_ptr_array_add (current->differences, g_strdup (diffs->pdata[i]));
+  }
   if (diffs->len == 0)
     {
       GPtrArray *calls = airlock_result_get_attempts (result);
-      guint n_egress = 0;
+      guint n_egress = current->attempts;
 
-      /* Counted as the gate's table counts attempts (egress: a destination
-       * off the guest); every network call was compared. */
-      for (guint i = 0; i < calls->len; i++)
-        if (((const AirlockAttempt *) calls->pdata[i])->egress)
-          n_egress++;
-      printf ("%s: same: %u attempt%s (of %u network call%s),%s the controls and the verdict (%s) "
+      say (stdout, "%s: same: %u attempt%s (of %u network call%s),%s the controls and the verdict (%s) "
               "as recorded\n", arch_name, n_egress, n_egress == 1 ? "" : "s", calls->len,
               calls->len == 1 ? "" : "s",
               compared_network ? " the network's names and destinations," : "",
@@ -696,19 +747,187 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
     }
   else
     {
-      printf ("%s: different (%u):\n", arch_name, diffs->len);
+      say (stdout, "%s: different (%u):\n", arch_name, diffs->len);
       for (guint i = 0; i < diffs->len; i++)
-        printf ("  %s\n", (const char *) diffs->pdata[i]);
+        say (stdout, "  %s\n", (const char *) diffs->pdata[i]);
       status = HARNESS_EXIT_FAIL;
     }
   if (airlock_result_get_bundle_dir (result))
-    fprintf (stderr, "airlock: %s: the replay's bundle is in %s%s%s\n", arch_name,
+    say (stderr, "airlock: %s: the replay's bundle is in %s%s%s\n", arch_name,
              airlock_result_get_bundle_dir (result),
              airlock_result_get_bundle_error (result) ? ", incomplete: " : "",
              airlock_result_get_bundle_error (result) ? airlock_result_get_bundle_error (result) : "");
   recorded_clear (&r);
   return status;
 }
+
+static void
+replay_report_free (ReplayReport *rep)
+{
+  g_free (rep->arch);
+  g_free (rep->bundle);
+  g_ptr_array_unref (rep->messages);
+  g_ptr_array_unref (rep->differences);
+  g_free (rep->verdict);
+  g_free (rep);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (ReplayReport, replay_report_free)
+
+static void
+add_strings (JsonBuilder *b, const char *name, GPtrArray *strings)
+{
+  json_builder_set_member_name (b, name);
+  json_builder_begin_array (b);
+  for (guint i = 0; i < strings->len; i++)
+    json_builder_add_string_value (b, strings->pdata[i]);
+  json_builder_end_array (b);
+}
+
+/* One JSON object on one line of stdout. */
+static void
+print_json_line (JsonBuilder *b)
+{
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autofree char *text = NULL;
+
+  json_generator_set_root (gen, root);
+  text = json_generator_to_data (gen, NULL);
+  printf ("%s\n", text);
+  fflush (stdout);
+}
+
+/* The replay's outcome in one word, from its exit status. */
+static const char *
+replay_outcome (int status)
+{
+  switch (status)
+    {
+    case HARNESS_EXIT_OK:
+      return "same";
+    case HARNESS_EXIT_FAIL:
+      return "different";
+    case HARNESS_EXIT_REPLAY_INPUT:
+      return "not-replayed";
+    default:
+      return "error";
+    }
+}
+
+static void
+add_replay_members (JsonBuilder *b, const ReplayReport *rep)
+{
+  int status = rep->status;
+
+  json_builder_set_member_name (b, "arch");
+  if (rep->arch)
+    json_builder_add_string_value (b, rep->arch);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "bundle");
+  json_builder_add_string_value (b, rep->bundle);
+  json_builder_set_member_name (b, "outcome");
+  json_builder_add_string_value (b, replay_outcome (status));
+  json_builder_set_member_name (b, "exit_status");
+  json_builder_add_int_value (b, status);
+  json_builder_set_member_name (b, "attempts");
+  if (rep->ran)
+    json_builder_add_int_value (b, rep->attempts);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "network_calls");
+  if (rep->ran)
+    json_builder_add_int_value (b, rep->network_calls);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "verdict");
+  if (rep->verdict)
+    json_builder_add_string_value (b, rep->verdict);
+  else
+    json_builder_add_null_value (b);
+  add_strings (b, "differences", rep->differences);
+  add_strings (b, "messages", rep->messages);
+}
+
+/* Replays the bundle in @dir; under --json (@reports non-NULL) prints its
+ * `replay` line and keeps what the summary needs. */
+static int
+replay_one (const char *dir, const AirlockSessionOptions *options, const char *clock_name,
+            const char *image_ref, const char *const *serve,
+            const char *out_dir, GBytes *key, ReplaySet *set, GPtrArray *reports)
+{
+  ReplayReport *rep = g_new0 (ReplayReport, 1);
+  int status;
+
+  rep->bundle = g_strdup (dir);
+  rep->messages = g_ptr_array_new_with_free_func (g_free);
+  rep->differences = g_ptr_array_new_with_free_func (g_free);
+  current = rep;
+  status = replay_arch (dir, options, clock_name, image_ref, serve, out_dir, key, set);
+  current = NULL;
+  if (reports)
+    {
+      g_autoptr (JsonBuilder) b = json_builder_new ();
+
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "type");
+      json_builder_add_string_value (b, "replay");
+      rep->status = status;
+      add_replay_members (b, rep);
+      json_builder_end_object (b);
+      print_json_line (b);
+      g_ptr_array_add (reports, rep);
+    }
+  else
+    replay_report_free (rep);
+  return status;
+}
+
+/* The last line under --json, whatever happened once the options parsed. */
+static void
+print_summary (int status, GPtrArray *reports, const char *error)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "type");
+  json_builder_add_string_value (b, "summary");
+  json_builder_set_member_name (b, "command");
+  json_builder_add_string_value (b, "replay");
+  json_builder_set_member_name (b, "exit_status");
+  json_builder_add_int_value (b, status);
+  json_builder_set_member_name (b, "outcome");
+  json_builder_add_string_value (b, reports && reports->len ? replay_outcome (status) : "error");
+  json_builder_set_member_name (b, "error");
+  if (error)
+    json_builder_add_string_value (b, error);
+  else
+    json_builder_add_null_value (b);
+  json_builder_set_member_name (b, "arches");
+  json_builder_begin_array (b);
+  for (guint i = 0; reports && i < reports->len; i++)
+    {
+      json_builder_begin_object (b);
+      add_replay_members (b, reports->pdata[i]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  print_json_line (b);
+}
+
+/* An error after the options parsed: said on stderr, kept for the --json
+ * summary, which still comes last. */
+#define FAIL(code, ...)                                                        \
+  do                                                                           \
+    {                                                                          \
+      failure = g_strdup_printf (__VA_ARGS__);                                 \
+      fprintf (stderr, "airlock replay: %s\n", failure);                       \
+      status = (code);                                                         \
+      goto done;                                                               \
+    }                                                                          \
+  while (0)
 
 int
 cmd_replay (int argc, char **argv)
@@ -723,6 +942,9 @@ cmd_replay (int argc, char **argv)
   g_autofree char *clock_name = NULL;
   g_autofree char *image_ref = NULL;
   g_auto (GStrv) serve = NULL;
+  g_autoptr (GPtrArray) reports = g_ptr_array_new_with_free_func ((GDestroyNotify) replay_report_free);
+  g_autofree char *failure = NULL;
+  gboolean json = FALSE;
   gboolean icount = FALSE;
   gboolean arches[AIRLOCK_N_ARCHES] = { TRUE, TRUE };
   AirlockClock clock = AIRLOCK_CLOCK_WARP;
@@ -751,6 +973,8 @@ cmd_replay (int argc, char **argv)
     { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir,
       "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json,
+      "print JSON Lines only on stdout: a replay line per arch, a summary last (docs/json.md); text goes to stderr", NULL },
     { NULL },
   };
   int status = HARNESS_EXIT_OK;
@@ -763,41 +987,39 @@ cmd_replay (int argc, char **argv)
       fprintf (stderr, "airlock replay: %s\n", error->message);
       return HARNESS_EXIT_USAGE;
     }
+  text_out = json ? stderr : stdout;
   if (argc != 2)
-    {
-      fprintf (stderr, "airlock replay: give one bundle directory\n");
-      return HARNESS_EXIT_USAGE;
-    }
+    FAIL (HARNESS_EXIT_USAGE, "give one bundle directory");
   if (arch_spec && !harness_parse_arches (arch_spec, arches, &error))
     {
-      fprintf (stderr, "airlock replay: %s\n", error->message);
-      return HARNESS_EXIT_USAGE;
+      FAIL (HARNESS_EXIT_USAGE, "%s", error->message);
     }
   if (accel_name && !airlock_accel_from_string (accel_name, &accel))
     {
-      fprintf (stderr, "airlock replay: unknown accelerator '%s' (expected auto, tcg or kvm)\n", accel_name);
-      return HARNESS_EXIT_USAGE;
+      FAIL (HARNESS_EXIT_USAGE, "unknown accelerator '%s' (expected auto, tcg or kvm)", accel_name);
     }
   if (icount && clock_name && !g_str_equal (clock_name, "warp"))
     {
-      fprintf (stderr, "airlock replay: --icount is --clock warp: give one or the other\n");
-      return HARNESS_EXIT_USAGE;
+      FAIL (HARNESS_EXIT_USAGE, "--icount is --clock warp: give one or the other");
     }
   if (icount && !clock_name)
     clock_name = g_strdup ("warp");
   if (clock_name && !harness_parse_clock ("airlock replay", clock_name, accel, -1, 0, &clock))
-    return HARNESS_EXIT_USAGE;
+    {
+      /* It said why on stderr. */
+      failure = g_strdup_printf ("--clock %s refused", clock_name);
+      status = HARNESS_EXIT_USAGE;
+      goto done;
+    }
   if (key_file)
     {
       if (!out_dir)
         {
-          fprintf (stderr, "airlock replay: --key-file signs the bundle of --out DIR: give --out too\n");
-          return HARNESS_EXIT_USAGE;
+          FAIL (HARNESS_EXIT_USAGE, "--key-file signs the bundle of --out DIR: give --out too");
         }
       if (!(key = airlock_bundle_key_load (key_file, &error)))
         {
-          fprintf (stderr, "airlock replay: --key-file: %s\n", error->message);
-          return HARNESS_EXIT_USAGE;
+          FAIL (HARNESS_EXIT_USAGE, "--key-file: %s", error->message);
         }
     }
   session_opts.uri = uri;
@@ -811,15 +1033,14 @@ cmd_replay (int argc, char **argv)
 
       if (g_file_test (record, G_FILE_TEST_EXISTS | G_FILE_TEST_IS_SYMLINK))
         {
-          fprintf (stderr, "airlock replay: '%s' exists; a set of bundles is never overwritten\n",
+          FAIL (HARNESS_EXIT_USAGE, "'%s' exists; a set of bundles is never overwritten",
                    record);
-          return HARNESS_EXIT_USAGE;
         }
       set.gate_id = airlock_bundle_set_new_id ();
     }
   if (harness_is_bundle (argv[1]))
     status = replay_one (argv[1], &session_opts, clock_name, image_ref, (const char *const *) serve, out_dir, key,
-                         &set);
+                         &set, json ? reports : NULL);
   else
     for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
       {
@@ -831,16 +1052,15 @@ cmd_replay (int argc, char **argv)
         {
           /* Not inside MAX(): a macro would replay twice. */
           int s = replay_one (sub, &session_opts, clock_name, image_ref, (const char *const *) serve, out_dir,
-                             key, &set);
+                             key, &set, json ? reports : NULL);
 
           status = MAX (status, s);
         }
       }
   if (n == 0 && !harness_is_bundle (argv[1]))
     {
-      fprintf (stderr, "airlock replay: '%s' holds no manifest.json and no bundle for the arch asked\n",
+      FAIL (HARNESS_EXIT_USAGE, "'%s' holds no manifest.json and no bundle for the arch asked",
                argv[1]);
-      return HARNESS_EXIT_USAGE;
     }
   if (out_dir && (set.arches[AIRLOCK_ARCH_AMD64] || set.arches[AIRLOCK_ARCH_ARM64]))
     {
@@ -854,9 +1074,13 @@ cmd_replay (int argc, char **argv)
 
       if (!airlock_bundle_set_write (out_dir, &in, &error))
         {
-          fprintf (stderr, "airlock replay: the replay's set record: %s\n", error->message);
+          failure = g_strdup_printf ("the replay's set record: %s", error->message);
+          fprintf (stderr, "airlock replay: %s\n", failure);
           status = MAX (status, HARNESS_EXIT_SETUP);
         }
     }
+done:
+  if (json)
+    print_summary (status, reports, failure);
   return status;
 }

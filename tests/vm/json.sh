@@ -6,12 +6,14 @@
 # file has a failing testcase per arch naming them; GitHub's annotations
 # (GITHUB_ACTIONS=true) are one ::error line per offending attempt, and none
 # under --json.  Two gates: both arches, then amd64 alone, whose bundle
-# verify --json reports.  TAP output.
+# verify --json reports and replay --json replays (the same: one replay
+# line, the summary last); a replay refused before any run still ends with
+# its summary.  TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..5"
+echo "1..7"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -142,3 +144,39 @@ if (s["command"], s["exit_status"], s["bundles"], s["verified"]) != ("verify", 0
 PY
 )
 report 5 /json/verify-lines-and-summary "$problem" "$work/verify.jsonl" "$work/verify.err"
+
+# replay --json of the amd64 bundle: a replay line saying the same, with
+# the gate's 5 attempts and its verdict, then the summary; text on stderr.
+"$cli" replay --json "$work/b" >"$work/replay.jsonl" 2>"$work/replay.err"
+status=$?
+problem=$(python3 - "$work/replay.jsonl" "$status" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+types = [o["type"] for o in objs]
+if types != ["replay", "summary"]:
+    sys.exit(f"line types {types}")
+r, s = objs
+if (r["arch"], r["outcome"], r["exit_status"], r["attempts"], r["verdict"], r["differences"]) != ("amd64", "same", 0, 5, "fail", []):
+    sys.exit(f"replay line {r}")
+if not any(m.startswith("amd64: same: 5 attempts") for m in r["messages"]):
+    sys.exit(f"replay messages {r['messages']}")
+if (s["command"], s["exit_status"], s["outcome"], len(s["arches"])) != ("replay", 0, "same", 1) or int(sys.argv[2]) != 0:
+    sys.exit(f"summary {s}, exit {sys.argv[2]}")
+PY
+)
+report 6 /json/replay-lines-and-summary "$problem" "$work/replay.jsonl" "$work/replay.err"
+
+# A directory with no bundle: usage, and the summary is still the last line.
+"$cli" replay --json "$work" >"$work/replay.jsonl" 2>"$work/replay.err"
+status=$?
+problem=$(python3 - "$work/replay.jsonl" "$status" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+if [o["type"] for o in objs] != ["summary"]:
+    sys.exit(f"lines {objs}")
+s = objs[0]
+if s["exit_status"] != 2 or int(sys.argv[2]) != 2 or s["outcome"] != "error" or "no manifest.json" not in (s["error"] or ""):
+    sys.exit(f"summary {s}, exit {sys.argv[2]}")
+PY
+)
+report 7 /json/replay-refused-summary-last "$problem" "$work/replay.jsonl" "$work/replay.err"
