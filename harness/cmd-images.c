@@ -17,6 +17,7 @@ typedef struct {
   gboolean force;
   char *kernel;
   char *modules;
+  char *kernel_dir;
   char *cache_dir;
   gboolean json;
 } ImagesArgs;
@@ -27,6 +28,7 @@ images_args_clear (ImagesArgs *args)
   g_free (args->arch_spec);
   g_free (args->kernel);
   g_free (args->modules);
+  g_free (args->kernel_dir);
   g_free (args->cache_dir);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ImagesArgs, images_args_clear)
@@ -124,6 +126,7 @@ build_one (AirlockArch arch, const ImagesArgs *args)
     .cache_dir = args->cache_dir,
     .kernel_path = args->kernel,
     .modules_dir = args->modules,
+    .kernel_dir = args->kernel_dir,
     .force = args->force,
     .progress = build_progress,
     .progress_data = &watch,
@@ -454,6 +457,9 @@ cmd_images (int argc, char **argv)
       "Use this kernel (bzImage, vmlinux or arm64 Image) instead of the pinned Debian one", "PATH" },
     { "modules", 'm', 0, G_OPTION_ARG_FILENAME, &args.modules,
       "The kernel's modules: its lib/modules/<release> directory", "DIR" },
+    { "kernel-dir", 0, 0, G_OPTION_ARG_FILENAME, &args.kernel_dir,
+      "build: a directory holding the pinned kernel .deb, tried when neither apt nor the "
+      "snapshot archive gives it (default: $AIRLOCK_KERNEL_DIR)", "DIR" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &args.cache_dir,
       "Cache root (default: $AIRLOCK_CACHE_DIR, else $XDG_CACHE_HOME/airlock)", "DIR" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &args.json,

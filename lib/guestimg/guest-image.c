@@ -454,9 +454,10 @@ build_kernel_stage (AirlockGuestInputs *in, const char *tmp,
       g_autofree char *modules_member = NULL;
       g_autoptr (AirlockDebKernelLayout) layout = NULL;
       const char *members[3] = { NULL };
+      AirlockPinSources sources = { .local_dir = options->kernel_dir };
 
       what = g_strdup_printf ("kernel package '%s' version '%s'", in->pin->package, in->pin->version);
-      deb = airlock_kernel_pin_fetch (in->pin, in->arch, downloads, options->progress,
+      deb = airlock_kernel_pin_fetch (in->pin, in->arch, downloads, &sources, options->progress,
                                       options->progress_data, error);
       if (!deb)
         return FALSE;
