@@ -1,5 +1,7 @@
 /* Guest images: the newc writer, kernel formats, module closure, the recipe
  * and the cached build pipeline (with a custom kernel, so no network). */
+#define _GNU_SOURCE
+
 #include "config.h"
 
 #include <airlock.h>
@@ -8,6 +10,7 @@
 #include "guestimg/cpio-private.h"
 #include "guestimg/modules-private.h"
 #include "guestimg/package-private.h"
+#include "guestimg/transfer-private.h"
 #include "guestimg/recipe-private.h"
 
 #include <gio/gio.h>
@@ -1970,6 +1973,125 @@ test_fetch_snapshot_before_local (Fetch *f, gconstpointer user_data)
   assert_no_partial_downloads (f);
 }
 
+/* ---- images export / import --------------------------------------------- */
+
+static void
+assert_same_tree (const char *a, const char *b, const char *rel)
+{
+  g_autofree char *pa = g_build_filename (a, rel, NULL);
+  g_autofree char *pb = g_build_filename (b, rel, NULL);
+  g_autoptr (GDir) dir = g_dir_open (pa, 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)))
+    {
+      g_autofree char *child_rel = g_build_filename (rel, name, NULL);
+      g_autofree char *ca = g_build_filename (a, child_rel, NULL);
+      g_autofree char *cb = g_build_filename (b, child_rel, NULL);
+
+      if (g_file_test (ca, G_FILE_TEST_IS_DIR))
+        assert_same_tree (a, b, child_rel);
+      else
+        {
+          g_autoptr (GBytes) ba = read_bytes (ca);
+          g_autoptr (GBytes) bb = read_bytes (cb);
+
+          g_assert_true (g_bytes_equal (ba, bb));
+        }
+      n++;
+    }
+  /* …and nothing more on the other side. */
+  {
+    g_autoptr (GDir) other = g_dir_open (pb, 0, NULL);
+    guint m = 0;
+
+    g_assert_nonnull (other);
+    while (g_dir_read_name (other))
+      m++;
+    g_assert_cmpuint (m, ==, n);
+  }
+}
+
+/* A built image exported, then imported into an empty cache: the same
+ * bytes, found there by an offline lookup (so the files' times went along:
+ * a lookup refuses outputs newer than their manifest); an archive with a
+ * changed byte is refused naming the file and both digests, and nothing of
+ * it is installed. */
+static void
+test_pipeline_export_import (Pipeline *p, gconstpointer user_data)
+{
+  g_autofree char *cache = g_build_filename (p->root, "cache", NULL);
+  g_autofree char *fresh = g_build_filename (p->root, "fresh", NULL);
+  g_autofree char *tampered_cache = g_build_filename (p->root, "tampered-cache", NULL);
+  g_autofree char *archive = g_build_filename (p->root, "guest-images.tar", NULL);
+  g_autofree char *tampered = g_build_filename (p->root, "tampered.tar", NULL);
+  g_autofree char *key = NULL;
+  g_autofree char *rel = NULL;
+  g_autofree char *member = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *guest = g_build_filename (tampered_cache, "guest", "amd64", NULL);
+  g_autoptr (AirlockGuestImage) image = NULL;
+  g_autoptr (AirlockGuestImage) imported = NULL;
+  g_autoptr (GPtrArray) exported = NULL;
+  g_autoptr (GPtrArray) installed = NULL;
+  g_autoptr (GError) error = NULL;
+  gboolean arches[AIRLOCK_N_ARCHES] = { [AIRLOCK_ARCH_AMD64] = TRUE };
+  AirlockGuestImageOptions opts = {
+    .cache_dir = cache,
+    .kernel_path = p->kernel,
+    .modules_dir = p->modules_dir,
+  };
+  const char *init;
+  gsize len;
+
+  if (!have_depmod ())
+    return;
+  /* Not built yet: nothing to export, and the error says so. */
+  g_assert_false (airlock_guest_images_export (&opts, arches, archive, NULL, &error));
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT);
+  g_clear_error (&error);
+  g_assert_false (g_file_test (archive, G_FILE_TEST_EXISTS));
+
+  image = ensure (p, cache, FALSE, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_true (airlock_guest_images_export (&opts, arches, archive, &exported, &error));
+  g_assert_no_error (error);
+  key = g_path_get_basename (image->dir);
+  rel = g_build_filename ("guest", "amd64", key, NULL);
+  g_assert_cmpuint (exported->len, ==, 1);
+  g_assert_cmpstr (exported->pdata[0], ==, rel);
+
+  g_assert_true (airlock_guest_images_import (fresh, archive, &installed, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (installed->len, ==, 1);
+  g_assert_cmpstr (installed->pdata[0], ==, rel);
+  assert_same_tree (cache, fresh, rel);
+  imported = ensure (p, fresh, TRUE, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (imported->initramfs_sha256, ==, image->initramfs_sha256);
+  g_assert_cmpstr (imported->kernel_sha256, ==, image->kernel_sha256);
+
+  /* One byte of the guest's init, inside initramfs.cpio, changed. */
+  g_assert_true (g_file_get_contents (archive, &contents, &len, NULL));
+  init = memmem (contents, len, "#!/not/really/a/static/init", strlen ("#!/not/really/a/static/init"));
+  g_assert_nonnull (init);
+  contents[init - contents + 3] ^= 1;
+  g_assert_true (g_file_set_contents (tampered, contents, len, NULL));
+  g_assert_false (airlock_guest_images_import (tampered_cache, tampered, NULL, &error));
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_DIGEST);
+  member = g_strdup_printf ("its '%s/initramfs.cpio' has sha256 ", rel);
+  g_assert_nonnull (strstr (error->message, member));
+  g_assert_nonnull (strstr (error->message, image->initramfs_sha256));
+  g_clear_error (&error);
+  g_assert_false (g_file_test (guest, G_FILE_TEST_EXISTS));
+
+  /* Not an export at all. */
+  g_assert_false (airlock_guest_images_import (tampered_cache, p->kernel, NULL, &error));
+  g_assert_nonnull (error);
+}
+
 typedef struct {
   Pipeline *p;
   const char *cache;
@@ -2062,6 +2184,8 @@ main (int argc, char **argv)
   g_test_add ("/guestimg/pipeline/testroot-packages", Pipeline, NULL, pipeline_setup,
               test_pipeline_testroot_packages, pipeline_teardown);
 
+  g_test_add ("/guestimg/pipeline/export-import", Pipeline, NULL, pipeline_setup,
+              test_pipeline_export_import, pipeline_teardown);
   g_test_add_func ("/guestimg/fetch/snapshot-urls", test_fetch_snapshot_urls);
   g_test_add ("/guestimg/fetch/local-dir-when-apt-fails", Fetch, NULL, fetch_setup,
               test_fetch_local_dir_when_apt_fails, fetch_teardown);
