@@ -418,7 +418,7 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
   g_autoptr (JsonNode) root = airlock_json_parse_bounded (data, len, AIRLOCK_GUEST_EXPORT_INDEX,
                                                           error);
   JsonObject *o;
-  JsonNode *files;
+  JsonNode *format, *files;
   JsonArray *array;
 
   if (!root)
@@ -427,8 +427,10 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
       return NULL;
     }
   o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
-  if (!o || g_strcmp0 (json_object_get_string_member_with_default (o, "format", NULL),
-                       AIRLOCK_GUEST_EXPORT_FORMAT) != 0)
+  format = o ? json_object_get_member (o, "format") : NULL;
+  if (!format || !JSON_NODE_HOLDS_VALUE (format)
+      || json_node_get_value_type (format) != G_TYPE_STRING
+      || !g_str_equal (json_node_get_string (format), AIRLOCK_GUEST_EXPORT_FORMAT))
     {
       bad_archive (error, file, "its " AIRLOCK_GUEST_EXPORT_INDEX " is not of format '"
                                 AIRLOCK_GUEST_EXPORT_FORMAT "'");
@@ -617,7 +619,7 @@ read_archive (const char *file, const char *scratch, GError **error)
           if (g_strcmp0 (name, AIRLOCK_GUEST_EXPORT_INDEX) != 0
               || archive_entry_filetype (entry) != AE_IFREG || size <= 0 || size > INDEX_MAX)
             {
-              why = g_strdup_printf ("its first member is '%s', not a " AIRLOCK_GUEST_EXPORT_INDEX
+              why = g_strdup_printf ("its first member is '%s', not " AIRLOCK_GUEST_EXPORT_INDEX
                                      " (not an export of airlock's guest images?)", shown);
               bad_archive (error, file, why);
               goto fail;
@@ -637,9 +639,9 @@ read_archive (const char *file, const char *scratch, GError **error)
       f = name ? g_hash_table_lookup (table, name) : NULL;
       if (!f || f->seen || archive_entry_filetype (entry) != AE_IFREG)
         {
-          why = g_strdup_printf ("it holds '%s', %s", shown,
-                                 !f ? "which its index does not list"
-                                 : f->seen ? "twice" : "which is not a regular file");
+          why = g_strdup_printf ("it holds '%s'%s", shown,
+                                 !f ? ", which its index does not list"
+                                 : f->seen ? " twice" : ", which is not a regular file");
           g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_DIGEST,
                        "cannot import '%s': %s", file, why);
           goto fail;

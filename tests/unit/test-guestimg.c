@@ -13,6 +13,8 @@
 #include "guestimg/transfer-private.h"
 #include "guestimg/recipe-private.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <lzma.h>
@@ -2092,6 +2094,143 @@ test_pipeline_export_import (Pipeline *p, gconstpointer user_data)
   g_assert_nonnull (error);
 }
 
+/* ---- images import: archives nobody exported ---------------------------- */
+
+typedef struct {
+  const char *name;
+  const char *data;   /* NULL: a symlink to "target" */
+} TarMember;
+
+static void
+write_tar (const char *path, const TarMember *members, guint n)
+{
+  struct archive *a = archive_write_new ();
+
+  g_assert_cmpint (archive_write_set_format_pax (a), ==, ARCHIVE_OK);
+  g_assert_cmpint (archive_write_open_filename (a, path), ==, ARCHIVE_OK);
+  for (guint i = 0; i < n; i++)
+    {
+      struct archive_entry *e = archive_entry_new ();
+      gsize len = members[i].data ? strlen (members[i].data) : 0;
+
+      archive_entry_set_pathname (e, members[i].name);
+      archive_entry_set_filetype (e, members[i].data ? AE_IFREG : AE_IFLNK);
+      archive_entry_set_perm (e, 0644);
+      archive_entry_set_size (e, len);
+      if (!members[i].data)
+        archive_entry_set_symlink (e, "target");
+      g_assert_cmpint (archive_write_header (a, e), ==, ARCHIVE_OK);
+      if (len)
+        g_assert_cmpint (archive_write_data (a, members[i].data, len), ==, (la_ssize_t) len);
+      archive_entry_free (e);
+    }
+  g_assert_cmpint (archive_write_close (a), ==, ARCHIVE_OK);
+  archive_write_free (a);
+}
+
+/* An index listing @path with @data's size and digest. */
+static char *
+index_for (const char *path, const char *data)
+{
+  g_autofree char *sha256 = g_compute_checksum_for_string (G_CHECKSUM_SHA256, data, -1);
+
+  return g_strdup_printf ("{\"format\": \"airlock-guest-images/1\", \"files\": ["
+                          "{\"path\": \"%s\", \"size\": %zu, \"sha256\": \"%s\"}]}",
+                          path, strlen (data), sha256);
+}
+
+/* Each archive is refused with its reason, and nothing of it reaches the
+ * cache (nor leaves it: no path is joined that could). */
+static void
+test_transfer_refuses_foreign_archives (void)
+{
+  g_autofree char *root = g_dir_make_tmp ("airlock-test-XXXXXX", NULL);
+  g_autofree char *cache = g_build_filename (root, "cache", NULL);
+  g_autofree char *tar = g_build_filename (root, "x.tar", NULL);
+  g_autofree char *escaped = g_build_filename (root, "escaped", NULL);
+  g_autofree char *arch_dir = g_build_filename (cache, "guest", "amd64", NULL);
+  const char *key = "1111111111111111111111111111111111111111111111111111111111111111";
+  g_autofree char *good_path = g_strdup_printf ("guest/amd64/%s/vmlinux", key);
+  g_autofree char *other_path = g_strdup_printf ("guest/amd64/%s/initramfs.cpio", key);
+  g_autofree char *evil_path = g_strdup_printf ("guest/amd64/%s/../../../../escaped", key);
+  g_autofree char *good_index = index_for (good_path, "kernel bytes");
+  g_autofree char *evil_index = index_for (evil_path, "kernel bytes");
+  g_autofree char *bad_key_index = index_for ("guest/amd64/notakey/vmlinux", "kernel bytes");
+  g_autofree char *other_arch_index = index_for ("guest/riscv64/" "1111111111111111111111111111111111111111111111111111111111111111/vmlinux", "kernel bytes");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) dirs = NULL;
+  struct {
+    const char *what;
+    TarMember members[3];
+    guint n;
+    const char *message;
+  } cases[] = {
+    { "a path out of the cache", { { AIRLOCK_GUEST_EXPORT_INDEX, evil_index },
+                                   { evil_path, "kernel bytes" } }, 2, "invalid path" },
+    { "a directory that is not a cache key", { { AIRLOCK_GUEST_EXPORT_INDEX, bad_key_index },
+                                               { "guest/amd64/notakey/vmlinux", "kernel bytes" } },
+      2, "invalid path" },
+    { "an arch airlock has not", { { AIRLOCK_GUEST_EXPORT_INDEX, other_arch_index } }, 1,
+      "invalid path" },
+    { "a member the index does not list", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index },
+                                            { good_path, "kernel bytes" },
+                                            { other_path, "initramfs" } },
+      3, "which its index does not list" },
+    { "a listed file missing", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index } }, 1,
+      "which it does not hold" },
+    { "a listed file twice", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index },
+                               { good_path, "kernel bytes" }, { good_path, "kernel bytes" } },
+      3, "vmlinux' twice" },
+    { "a symlink", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index }, { good_path, NULL } }, 2,
+      "not a regular file" },
+    { "a file longer than listed", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index },
+                                     { good_path, "kernel bytes and more" } },
+      2, "is over 12 bytes, its index says 12" },
+    { "no index first", { { good_path, "kernel bytes" }, { AIRLOCK_GUEST_EXPORT_INDEX, good_index } },
+      2, "not airlock-guest-images.json" },
+    { "an index of another format", { { AIRLOCK_GUEST_EXPORT_INDEX, "{\"format\": \"x\"}" } }, 1,
+      "is not of format" },
+    { "an index with a format that is no string", { { AIRLOCK_GUEST_EXPORT_INDEX, "{\"format\": 1}" } },
+      1, "is not of format" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_test_message ("%s", cases[i].what);
+      write_tar (tar, cases[i].members, cases[i].n);
+      g_assert_false (airlock_guest_images_import (cache, tar, NULL, &error));
+      g_assert_nonnull (error);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, cases[i].message));
+      g_clear_error (&error);
+      g_assert_false (g_file_test (escaped, G_FILE_TEST_EXISTS));
+      /* Nothing installed, no scratch directory left. */
+      g_assert_false (g_file_test (arch_dir, G_FILE_TEST_EXISTS));
+      {
+        g_autofree char *guest = g_build_filename (cache, "guest", NULL);
+        g_autoptr (GDir) dir = g_dir_open (guest, 0, NULL);
+
+        g_assert_nonnull (dir);
+        g_assert_null (g_dir_read_name (dir));
+      }
+    }
+
+  /* The same shape, well made, is installed: the refusals above are the
+   * members', not the format's. */
+  {
+    TarMember ok[] = { { AIRLOCK_GUEST_EXPORT_INDEX, good_index }, { good_path, "kernel bytes" } };
+    g_autofree char *installed = g_build_filename (cache, good_path, NULL);
+    g_autofree char *contents = NULL;
+
+    write_tar (tar, ok, G_N_ELEMENTS (ok));
+    g_assert_true (airlock_guest_images_import (cache, tar, &dirs, &error));
+    g_assert_no_error (error);
+    g_assert_true (g_file_get_contents (installed, &contents, NULL, NULL));
+    g_assert_cmpstr (contents, ==, "kernel bytes");
+  }
+  rm_rf (root);
+}
+
 typedef struct {
   Pipeline *p;
   const char *cache;
@@ -2190,6 +2329,8 @@ main (int argc, char **argv)
 
   g_test_add ("/guestimg/pipeline/export-import", Pipeline, NULL, pipeline_setup,
               test_pipeline_export_import, pipeline_teardown);
+  g_test_add_func ("/guestimg/transfer/refuses-foreign-archives",
+                   test_transfer_refuses_foreign_archives);
   g_test_add_func ("/guestimg/fetch/snapshot-urls", test_fetch_snapshot_urls);
   g_test_add ("/guestimg/fetch/local-dir-when-apt-fails", Fetch, NULL, fetch_setup,
               test_fetch_local_dir_when_apt_fails, fetch_teardown);
