@@ -518,7 +518,7 @@ extract_member (struct archive *a, struct archive_entry *entry, const char *file
       if (n < 0)
         {
           close (fd);
-          return archive_failed (a, "read", file, error);
+          return archive_failed (a, "import", file, error);
         }
       written += n;
       /* Never more than the index says: the excess is not even written. */
@@ -597,7 +597,7 @@ read_archive (const char *file, const char *scratch, GError **error)
   archive_read_support_format_tar (a);
   if (archive_read_open_filename (a, file, 64 * 1024) != ARCHIVE_OK)
     {
-      archive_failed (a, "read", file, error);
+      archive_failed (a, "import", file, error);
       archive_read_free_ (a);
       return NULL;
     }
@@ -628,7 +628,7 @@ read_archive (const char *file, const char *scratch, GError **error)
           n = archive_read_data (a, data, size);
           if (n != size)
             {
-              archive_failed (a, "read", file, error);
+              archive_failed (a, "import", file, error);
               goto fail;
             }
           table = parse_index (file, data, size, error);
@@ -653,7 +653,7 @@ read_archive (const char *file, const char *scratch, GError **error)
     }
   if (r != ARCHIVE_EOF)
     {
-      archive_failed (a, "read", file, error);
+      archive_failed (a, "import", file, error);
       goto fail;
     }
   if (!table)
