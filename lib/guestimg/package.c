@@ -571,14 +571,13 @@ airlock_kernel_pin_fetch (const AirlockKernelPin *pin, AirlockArch arch, const c
   remove_stale_downloads (downloads_dir, name);
   for (guint s = 0; s < G_N_ELEMENTS (source_funcs); s++)
     {
-      g_autofree char *tmpl = g_strdup_printf ("%s/.download-%s-XXXXXX", downloads_dir, name);
-      g_autofree char *tmp = g_mkdtemp (g_steal_pointer (&tmpl));
+      g_autofree char *tmp = g_strdup_printf ("%s/.download-%s-XXXXXX", downloads_dir, name);
       g_autofree char *fetched = NULL;
       g_autofree char *origin = NULL;
       g_autofree char *why = NULL;
       g_autoptr (GError) local_error = NULL;
 
-      if (!tmp)
+      if (!g_mkdtemp (tmp))
         {
           int saved_errno = errno;
           g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
