@@ -83,6 +83,8 @@ check(path and "airlock images import" in script and "airlock images export" in 
       "the build step imports a cached archive and exports a new one")
 check(path.replace("${{ matrix.arch }}", "$ARCH") in script,
       f"it imports and exports the cached path ({path!r})")
+check("! airlock images import" in script,
+      "a refused archive does not end the job: the image is built from the pin")
 check(bool(save) and save[0].get("with", {}).get("path") == path
       and "cache-primary-key" in save[0].get("with", {}).get("key", "")
       and "cache-hit != 'true'" in save[0].get("if", ""),
