@@ -6,8 +6,10 @@
 
 #include "guestimg/bzimage-private.h"
 #include "image/remote-private.h"
+#include "guestimg/transfer-private.h"
 #include "json-bounded-private.h"
 
+#include <errno.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@ typedef struct {
   gboolean force;
   char *kernel;
   char *modules;
+  char *kernel_dir;
   char *cache_dir;
   gboolean json;
 } ImagesArgs;
@@ -28,6 +31,7 @@ images_args_clear (ImagesArgs *args)
   g_free (args->arch_spec);
   g_free (args->kernel);
   g_free (args->modules);
+  g_free (args->kernel_dir);
   g_free (args->cache_dir);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (ImagesArgs, images_args_clear)
@@ -125,6 +129,7 @@ build_one (AirlockArch arch, const ImagesArgs *args)
     .cache_dir = args->cache_dir,
     .kernel_path = args->kernel,
     .modules_dir = args->modules,
+    .kernel_dir = args->kernel_dir,
     .force = args->force,
     .progress = build_progress,
     .progress_data = &watch,
@@ -442,6 +447,70 @@ inspect_image (const char *reference, const gboolean *wanted, gboolean json, con
   return HARNESS_EXIT_OK;
 }
 
+/* ---- images export FILE / images import FILE -------------------------- */
+
+static int
+export_images (const char *file, const gboolean *arches, const ImagesArgs *args)
+{
+  AirlockGuestImageOptions opts = {
+    .cache_dir = args->cache_dir,
+    .kernel_path = args->kernel,
+    .modules_dir = args->modules,
+  };
+  g_autoptr (GPtrArray) dirs = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *sha256 = NULL;
+  GStatBuf st;
+
+  if (!airlock_guest_images_export (&opts, arches, file, &dirs, &error))
+    {
+      fprintf (stderr, "airlock images export: %s\n", error->message);
+      return HARNESS_EXIT_SETUP;
+    }
+  for (guint i = 0; i < dirs->len; i++)
+    printf ("exported %s\n", (char *) dirs->pdata[i]);
+  sha256 = airlock_sha256_file (file, &error);
+  if (!sha256 || g_stat (file, &st) < 0)
+    {
+      fprintf (stderr, "airlock images export: cannot read back '%s': %s\n", file,
+               error ? error->message : g_strerror (errno));
+      return HARNESS_EXIT_SETUP;
+    }
+  printf ("%s: %" G_GINT64_FORMAT " bytes, sha256 %s\n", file, (gint64) st.st_size, sha256);
+  return HARNESS_EXIT_OK;
+}
+
+static int
+import_images (const char *file, const ImagesArgs *args)
+{
+  g_autoptr (GPtrArray) dirs = NULL;
+  g_autoptr (GError) error = NULL;
+
+  if (!airlock_guest_images_import (args->cache_dir, file, &dirs, &error))
+    {
+      fprintf (stderr, "airlock images import: %s\n", error->message);
+      return HARNESS_EXIT_SETUP;
+    }
+  for (guint i = 0; i < dirs->len; i++)
+    printf ("imported %s\n", (char *) dirs->pdata[i]);
+  /* What this airlock will boot now: an archive of another airlock's (or
+   * another kernels.ini's) images is installed, but not used. */
+  for (guint a = 0; a < AIRLOCK_N_ARCHES; a++)
+    {
+      AirlockGuestImageOptions opts = { .cache_dir = args->cache_dir, .offline = TRUE };
+      g_autoptr (AirlockGuestImage) image = NULL;
+      g_autoptr (GError) lookup_error = NULL;
+
+      image = airlock_guest_image_ensure ((AirlockArch) a, &opts, &lookup_error);
+      if (image)
+        printf ("%s: guest image ready: %s\n", airlock_arch_to_string (image->arch), image->dir);
+      else
+        printf ("%s: no guest image for this airlock yet: %s\n",
+                airlock_arch_to_string ((AirlockArch) a), lookup_error->message);
+    }
+  return HARNESS_EXIT_OK;
+}
+
 int
 cmd_images (int argc, char **argv)
 {
@@ -455,13 +524,16 @@ cmd_images (int argc, char **argv)
       "Use this kernel (bzImage, vmlinux or arm64 Image) instead of the pinned Debian one", "PATH" },
     { "modules", 'm', 0, G_OPTION_ARG_FILENAME, &args.modules,
       "The kernel's modules: its lib/modules/<release> directory", "DIR" },
+    { "kernel-dir", 0, 0, G_OPTION_ARG_FILENAME, &args.kernel_dir,
+      "build: a directory holding the pinned kernel .deb, tried when neither apt nor the "
+      "snapshot archive gives it (default: $AIRLOCK_KERNEL_DIR)", "DIR" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &args.cache_dir,
       "Cache root (default: $AIRLOCK_CACHE_DIR, else $XDG_CACHE_HOME/airlock)", "DIR" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &args.json,
       "inspect: print one JSON object", NULL },
     { NULL }
   };
-  g_autoptr (GOptionContext) context = g_option_context_new ("build|show|inspect REF");
+  g_autoptr (GOptionContext) context = g_option_context_new ("build|show|inspect REF|export FILE|import FILE");
   g_autoptr (GError) error = NULL;
   gboolean arches[AIRLOCK_N_ARCHES] = { FALSE };
   gboolean (*run) (AirlockArch, const ImagesArgs *) = NULL;
@@ -479,7 +551,13 @@ cmd_images (int argc, char **argv)
     "          it has, or those of --arch: the index, manifest and config digests\n"
     "          (every JSON blob verified), its layers, entrypoint, cmd, env,\n"
     "          workdir and user.  Exits 10-20 on an unusable image (one status per\n"
-    "          kind of error, see the README)");
+    "          kind of error, see the README)\n"
+    "  export FILE\n"
+    "          write the built guest images (of --arch, default all) to a tar\n"
+    "          archive with every file's SHA-256; prints the archive's own\n"
+    "  import FILE\n"
+    "          check every file of such an archive against its digests (a\n"
+    "          changed file is refused, naming it) and install it in the cache");
   g_option_context_add_main_entries (context, entries, NULL);
   g_set_prgname ("airlock images");
   if (!g_option_context_parse (context, &argc, &argv, &error))
@@ -496,9 +574,10 @@ cmd_images (int argc, char **argv)
                            "containers-storage:NAME)\n");
           return HARNESS_EXIT_USAGE;
         }
-      if (args.force || args.kernel || args.modules)
+      if (args.force || args.kernel || args.modules || args.kernel_dir)
         {
-          fprintf (stderr, "airlock images inspect: --force, --kernel and --modules do not apply\n");
+          fprintf (stderr, "airlock images inspect: --force, --kernel, --modules and --kernel-dir "
+                           "do not apply\n");
           return HARNESS_EXIT_USAGE;
         }
       if (args.arch_spec && !harness_parse_arches (args.arch_spec, arches, &error))
@@ -513,25 +592,49 @@ cmd_images (int argc, char **argv)
       fprintf (stderr, "airlock images: --json only applies to 'inspect'\n");
       return HARNESS_EXIT_USAGE;
     }
-  if (argc != 2)
+  if (argc >= 2 && (g_str_equal (argv[1], "export") || g_str_equal (argv[1], "import")))
     {
-      fprintf (stderr, "airlock images: expected one of 'build', 'show' or 'inspect REF' (see --help)\n");
+      if (argc != 3)
+        {
+          fprintf (stderr, "airlock images %s: expected one FILE\n", argv[1]);
+          return HARNESS_EXIT_USAGE;
+        }
+      if (args.force || args.kernel_dir)
+        {
+          fprintf (stderr, "airlock images: --force and --kernel-dir only apply to 'build'\n");
+          return HARNESS_EXIT_USAGE;
+        }
+      if (g_str_equal (argv[1], "import"))
+        {
+          if (args.arch_spec || args.kernel || args.modules)
+            {
+              fprintf (stderr, "airlock images import: --arch, --kernel and --modules do not "
+                               "apply (the archive says what it holds)\n");
+              return HARNESS_EXIT_USAGE;
+            }
+          return import_images (argv[2], &args);
+        }
+    }
+  else if (argc != 2)
+    {
+      fprintf (stderr, "airlock images: expected one of 'build', 'show', 'inspect REF', "
+                       "'export FILE' or 'import FILE' (see --help)\n");
       return HARNESS_EXIT_USAGE;
     }
   subcommand = argv[1];
   if (g_str_equal (subcommand, "build"))
     run = build_one;
-  else if (g_str_equal (subcommand, "show"))
+  else if (g_str_equal (subcommand, "show") || g_str_equal (subcommand, "export"))
     run = show_one;
   else
     {
-      fprintf (stderr, "airlock images: unknown subcommand '%s' (expected 'build', 'show' or "
-                       "'inspect')\n", subcommand);
+      fprintf (stderr, "airlock images: unknown subcommand '%s' (expected 'build', 'show', "
+                       "'inspect', 'export' or 'import')\n", subcommand);
       return HARNESS_EXIT_USAGE;
     }
-  if (args.force && run == show_one)
+  if ((args.force || args.kernel_dir) && run == show_one)
     {
-      fprintf (stderr, "airlock images: --force only applies to 'build'\n");
+      fprintf (stderr, "airlock images: --force and --kernel-dir only apply to 'build'\n");
       return HARNESS_EXIT_USAGE;
     }
   if (!args.kernel != !args.modules)
@@ -569,6 +672,8 @@ cmd_images (int argc, char **argv)
       return HARNESS_EXIT_USAGE;
     }
 
+  if (g_str_equal (subcommand, "export"))
+    return export_images (argv[2], arches, &args);
   for (guint i = 0; i < AIRLOCK_N_ARCHES; i++)
     if (arches[i])
       ok = run ((AirlockArch) i, &args) && ok;

@@ -10,7 +10,7 @@
 static const HarnessCommand commands[] = {
   { "boot", cmd_boot, "boot guests, complete the evidence handshake, power off" },
   { "doctor", cmd_doctor, "check what is installed and usable, and how to fix the rest" },
-  { "images", cmd_images, "build or inspect the guest images (kernel + initramfs)" },
+  { "images", cmd_images, "build, inspect, export or import the guest images (kernel + initramfs)" },
   { "run", cmd_run, "run an image (or a test program) under the supervisor and show what it tried" },
   { "gate", cmd_gate, "the release gate: run an image on each arch with the negative controls, judge it" },
   { "replay", cmd_replay, "run a bundle's case again from its pinned inputs and compare the two runs" },

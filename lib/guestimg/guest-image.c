@@ -13,6 +13,7 @@
 #include "guestimg/recipe-private.h"
 #include "guestimg/testroot-private.h"
 #include "guestimg/shell-private.h"
+#include "guestimg/transfer-private.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -481,9 +482,10 @@ build_kernel_stage (AirlockGuestInputs *in, const char *tmp,
       g_autofree char *modules_member = NULL;
       g_autoptr (AirlockDebKernelLayout) layout = NULL;
       const char *members[3] = { NULL };
+      AirlockPinSources sources = { .local_dir = options->kernel_dir };
 
       what = g_strdup_printf ("kernel package '%s' version '%s'", in->pin->package, in->pin->version);
-      deb = airlock_kernel_pin_fetch (in->pin, in->arch, downloads, options->progress,
+      deb = airlock_kernel_pin_fetch (in->pin, in->arch, downloads, &sources, options->progress,
                                       options->progress_data, error);
       if (!deb)
         return FALSE;
@@ -665,12 +667,11 @@ build_image (AirlockGuestInputs *in, const char *stage_dir, AirlockGuestBuild *b
   return airlock_guest_manifest_write (in, build, manifest_out, error);
 }
 
-/* Serialises builders of one arch across processes.  Returns the locked
- * fd (closing it unlocks), or -1 with @error set. */
-static int
-lock_arch (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GError **error)
+int
+airlock_guest_lock_arch_dir (const char *arch_dir, AirlockArch arch, AirlockProgressFunc progress,
+                             gpointer progress_data, GError **error)
 {
-  g_autofree char *path = g_build_filename (in->arch_dir, ".lock", NULL);
+  g_autofree char *path = g_build_filename (arch_dir, ".lock", NULL);
   g_autofree char *stage = NULL;
   int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   int r;
@@ -684,8 +685,9 @@ lock_arch (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GErr
   if (r < 0 && errno == EWOULDBLOCK)
     {
       stage = g_strdup_printf ("wait for another airlock building the %s guest image",
-                               airlock_arch_to_string (in->arch));
-      report (options, stage, 0, 0);
+                               airlock_arch_to_string (arch));
+      if (progress)
+        progress (stage, 0, 0, progress_data);
       do
         r = flock (fd, LOCK_EX);
       while (r < 0 && errno == EINTR);
@@ -697,6 +699,15 @@ lock_arch (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GErr
       return -1;
     }
   return fd;
+}
+
+/* Serialises builders of one arch across processes.  Returns the locked
+ * fd (closing it unlocks), or -1 with @error set. */
+static int
+lock_arch (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GError **error)
+{
+  return airlock_guest_lock_arch_dir (in->arch_dir, in->arch, options->progress,
+                                      options->progress_data, error);
 }
 
 /* Leftovers of builders that died: whoever holds the arch lock is the only
@@ -715,10 +726,8 @@ remove_stale_builds (const char *arch_dir)
       }
 }
 
-/* Moves the finished @tmp to @dir in one step, so a reader sees the old
- * image or the new one, never a mix. */
-static gboolean
-install_build (const char *tmp, const char *dir, const char *arch_dir, GError **error)
+gboolean
+airlock_guest_install_dir (const char *tmp, const char *dir, const char *arch_dir, GError **error)
 {
   g_autofree char *old_tmpl = NULL;
   g_autofree char *old = NULL;
@@ -744,6 +753,14 @@ install_build (const char *tmp, const char *dir, const char *arch_dir, GError **
     return set_io_error (error, errno, "move the new guest image to", dir);
   airlock_rm_rf (old);
   return TRUE;
+}
+
+/* Moves the finished @tmp to @dir in one step, so a reader sees the old
+ * image or the new one, never a mix. */
+static gboolean
+install_build (const char *tmp, const char *dir, const char *arch_dir, GError **error)
+{
+  return airlock_guest_install_dir (tmp, dir, arch_dir, error);
 }
 
 static char *

@@ -59,6 +59,9 @@ typedef struct {
                              * shell (bin/sh, a static busybox from the pin in the data
                              * dir's shell.ini) that `airlock shell` binds into an image
                              * without one; cached beside the image in <arch>/shell-<key>/ */
+  const char *kernel_dir;   /* a directory holding the pinned kernel's .deb, tried when
+                             * apt and the snapshot archive cannot give it; NULL:
+                             * $AIRLOCK_KERNEL_DIR */
 } AirlockGuestImageOptions;
 
 /* Returns the guest image for @arch, building it if needed (with progress

@@ -16,16 +16,39 @@ G_BEGIN_DECLS
  * (an epoch's ':' spelled "%3a"). */
 char *airlock_kernel_pin_deb_name (const AirlockKernelPin *pin, AirlockArch arch);
 
-/* Returns the path of @pin's .deb in @downloads_dir, downloading it with
- * `apt-get download` when it is absent or does not match the pin (once: a
- * second mismatch is an error).  A file put there by hand is used when it
- * matches.  Errors: AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE (apt-get failed:
- * the message names package and version and says how to fix it),
- * AIRLOCK_GUEST_IMAGE_ERROR_DIGEST (the download does not match the pin),
- * AIRLOCK_GUEST_IMAGE_ERROR_FAILED (I/O). */
+/* Where a pinned package may be fetched from besides the apt archive.
+ * NULL members take their environment variable. */
+typedef struct {
+  const char *local_dir;     /* a directory holding the .deb under its pool name;
+                              * NULL: $AIRLOCK_KERNEL_DIR (unset: not used) */
+  const char *snapshot_url;  /* snapshot.debian.org or a mirror of its layout; NULL:
+                              * $AIRLOCK_SNAPSHOT_URL, else https://snapshot.debian.org;
+                              * "": not used */
+} AirlockPinSources;
+
+#define AIRLOCK_SNAPSHOT_DEFAULT_URL "https://snapshot.debian.org"
+
+/* The snapshot archive's machine-readable list of @pin's builds
+ * (".../mr/binary/PACKAGE/VERSION/binfiles": each arch's file hash), and
+ * the URL of a file by that hash (".../file/SHA1"). */
+char *airlock_snapshot_binfiles_url (const char *base, const AirlockKernelPin *pin);
+char *airlock_snapshot_file_url (const char *base, const char *hash);
+
+/* Returns the path of @pin's .deb in @downloads_dir.  A file already there
+ * is used when it matches the pin (else it is removed); otherwise the
+ * sources are tried in order: `apt-get download` (the archive apt knows),
+ * the snapshot archive (by package and version, with curl), the local
+ * directory; each result is checked against the pin's size and SHA-256
+ * before it is used.  @sources may be NULL (the environment's).  When every
+ * source fails the error lists each with its reason: a file that does not
+ * match is named with the expected and actual digests.  Errors:
+ * AIRLOCK_GUEST_IMAGE_ERROR_DIGEST (a source gave a file that does not
+ * match the pin, none gave one that does), AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE
+ * (no source had it), AIRLOCK_GUEST_IMAGE_ERROR_FAILED (I/O). */
 char *airlock_kernel_pin_fetch (const AirlockKernelPin *pin, AirlockArch arch,
-                                const char *downloads_dir, AirlockProgressFunc progress,
-                                gpointer progress_data, GError **error);
+                                const char *downloads_dir, const AirlockPinSources *sources,
+                                AirlockProgressFunc progress, gpointer progress_data,
+                                GError **error);
 
 typedef struct {
   char *release;       /* "6.1.0-50-amd64" */

@@ -3,12 +3,14 @@
 #include "guestimg/package-private.h"
 
 #include "guestimg/guest-image.h"
+#include "json-bounded-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gio/gio.h>
 #include <glib-unix.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -201,68 +203,34 @@ remove_stale_downloads (const char *downloads_dir, const char *name)
       }
 }
 
+/* Runs @argv in @cwd, reporting the bytes that appear in @cwd as the
+ * progress of @stage (the tools write their file there as it arrives).
+ * Returns FALSE with @error set when the tool cannot run; otherwise TRUE,
+ * with whether it succeeded in @ret_ok and what it printed in @ret_output. */
 static gboolean
-apt_download (const AirlockKernelPin *pin, AirlockArch arch, const char *downloads_dir,
-              const char *dest, AirlockProgressFunc progress, gpointer progress_data,
-              GError **error)
+run_download_tool (const char *const *argv, const char *cwd, const char *stage, guint64 total,
+                   AirlockProgressFunc progress, gpointer progress_data, gboolean *ret_ok,
+                   GBytes **ret_output, GError **error)
 {
-  g_autofree char *tmpl = NULL;
-  g_autofree char *tmp = NULL;
-  g_autofree char *spec = g_strdup_printf ("%s:%s=%s", pin->package, airlock_arch_to_string (arch),
-                                           pin->version);
-  g_autofree char *stage = g_strdup_printf ("download %s %s", pin->package, pin->version);
-  g_autofree char *name = airlock_kernel_pin_deb_name (pin, arch);
-  g_autofree char *fetched = NULL;
-  g_autofree char *apt_get = find_tool ("apt-get");
   g_autoptr (GSubprocessLauncher) launcher = NULL;
   g_autoptr (GSubprocess) proc = NULL;
   g_autoptr (GMainContext) context = g_main_context_new ();
   g_autoptr (GSource) timer = NULL;
-  g_autoptr (GError) local_error = NULL;
-  g_autofree char *complaint = NULL;
   ToolRun run = { FALSE, NULL, NULL };
-  DownloadWatch watch = { NULL, stage, pin->size, progress, progress_data };
-  gboolean ok = FALSE;
+  DownloadWatch watch = { cwd, stage, total, progress, progress_data };
 
-  if (!apt_get)
-    {
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
-                   "cannot download %s '%s' version '%s': apt-get is not installed; "
-                   "put '%s' (from a Debian mirror or snapshot.debian.org) in '%s'%s",
-                   pin_noun (pin), pin->package, pin->version, name, downloads_dir,
-                   pin_alternative (pin));
-      return FALSE;
-    }
-  /* Named after the package, so leftovers of a killed download can be
-   * told apart from another arch's download in progress (each arch's
-   * builder holds its own lock, and each arch has its own package). */
-  remove_stale_downloads (downloads_dir, name);
-  tmpl = g_strdup_printf ("%s/.download-%s-XXXXXX", downloads_dir, name);
-  tmp = g_mkdtemp (g_steal_pointer (&tmpl));
-  if (!tmp)
-    {
-      int saved_errno = errno;
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                   "cannot create a download directory in '%s': %s", downloads_dir,
-                   g_strerror (saved_errno));
-      return FALSE;
-    }
-  watch.dir = tmp;
-
-  /* apt writes into its working directory, where the file grows as it
-   * arrives: its size is the progress. */
   launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE
                                         | G_SUBPROCESS_FLAGS_STDERR_MERGE);
-  g_subprocess_launcher_set_cwd (launcher, tmp);
+  g_subprocess_launcher_set_cwd (launcher, cwd);
   g_subprocess_launcher_setenv (launcher, "LC_ALL", "C", TRUE);
   g_main_context_push_thread_default (context);
-  proc = g_subprocess_launcher_spawn (launcher, &local_error, apt_get, "download", spec, NULL);
+  proc = g_subprocess_launcher_spawnv (launcher, argv, error);
   if (proc)
     {
       g_subprocess_communicate_async (proc, NULL, NULL, communicate_done, &run);
       if (progress)
         {
-          progress (stage, 0, pin->size, progress_data);
+          progress (stage, 0, total, progress_data);
           timer = g_timeout_source_new (DOWNLOAD_POLL_MS);
           g_source_set_callback (timer, report_download, &watch, NULL);
           g_source_attach (timer, context);
@@ -273,70 +241,305 @@ apt_download (const AirlockKernelPin *pin, AirlockArch arch, const char *downloa
         g_source_destroy (timer);
     }
   g_main_context_pop_thread_default (context);
-
-  if (!proc || run.error)
+  if (!proc)
+    return FALSE;
+  if (run.error)
     {
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
-                   "cannot download %s '%s' version '%s': cannot run apt-get: %s",
-                   pin_noun (pin), pin->package, pin->version,
-                   proc ? run.error->message : local_error->message);
-      goto out;
+      g_propagate_error (error, run.error);
+      g_clear_pointer (&run.output, g_bytes_unref);
+      return FALSE;
     }
-  if (!g_subprocess_get_successful (proc))
+  *ret_ok = g_subprocess_get_successful (proc);
+  *ret_output = run.output;
+  return TRUE;
+}
+
+/* A source's attempt: the file it left in @tmp (named @name), or FALSE
+ * with why not in @error (the message says it of the source, without the
+ * pin's names: the caller lists the sources under them). */
+typedef gboolean (*PinSourceFunc) (const AirlockKernelPin *pin, AirlockArch arch,
+                                   const AirlockPinSources *sources, const char *tmp,
+                                   const char *name, AirlockProgressFunc progress,
+                                   gpointer progress_data, char **ret_origin, GError **error);
+
+static gboolean
+source_apt (const AirlockKernelPin *pin, AirlockArch arch, const AirlockPinSources *sources,
+            const char *tmp, const char *name, AirlockProgressFunc progress,
+            gpointer progress_data, char **ret_origin, GError **error)
+{
+  g_autofree char *spec = g_strdup_printf ("%s:%s=%s", pin->package, airlock_arch_to_string (arch),
+                                           pin->version);
+  g_autofree char *stage = g_strdup_printf ("download %s %s", pin->package, pin->version);
+  g_autofree char *apt_get = find_tool ("apt-get");
+  g_autofree char *fetched = g_build_filename (tmp, name, NULL);
+  g_autoptr (GBytes) output = NULL;
+  g_autoptr (GError) local_error = NULL;
+  const char *argv[] = { NULL, "download", spec, NULL };
+  gboolean ok = FALSE;
+
+  *ret_origin = g_strdup_printf ("the apt archive ('%s', apt-get download %s)", name, spec);
+  if (!apt_get)
     {
-      complaint = tool_complaint (run.output);
       g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
-                   "cannot download %s '%s' version '%s' for %s: apt-get download "
-                   "failed (%s). The pin may have left the archive (%s), or apt may not know "
-                   "this arch or its lists may be stale (dpkg --add-architecture %s && "
-                   "apt-get update). To fix it: update the pin in '%s' (its comments say "
-                   "how), put '%s' in '%s' by hand (snapshot.debian.org keeps every "
-                   "version)%s",
-                   pin_noun (pin), pin->package, pin->version, airlock_arch_to_string (arch),
+                   "apt-get is not installed");
+      return FALSE;
+    }
+  argv[0] = apt_get;
+  if (!run_download_tool (argv, tmp, stage, pin->size, progress, progress_data, &ok, &output,
+                          &local_error))
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "cannot run apt-get: %s", local_error->message);
+      return FALSE;
+    }
+  if (!ok)
+    {
+      g_autofree char *complaint = tool_complaint (output);
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "apt-get download failed (%s): the pin may have left the archive (%s), or "
+                   "apt may not know this arch or its lists may be stale "
+                   "(dpkg --add-architecture %s && apt-get update)",
                    complaint,
                    pin->role == AIRLOCK_PIN_KERNEL
                      ? "Debian drops superseded kernel ABIs"
                      : "Debian replaces a package's version when a stable or security update "
                        "supersedes it",
-                   airlock_arch_to_string (arch), pin->origin, name, downloads_dir,
-                   pin_alternative (pin));
-      goto out;
+                   airlock_arch_to_string (arch));
+      return FALSE;
     }
-  fetched = g_build_filename (tmp, name, NULL);
   if (!g_file_test (fetched, G_FILE_TEST_IS_REGULAR))
     {
       g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
-                   "cannot download %s '%s' version '%s': apt-get succeeded but left no '%s'",
-                   pin_noun (pin), pin->package, pin->version, name);
-      goto out;
+                   "apt-get succeeded but left no '%s'", name);
+      return FALSE;
     }
-  if (g_rename (fetched, dest) < 0)
-    {
-      int saved_errno = errno;
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                   "cannot move the downloaded '%s' to '%s': %s", fetched, dest,
-                   g_strerror (saved_errno));
-      goto out;
-    }
-  if (progress)
-    progress (stage, pin->size, pin->size, progress_data);
-  ok = TRUE;
+  return TRUE;
+}
 
-out:
-  remove_download_dir (tmp);
-  g_clear_pointer (&run.output, g_bytes_unref);
-  g_clear_error (&run.error);
-  return ok;
+/* The snapshot base, or NULL when the source is switched off. */
+static const char *
+snapshot_base (const AirlockPinSources *sources)
+{
+  const char *base = sources->snapshot_url;
+
+  if (!base)
+    base = g_getenv ("AIRLOCK_SNAPSHOT_URL");
+  if (!base)
+    base = AIRLOCK_SNAPSHOT_DEFAULT_URL;
+  return *base ? base : NULL;
+}
+
+char *
+airlock_snapshot_binfiles_url (const char *base, const AirlockKernelPin *pin)
+{
+  g_autofree char *package = g_uri_escape_string (pin->package, NULL, FALSE);
+  g_autofree char *version = g_uri_escape_string (pin->version, NULL, FALSE);
+  gsize len = strlen (base);
+
+  while (len > 0 && base[len - 1] == '/')
+    len--;
+  return g_strdup_printf ("%.*s/mr/binary/%s/%s/binfiles", (int) len, base, package, version);
+}
+
+char *
+airlock_snapshot_file_url (const char *base, const char *hash)
+{
+  gsize len = strlen (base);
+
+  while (len > 0 && base[len - 1] == '/')
+    len--;
+  return g_strdup_printf ("%.*s/file/%s", (int) len, base, hash);
+}
+
+/* Fetches @url to @dest with curl; FALSE with curl's complaint. */
+static gboolean
+curl_fetch (const char *curl, const char *url, const char *cwd, const char *dest,
+            const char *stage, guint64 total, AirlockProgressFunc progress,
+            gpointer progress_data, GError **error)
+{
+  g_autofree char *max = g_strdup_printf ("%" G_GUINT64_FORMAT, total);
+  g_autoptr (GBytes) output = NULL;
+  g_autoptr (GError) local_error = NULL;
+  /* https only on the network (file: for a mirror on disk), redirects
+   * included; never more bytes than the pin's size: the digest is checked
+   * afterwards, but a hostile server should not fill the disk first. */
+  const char *argv[] = { curl, "--fail", "--silent", "--show-error", "--location",
+                         "--proto", "=https,file", "--proto-redir", "=https",
+                         "--connect-timeout", "30", "--retry", "2",
+                         "--max-filesize", max, "--output", dest, "--", url, NULL };
+  gboolean ok = FALSE;
+
+  if (!run_download_tool (argv, cwd, stage, total, progress, progress_data, &ok, &output,
+                          &local_error))
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "cannot run curl: %s", local_error->message);
+      return FALSE;
+    }
+  if (!ok)
+    {
+      g_autofree char *complaint = tool_complaint (output);
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "curl failed: %s", complaint);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* A member of the snapshot archive's answer: a string, else NULL. */
+static const char *
+string_member (JsonObject *o, const char *name)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+
+  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+           ? json_node_get_string (n) : NULL;
+}
+
+/* The list of builds is a few hundred bytes; anything bigger is not it. */
+#define SNAPSHOT_LIST_MAX (1024 * 1024)
+
+static gboolean
+source_snapshot (const AirlockKernelPin *pin, AirlockArch arch, const AirlockPinSources *sources,
+                 const char *tmp, const char *name, AirlockProgressFunc progress,
+                 gpointer progress_data, char **ret_origin, GError **error)
+{
+  const char *base = snapshot_base (sources);
+  const char *arch_name = airlock_arch_to_string (arch);
+  g_autofree char *curl = find_tool ("curl");
+  g_autofree char *list_url = NULL;
+  g_autofree char *list = g_build_filename (tmp, ".binfiles.json", NULL);
+  g_autofree char *file_url = NULL;
+  g_autofree char *dest = g_build_filename (tmp, name, NULL);
+  g_autofree char *stage = g_strdup_printf ("download %s %s from the snapshot archive",
+                                            pin->package, pin->version);
+  g_autoptr (JsonNode) root = NULL;
+  g_autoptr (GError) local_error = NULL;
+  JsonNode *result;
+  JsonArray *builds;
+  const char *hash = NULL;
+
+  if (!base)
+    {
+      *ret_origin = g_strdup ("the snapshot archive");
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "not used (AIRLOCK_SNAPSHOT_URL is empty)");
+      return FALSE;
+    }
+  list_url = airlock_snapshot_binfiles_url (base, pin);
+  *ret_origin = g_strdup_printf ("the snapshot archive ('%s')", list_url);
+  if (!curl)
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "curl is not installed");
+      return FALSE;
+    }
+  /* Which file is this arch's build: the archive knows files by their
+   * SHA-1, and the pin has the SHA-256, checked once the file is here. */
+  if (progress)
+    progress (stage, 0, pin->size, progress_data);
+  if (!curl_fetch (curl, list_url, tmp, list, stage, SNAPSHOT_LIST_MAX, NULL, NULL, error))
+    return FALSE;
+  root = airlock_json_load_bounded (list, "the snapshot archive's list of builds", &local_error);
+  result = root && JSON_NODE_HOLDS_OBJECT (root)
+             ? json_object_get_member (json_node_get_object (root), "result") : NULL;
+  builds = result && JSON_NODE_HOLDS_ARRAY (result) ? json_node_get_array (result) : NULL;
+  if (!builds)
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "'%s' is not a list of builds: %s", list_url,
+                   local_error ? local_error->message : "no 'result' array");
+      return FALSE;
+    }
+  for (guint i = 0; i < json_array_get_length (builds) && !hash; i++)
+    {
+      JsonNode *e = json_array_get_element (builds, i);
+      JsonObject *o = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
+      const char *a = string_member (o, "architecture");
+      const char *h = string_member (o, "hash");
+
+      if (g_strcmp0 (a, arch_name) != 0 || !h)
+        continue;
+      /* It becomes part of a URL: 40 hex digits and nothing else. */
+      if (strlen (h) != 40 || strspn (h, "0123456789abcdef") != 40)
+        {
+          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                       "'%s' gives the %s build an invalid hash '%s'", list_url, arch_name, h);
+          return FALSE;
+        }
+      hash = h;
+    }
+  if (!hash)
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "'%s' lists no %s build", list_url, arch_name);
+      return FALSE;
+    }
+  file_url = airlock_snapshot_file_url (base, hash);
+  g_free (*ret_origin);
+  *ret_origin = g_strdup_printf ("the snapshot archive ('%s')", file_url);
+  return curl_fetch (curl, file_url, tmp, dest, stage, pin->size, progress, progress_data, error);
+}
+
+static gboolean
+source_local (const AirlockKernelPin *pin, AirlockArch arch, const AirlockPinSources *sources,
+              const char *tmp, const char *name, AirlockProgressFunc progress,
+              gpointer progress_data, char **ret_origin, GError **error)
+{
+  const char *dir = sources->local_dir ? sources->local_dir : g_getenv ("AIRLOCK_KERNEL_DIR");
+  g_autofree char *source = NULL;
+  g_autofree char *dest = g_build_filename (tmp, name, NULL);
+  g_autofree char *stage = NULL;
+  g_autoptr (GFile) from = NULL;
+  g_autoptr (GFile) to = NULL;
+
+  if (!dir || !*dir)
+    {
+      *ret_origin = g_strdup ("the local directory");
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "none given (--kernel-dir or AIRLOCK_KERNEL_DIR: a directory holding '%s')",
+                   name);
+      return FALSE;
+    }
+  source = g_build_filename (dir, name, NULL);
+  *ret_origin = g_strdup_printf ("the local directory ('%s')", source);
+  if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "'%s' is not a directory", dir);
+      return FALSE;
+    }
+  if (!g_file_test (source, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+                   "no such file");
+      return FALSE;
+    }
+  /* A copy, checked after it is made: what is used is what was checked,
+   * whatever happens to the user's file meanwhile. */
+  stage = g_strdup_printf ("copy %s", source);
+  if (progress)
+    progress (stage, 0, 0, progress_data);
+  from = g_file_new_for_path (source);
+  to = g_file_new_for_path (dest);
+  return g_file_copy (from, to, G_FILE_COPY_NONE, NULL, NULL, NULL, error);
 }
 
 char *
 airlock_kernel_pin_fetch (const AirlockKernelPin *pin, AirlockArch arch, const char *downloads_dir,
-                          AirlockProgressFunc progress, gpointer progress_data, GError **error)
+                          const AirlockPinSources *sources, AirlockProgressFunc progress,
+                          gpointer progress_data, GError **error)
 {
+  static const AirlockPinSources environment = { NULL, NULL };
+  static const PinSourceFunc source_funcs[] = { source_apt, source_snapshot, source_local };
   g_autofree char *name = airlock_kernel_pin_deb_name (pin, arch);
   g_autofree char *path = g_build_filename (downloads_dir, name, NULL);
   g_autofree char *stage = g_strdup_printf ("verify %s %s", pin->package, pin->version);
+  g_autoptr (GString) reasons = g_string_new (NULL);
+  gboolean mismatch = FALSE;
 
+  if (!sources)
+    sources = &environment;
   if (g_mkdir_with_parents (downloads_dir, 0755) < 0)
     {
       int saved_errno = errno;
@@ -346,34 +549,86 @@ airlock_kernel_pin_fetch (const AirlockKernelPin *pin, AirlockArch arch, const c
       return NULL;
     }
 
-  /* A file that does not match the pin is deleted and downloaded again, at
-   * most twice in all: a second bad download means the archive serves
-   * something else than what was pinned, and retrying will not change it. */
-  for (guint downloads = 0;; downloads++)
+  /* A copy from an earlier fetch, or one put there by hand. */
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
     {
-      if (g_file_test (path, G_FILE_TEST_EXISTS))
-        {
-          g_autofree char *why = NULL;
+      g_autofree char *why = NULL;
 
-          if (progress)
-            progress (stage, 0, 0, progress_data);
-          if (deb_matches_pin (path, pin, &why, error))
-            return g_steal_pointer (&path);
-          if (!why)
-            return NULL;
-          g_unlink (path);
-          if (downloads == 2)
-            {
-              g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_DIGEST,
-                           "%s '%s' version '%s' downloaded twice does not match "
-                           "its pin in '%s': %s; the archive's copy is not the pinned one",
-                           pin_noun (pin), pin->package, pin->version, pin->origin, why);
-              return NULL;
-            }
-        }
-      if (!apt_download (pin, arch, downloads_dir, path, progress, progress_data, error))
+      if (progress)
+        progress (stage, 0, 0, progress_data);
+      if (deb_matches_pin (path, pin, &why, error))
+        return g_steal_pointer (&path);
+      if (!why)
         return NULL;
+      g_string_append_printf (reasons, "\n  '%s' (cached): %s; removed", path, why);
+      mismatch = TRUE;
+      g_unlink (path);
     }
+
+  /* Named after the package, so leftovers of a killed download can be told
+   * apart from another arch's download in progress (each arch's builder
+   * holds its own lock, and each arch has its own package). */
+  remove_stale_downloads (downloads_dir, name);
+  for (guint s = 0; s < G_N_ELEMENTS (source_funcs); s++)
+    {
+      g_autofree char *tmp = g_strdup_printf ("%s/.download-%s-XXXXXX", downloads_dir, name);
+      g_autofree char *fetched = NULL;
+      g_autofree char *origin = NULL;
+      g_autofree char *why = NULL;
+      g_autoptr (GError) local_error = NULL;
+
+      if (!g_mkdtemp (tmp))
+        {
+          int saved_errno = errno;
+          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                       "cannot create a download directory in '%s': %s", downloads_dir,
+                       g_strerror (saved_errno));
+          return NULL;
+        }
+      fetched = g_build_filename (tmp, name, NULL);
+      if (!source_funcs[s] (pin, arch, sources, tmp, name, progress, progress_data, &origin,
+                            &local_error))
+        {
+          g_string_append_printf (reasons, "\n  %s: %s", origin, local_error->message);
+          remove_download_dir (tmp);
+          continue;
+        }
+      if (progress)
+        progress (stage, 0, 0, progress_data);
+      if (!deb_matches_pin (fetched, pin, &why, &local_error))
+        {
+          /* Never used, never kept: the next source may have the right one. */
+          g_string_append_printf (reasons, "\n  %s: %s", origin,
+                                  why ? why : local_error->message);
+          mismatch = mismatch || why != NULL;
+          remove_download_dir (tmp);
+          continue;
+        }
+      if (g_rename (fetched, path) < 0)
+        {
+          int saved_errno = errno;
+          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
+                       "cannot move the downloaded '%s' to '%s': %s", fetched, path,
+                       g_strerror (saved_errno));
+          remove_download_dir (tmp);
+          return NULL;
+        }
+      remove_download_dir (tmp);
+      if (progress)
+        progress (stage, pin->size, pin->size, progress_data);
+      return g_steal_pointer (&path);
+    }
+
+  g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR,
+               mismatch ? AIRLOCK_GUEST_IMAGE_ERROR_DIGEST : AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
+               "cannot fetch %s '%s' version '%s' for %s (pinned in '%s') from any source:%s\n"
+               "To fix it: update the pin (the comments of '%s' say how), or put '%s' "
+               "(snapshot.debian.org keeps every version) in a directory given by "
+               "--kernel-dir or AIRLOCK_KERNEL_DIR, or in '%s'%s",
+               pin_noun (pin), pin->package, pin->version, airlock_arch_to_string (arch),
+               pin->origin, reasons->str, pin->origin, name, downloads_dir,
+               pin_alternative (pin));
+  return NULL;
 }
 
 void

@@ -203,7 +203,7 @@ airlock_shell_tools_build (AirlockShellTools *tools, const char *key, const char
                    "cannot create directory '%s': %s", packages_dir, g_strerror (saved_errno));
       return FALSE;
     }
-  deb = airlock_kernel_pin_fetch (tools->package->pin, tools->arch, downloads_dir, progress,
+  deb = airlock_kernel_pin_fetch (tools->package->pin, tools->arch, downloads_dir, NULL, progress,
                                   progress_data, error);
   if (progress)
     progress ("write shell", 0, 0, progress_data);

@@ -254,7 +254,7 @@ airlock_testroot_extract_packages (AirlockTestroot *testroot, const char *downlo
       g_autofree char *stage = g_strdup_printf ("extract %s", pkg->pin->package);
       g_autoptr (GPtrArray) members = g_ptr_array_new_with_free_func (g_free);
 
-      deb = airlock_kernel_pin_fetch (pkg->pin, testroot->arch, downloads_dir, progress,
+      deb = airlock_kernel_pin_fetch (pkg->pin, testroot->arch, downloads_dir, NULL, progress,
                                       progress_data, error);
       if (!deb)
         return FALSE;

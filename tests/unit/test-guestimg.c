@@ -1,5 +1,7 @@
 /* Guest images: the newc writer, kernel formats, module closure, the recipe
  * and the cached build pipeline (with a custom kernel, so no network). */
+#define _GNU_SOURCE
+
 #include "config.h"
 
 #include <airlock.h>
@@ -7,8 +9,12 @@
 #include "guestimg/bzimage-private.h"
 #include "guestimg/cpio-private.h"
 #include "guestimg/modules-private.h"
+#include "guestimg/package-private.h"
+#include "guestimg/transfer-private.h"
 #include "guestimg/recipe-private.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <lzma.h>
@@ -1651,6 +1657,580 @@ test_pipeline_testroot_packages (Pipeline *p, gconstpointer user_data)
   g_assert_nonnull (strstr (error->message, "[strace]"));
 }
 
+/* ---- fetching a pinned package: apt, the snapshot archive, a local dir --- */
+
+typedef struct {
+  char *root;
+  char *downloads;
+  char *local;
+  char *snapshot;
+  char *snapshot_url;
+  char *deb;          /* the fake package, in root */
+  char *deb_sha256;
+  guint64 deb_size;
+  GPtrArray *stages;  /* progress stages, in order, without repeats */
+} Fetch;
+
+static void
+fetch_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
+{
+  Fetch *f = user_data;
+
+  if (f->stages->len == 0 || !g_str_equal (f->stages->pdata[f->stages->len - 1], stage))
+    g_ptr_array_add (f->stages, g_strdup (stage));
+}
+
+static gint
+stage_index (Fetch *f, const char *prefix)
+{
+  for (guint i = 0; i < f->stages->len; i++)
+    if (g_str_has_prefix (f->stages->pdata[i], prefix))
+      return (gint) i;
+  return -1;
+}
+
+static void
+fetch_setup (Fetch *f, gconstpointer user_data)
+{
+  g_autoptr (GError) error = NULL;
+  GStatBuf st;
+
+  f->root = g_dir_make_tmp ("airlock-test-XXXXXX", NULL);
+  f->downloads = g_build_filename (f->root, "downloads", NULL);
+  f->local = g_build_filename (f->root, "local", NULL);
+  f->snapshot = g_build_filename (f->root, "snapshot", NULL);
+  /* No test ever reaches snapshot.debian.org: a mirror on disk, empty
+   * unless the test fills it. */
+  f->snapshot_url = g_strconcat ("file://", f->snapshot, NULL);
+  f->stages = g_ptr_array_new_with_free_func (g_free);
+  g_mkdir_with_parents (f->local, 0755);
+  g_mkdir_with_parents (f->snapshot, 0755);
+  f->deb = make_fake_deb (f->root);
+  if (!f->deb)
+    return;
+  f->deb_sha256 = airlock_sha256_file (f->deb, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (g_stat (f->deb, &st), ==, 0);
+  f->deb_size = st.st_size;
+}
+
+static void
+fetch_teardown (Fetch *f, gconstpointer user_data)
+{
+  rm_rf (f->root);
+  g_free (f->root);
+  g_free (f->downloads);
+  g_free (f->local);
+  g_free (f->snapshot);
+  g_free (f->snapshot_url);
+  g_free (f->deb);
+  g_free (f->deb_sha256);
+  g_ptr_array_unref (f->stages);
+}
+
+/* A pin apt cannot give: no such package in any archive apt knows, so
+ * `apt-get download` fails from its lists, without the network. */
+static AirlockKernelPin *
+fake_pin (Fetch *f, const char *sha256)
+{
+  AirlockKernelPin *pin = g_new0 (AirlockKernelPin, 1);
+
+  pin->package = g_strdup ("fake-tool");
+  pin->version = g_strdup ("1.0-1");
+  pin->sha256 = g_strdup (sha256);
+  pin->size = f->deb_size;
+  pin->origin = g_strdup ("test-kernels.ini");
+  pin->role = AIRLOCK_PIN_KERNEL;
+  return pin;
+}
+
+static void
+copy_file (const char *from, const char *dir, const char *name)
+{
+  g_autofree char *contents = NULL;
+  g_autofree char *to = g_build_filename (dir, name, NULL);
+  g_autoptr (GError) error = NULL;
+  gsize len;
+
+  g_file_get_contents (from, &contents, &len, &error);
+  g_assert_no_error (error);
+  g_file_set_contents (to, contents, len, &error);
+  g_assert_no_error (error);
+}
+
+static void
+assert_no_partial_downloads (Fetch *f)
+{
+  g_autoptr (GDir) dir = g_dir_open (f->downloads, 0, NULL);
+  const char *name;
+
+  while (dir && (name = g_dir_read_name (dir)))
+    g_assert_false (g_str_has_prefix (name, ".download-"));
+}
+
+static void
+test_fetch_snapshot_urls (void)
+{
+  AirlockKernelPin pin = { (char *) "linux-image-6.1.0-50-amd64", (char *) "6.1.176-1", NULL, 0,
+                           NULL, AIRLOCK_PIN_KERNEL };
+  g_autofree char *url = airlock_snapshot_binfiles_url (AIRLOCK_SNAPSHOT_DEFAULT_URL, &pin);
+  g_autofree char *slash = airlock_snapshot_binfiles_url ("https://mirror.example/snap/", &pin);
+  g_autofree char *file = airlock_snapshot_file_url (AIRLOCK_SNAPSHOT_DEFAULT_URL,
+                                                     "0123456789abcdef0123456789abcdef01234567");
+  g_autofree char *epoch = NULL;
+
+  g_assert_cmpstr (url, ==, "https://snapshot.debian.org/mr/binary/linux-image-6.1.0-50-amd64/"
+                            "6.1.176-1/binfiles");
+  g_assert_cmpstr (slash, ==, "https://mirror.example/snap/mr/binary/linux-image-6.1.0-50-amd64/"
+                              "6.1.176-1/binfiles");
+  g_assert_cmpstr (file, ==, "https://snapshot.debian.org/file/"
+                             "0123456789abcdef0123456789abcdef01234567");
+  /* An epoch's ':' is escaped in the path. */
+  pin.version = (char *) "1:2.3-4";
+  epoch = airlock_snapshot_binfiles_url (AIRLOCK_SNAPSHOT_DEFAULT_URL, &pin);
+  g_assert_cmpstr (epoch, ==, "https://snapshot.debian.org/mr/binary/linux-image-6.1.0-50-amd64/"
+                              "1%3A2.3-4/binfiles");
+}
+
+/* apt cannot give the pin, the snapshot archive has nothing: the local
+ * directory's copy is checked and used, after the other two were tried. */
+static void
+test_fetch_local_dir_when_apt_fails (Fetch *f, gconstpointer user_data)
+{
+  g_autoptr (AirlockKernelPin) pin = NULL;
+  AirlockPinSources sources = { f->local, f->snapshot_url };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *want = NULL;
+  g_autofree char *got = NULL;
+  gsize want_len, got_len;
+
+  if (!f->deb)
+    {
+      g_test_skip ("dpkg-deb is not installed");
+      return;
+    }
+  pin = fake_pin (f, f->deb_sha256);
+  copy_file (f->deb, f->local, "fake-tool_1.0-1_amd64.deb");
+  path = airlock_kernel_pin_fetch (pin, AIRLOCK_ARCH_AMD64, f->downloads, &sources,
+                                   fetch_progress, f, &error);
+  g_assert_no_error (error);
+  expected = g_build_filename (f->downloads, "fake-tool_1.0-1_amd64.deb", NULL);
+  g_assert_cmpstr (path, ==, expected);
+  g_assert_true (g_file_get_contents (f->deb, &want, &want_len, NULL));
+  g_assert_true (g_file_get_contents (path, &got, &got_len, NULL));
+  g_assert_cmpmem (got, got_len, want, want_len);
+  /* In order: apt, the snapshot archive, the local directory. */
+  g_assert_cmpint (stage_index (f, "download fake-tool 1.0-1"), ==, 0);
+  g_assert_cmpint (stage_index (f, "download fake-tool 1.0-1 from the snapshot archive"), >, 0);
+  g_assert_cmpint (stage_index (f, "copy "), >,
+                   stage_index (f, "download fake-tool 1.0-1 from the snapshot archive"));
+  assert_no_partial_downloads (f);
+
+  /* Once fetched, the copy is used as it is: no source is asked again. */
+  g_ptr_array_set_size (f->stages, 0);
+  g_clear_pointer (&path, g_free);
+  rm_rf (f->local);
+  path = airlock_kernel_pin_fetch (pin, AIRLOCK_ARCH_AMD64, f->downloads, &sources,
+                                   fetch_progress, f, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (path, ==, expected);
+  g_assert_cmpint (stage_index (f, "download "), ==, -1);
+
+  /* No source has it: each is named with its reason. */
+  g_unlink (expected);
+  g_clear_pointer (&path, g_free);
+  sources.local_dir = "";
+  path = airlock_kernel_pin_fetch (pin, AIRLOCK_ARCH_AMD64, f->downloads, &sources, NULL, NULL,
+                                   &error);
+  g_assert_null (path);
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "'fake-tool' version '1.0-1'"));
+  g_assert_nonnull (strstr (error->message, "apt-get download fake-tool:amd64=1.0-1): apt-get download failed"));
+  g_assert_nonnull (strstr (error->message, "/mr/binary/fake-tool/1.0-1/binfiles'): curl failed"));
+  g_assert_nonnull (strstr (error->message, "the local directory: none given"));
+  assert_no_partial_downloads (f);
+}
+
+/* A file that does not match the pin's SHA-256 is never used: the error
+ * names it with the expected and the actual digest, and nothing is left in
+ * the downloads. */
+static void
+test_fetch_digest_mismatch_refused (Fetch *f, gconstpointer user_data)
+{
+  static const char other[] = "0000000000000000000000000000000000000000000000000000000000000000";
+  g_autoptr (AirlockKernelPin) pin = NULL;
+  g_autoptr (AirlockKernelPin) good = NULL;
+  AirlockPinSources sources = { f->local, f->snapshot_url };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *local_file = NULL;
+  g_autofree char *cached = NULL;
+  g_autofree char *expected = NULL;
+  g_autofree char *actual = NULL;
+
+  if (!f->deb)
+    {
+      g_test_skip ("dpkg-deb is not installed");
+      return;
+    }
+  pin = fake_pin (f, other);
+  copy_file (f->deb, f->local, "fake-tool_1.0-1_amd64.deb");
+  local_file = g_build_filename (f->local, "fake-tool_1.0-1_amd64.deb", NULL);
+  cached = g_build_filename (f->downloads, "fake-tool_1.0-1_amd64.deb", NULL);
+  path = airlock_kernel_pin_fetch (pin, AIRLOCK_ARCH_AMD64, f->downloads, &sources, NULL, NULL,
+                                   &error);
+  g_assert_null (path);
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_DIGEST);
+  expected = g_strdup_printf ("the local directory ('%s'): its sha256 is %s, the pin says %s", local_file,
+                              f->deb_sha256, other);
+  g_assert_nonnull (strstr (error->message, expected));
+  g_assert_false (g_file_test (cached, G_FILE_TEST_EXISTS));
+  assert_no_partial_downloads (f);
+  g_clear_error (&error);
+
+  /* A cached copy that does not match is named, removed and fetched again
+   * from a source that has the right one. */
+  g_mkdir_with_parents (f->downloads, 0755);
+  write_file (f->downloads, "fake-tool_1.0-1_amd64.deb", "not the package");
+  good = fake_pin (f, f->deb_sha256);
+  good->size = strlen ("not the package");
+  path = airlock_kernel_pin_fetch (good, AIRLOCK_ARCH_AMD64, f->downloads, &sources, NULL, NULL,
+                                   &error);
+  /* (its size is the pin's here, so its digest is what is compared) */
+  g_assert_null (path);
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_DIGEST);
+  actual = g_compute_checksum_for_string (G_CHECKSUM_SHA256, "not the package", -1);
+  g_clear_pointer (&expected, g_free);
+  expected = g_strdup_printf ("'%s' (cached): its sha256 is %s, the pin says %s; removed", cached,
+                              actual, f->deb_sha256);
+  g_assert_nonnull (strstr (error->message, expected));
+  g_assert_false (g_file_test (cached, G_FILE_TEST_EXISTS));
+  g_clear_error (&error);
+
+  write_file (f->downloads, "fake-tool_1.0-1_amd64.deb", "not the package");
+  good->size = f->deb_size;
+  path = airlock_kernel_pin_fetch (good, AIRLOCK_ARCH_AMD64, f->downloads, &sources, NULL, NULL,
+                                   &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (path, ==, cached);
+  g_clear_pointer (&actual, g_free);
+  actual = airlock_sha256_file (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (actual, ==, f->deb_sha256);
+}
+
+/* The snapshot archive (a mirror of its layout on disk, through curl's
+ * file:): the list of builds names this arch's file by hash, the file is
+ * fetched and checked, and the local directory is not reached. */
+static void
+test_fetch_snapshot_before_local (Fetch *f, gconstpointer user_data)
+{
+  g_autoptr (AirlockKernelPin) pin = NULL;
+  AirlockPinSources sources = { f->local, f->snapshot_url };
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *sha1 = NULL;
+  g_autofree char *list_dir = g_build_filename (f->snapshot, "mr", "binary", "fake-tool", "1.0-1",
+                                                NULL);
+  g_autofree char *file_dir = g_build_filename (f->snapshot, "file", NULL);
+  g_autofree char *list = NULL;
+  g_autofree char *curl = g_find_program_in_path ("curl");
+  g_autofree char *sha256 = NULL;
+  gsize len;
+
+  if (!f->deb || !curl)
+    {
+      g_test_skip (f->deb ? "curl is not installed" : "dpkg-deb is not installed");
+      return;
+    }
+  pin = fake_pin (f, f->deb_sha256);
+  g_assert_true (g_file_get_contents (f->deb, &contents, &len, NULL));
+  sha1 = g_compute_checksum_for_data (G_CHECKSUM_SHA1, (const guchar *) contents, len);
+  g_mkdir_with_parents (list_dir, 0755);
+  g_mkdir_with_parents (file_dir, 0755);
+  list = g_strdup_printf ("{\"_comment\": \"foo\", \"binary\": \"fake-tool\", "
+                          "\"binary_version\": \"1.0-1\", \"result\": ["
+                          "{\"architecture\": \"arm64\", \"hash\": \"%s\"}, "
+                          "{\"architecture\": \"amd64\", \"hash\": \"%s\"}]}",
+                          "1111111111111111111111111111111111111111", sha1);
+  write_file (list_dir, "binfiles", list);
+  copy_file (f->deb, file_dir, sha1);
+  /* A wrong file in the local directory: had it been reached, the fetch
+   * would fail. */
+  write_file (f->local, "fake-tool_1.0-1_amd64.deb", "wrong");
+
+  path = airlock_kernel_pin_fetch (pin, AIRLOCK_ARCH_AMD64, f->downloads, &sources,
+                                   fetch_progress, f, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (path);
+  sha256 = airlock_sha256_file (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (sha256, ==, f->deb_sha256);
+  g_assert_cmpint (stage_index (f, "download fake-tool 1.0-1 from the snapshot archive"), >, 0);
+  g_assert_cmpint (stage_index (f, "copy "), ==, -1);
+  assert_no_partial_downloads (f);
+}
+
+/* ---- images export / import --------------------------------------------- */
+
+static void
+assert_same_tree (const char *a, const char *b, const char *rel)
+{
+  g_autofree char *pa = g_build_filename (a, rel, NULL);
+  g_autofree char *pb = g_build_filename (b, rel, NULL);
+  g_autoptr (GDir) dir = g_dir_open (pa, 0, NULL);
+  const char *name;
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while ((name = g_dir_read_name (dir)))
+    {
+      g_autofree char *child_rel = g_build_filename (rel, name, NULL);
+      g_autofree char *ca = g_build_filename (a, child_rel, NULL);
+      g_autofree char *cb = g_build_filename (b, child_rel, NULL);
+
+      if (g_file_test (ca, G_FILE_TEST_IS_DIR))
+        assert_same_tree (a, b, child_rel);
+      else
+        {
+          g_autoptr (GBytes) ba = read_bytes (ca);
+          g_autoptr (GBytes) bb = read_bytes (cb);
+
+          g_assert_true (g_bytes_equal (ba, bb));
+        }
+      n++;
+    }
+  /* …and nothing more on the other side. */
+  {
+    g_autoptr (GDir) other = g_dir_open (pb, 0, NULL);
+    guint m = 0;
+
+    g_assert_nonnull (other);
+    while (g_dir_read_name (other))
+      m++;
+    g_assert_cmpuint (m, ==, n);
+  }
+}
+
+/* A built image exported, then imported into an empty cache: the same
+ * bytes, found there by an offline lookup (so the files' times went along:
+ * a lookup refuses outputs newer than their manifest); an archive with a
+ * changed byte is refused naming the file and both digests, and nothing of
+ * it is installed. */
+static void
+test_pipeline_export_import (Pipeline *p, gconstpointer user_data)
+{
+  g_autofree char *cache = g_build_filename (p->root, "cache", NULL);
+  g_autofree char *fresh = g_build_filename (p->root, "fresh", NULL);
+  g_autofree char *tampered_cache = g_build_filename (p->root, "tampered-cache", NULL);
+  g_autofree char *archive = g_build_filename (p->root, "guest-images.tar", NULL);
+  g_autofree char *tampered = g_build_filename (p->root, "tampered.tar", NULL);
+  g_autofree char *key = NULL;
+  g_autofree char *rel = NULL;
+  g_autofree char *member = NULL;
+  g_autofree char *contents = NULL;
+  g_autofree char *guest = g_build_filename (tampered_cache, "guest", "amd64", NULL);
+  g_autoptr (AirlockGuestImage) image = NULL;
+  g_autoptr (AirlockGuestImage) imported = NULL;
+  g_autoptr (GPtrArray) exported = NULL;
+  g_autoptr (GPtrArray) installed = NULL;
+  g_autoptr (GError) error = NULL;
+  gboolean arches[AIRLOCK_N_ARCHES] = { [AIRLOCK_ARCH_AMD64] = TRUE };
+  AirlockGuestImageOptions opts = {
+    .cache_dir = cache,
+    .kernel_path = p->kernel,
+    .modules_dir = p->modules_dir,
+  };
+  const char *init;
+  gsize len;
+
+  if (!have_depmod ())
+    return;
+  /* Not built yet: nothing to export, and the error says so. */
+  g_assert_false (airlock_guest_images_export (&opts, arches, archive, NULL, &error));
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT);
+  g_clear_error (&error);
+  g_assert_false (g_file_test (archive, G_FILE_TEST_EXISTS));
+
+  image = ensure (p, cache, FALSE, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_true (airlock_guest_images_export (&opts, arches, archive, &exported, &error));
+  g_assert_no_error (error);
+  key = g_path_get_basename (image->dir);
+  rel = g_build_filename ("guest", "amd64", key, NULL);
+  g_assert_cmpuint (exported->len, ==, 1);
+  g_assert_cmpstr (exported->pdata[0], ==, rel);
+
+  g_assert_true (airlock_guest_images_import (fresh, archive, &installed, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (installed->len, ==, 1);
+  g_assert_cmpstr (installed->pdata[0], ==, rel);
+  assert_same_tree (cache, fresh, rel);
+  imported = ensure (p, fresh, TRUE, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (imported->initramfs_sha256, ==, image->initramfs_sha256);
+  g_assert_cmpstr (imported->kernel_sha256, ==, image->kernel_sha256);
+
+  /* One byte of the guest's init, inside initramfs.cpio, changed. */
+  g_assert_true (g_file_get_contents (archive, &contents, &len, NULL));
+  init = memmem (contents, len, "#!/not/really/a/static/init", strlen ("#!/not/really/a/static/init"));
+  g_assert_nonnull (init);
+  contents[init - contents + 3] ^= 1;
+  g_assert_true (g_file_set_contents (tampered, contents, len, NULL));
+  g_assert_false (airlock_guest_images_import (tampered_cache, tampered, NULL, &error));
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_DIGEST);
+  member = g_strdup_printf ("its '%s/initramfs.cpio' has sha256 ", rel);
+  g_assert_nonnull (strstr (error->message, member));
+  g_assert_nonnull (strstr (error->message, image->initramfs_sha256));
+  g_clear_error (&error);
+  g_assert_false (g_file_test (guest, G_FILE_TEST_EXISTS));
+
+  /* Not an export at all. */
+  g_assert_false (airlock_guest_images_import (tampered_cache, p->kernel, NULL, &error));
+  g_assert_nonnull (error);
+}
+
+/* ---- images import: archives nobody exported ---------------------------- */
+
+typedef struct {
+  const char *name;
+  const char *data;   /* NULL: a symlink to "target" */
+} TarMember;
+
+static void
+write_tar (const char *path, const TarMember *members, guint n)
+{
+  struct archive *a = archive_write_new ();
+
+  g_assert_cmpint (archive_write_set_format_pax (a), ==, ARCHIVE_OK);
+  g_assert_cmpint (archive_write_open_filename (a, path), ==, ARCHIVE_OK);
+  for (guint i = 0; i < n; i++)
+    {
+      struct archive_entry *e = archive_entry_new ();
+      gsize len = members[i].data ? strlen (members[i].data) : 0;
+
+      archive_entry_set_pathname (e, members[i].name);
+      archive_entry_set_filetype (e, members[i].data ? AE_IFREG : AE_IFLNK);
+      archive_entry_set_perm (e, 0644);
+      archive_entry_set_size (e, len);
+      if (!members[i].data)
+        archive_entry_set_symlink (e, "target");
+      g_assert_cmpint (archive_write_header (a, e), ==, ARCHIVE_OK);
+      if (len)
+        g_assert_cmpint (archive_write_data (a, members[i].data, len), ==, (la_ssize_t) len);
+      archive_entry_free (e);
+    }
+  g_assert_cmpint (archive_write_close (a), ==, ARCHIVE_OK);
+  archive_write_free (a);
+}
+
+/* An index listing @path with @data's size and digest. */
+static char *
+index_for (const char *path, const char *data)
+{
+  g_autofree char *sha256 = g_compute_checksum_for_string (G_CHECKSUM_SHA256, data, -1);
+
+  return g_strdup_printf ("{\"format\": \"airlock-guest-images/1\", \"files\": ["
+                          "{\"path\": \"%s\", \"size\": %zu, \"sha256\": \"%s\"}]}",
+                          path, strlen (data), sha256);
+}
+
+/* Each archive is refused with its reason, and nothing of it reaches the
+ * cache (nor leaves it: no path is joined that could). */
+static void
+test_transfer_refuses_foreign_archives (void)
+{
+  g_autofree char *root = g_dir_make_tmp ("airlock-test-XXXXXX", NULL);
+  g_autofree char *cache = g_build_filename (root, "cache", NULL);
+  g_autofree char *tar = g_build_filename (root, "x.tar", NULL);
+  g_autofree char *escaped = g_build_filename (root, "escaped", NULL);
+  g_autofree char *arch_dir = g_build_filename (cache, "guest", "amd64", NULL);
+  const char *key = "1111111111111111111111111111111111111111111111111111111111111111";
+  g_autofree char *good_path = g_strdup_printf ("guest/amd64/%s/vmlinux", key);
+  g_autofree char *other_path = g_strdup_printf ("guest/amd64/%s/initramfs.cpio", key);
+  g_autofree char *evil_path = g_strdup_printf ("guest/amd64/%s/../../../../escaped", key);
+  g_autofree char *good_index = index_for (good_path, "kernel bytes");
+  g_autofree char *evil_index = index_for (evil_path, "kernel bytes");
+  g_autofree char *bad_key_index = index_for ("guest/amd64/notakey/vmlinux", "kernel bytes");
+  g_autofree char *other_arch_index = index_for ("guest/riscv64/" "1111111111111111111111111111111111111111111111111111111111111111/vmlinux", "kernel bytes");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) dirs = NULL;
+  struct {
+    const char *what;
+    TarMember members[3];
+    guint n;
+    const char *message;
+  } cases[] = {
+    { "a path out of the cache", { { AIRLOCK_GUEST_EXPORT_INDEX, evil_index },
+                                   { evil_path, "kernel bytes" } }, 2, "invalid path" },
+    { "a directory that is not a cache key", { { AIRLOCK_GUEST_EXPORT_INDEX, bad_key_index },
+                                               { "guest/amd64/notakey/vmlinux", "kernel bytes" } },
+      2, "invalid path" },
+    { "an arch airlock has not", { { AIRLOCK_GUEST_EXPORT_INDEX, other_arch_index } }, 1,
+      "invalid path" },
+    { "a member the index does not list", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index },
+                                            { good_path, "kernel bytes" },
+                                            { other_path, "initramfs" } },
+      3, "which its index does not list" },
+    { "a listed file missing", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index } }, 1,
+      "which it does not hold" },
+    { "a listed file twice", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index },
+                               { good_path, "kernel bytes" }, { good_path, "kernel bytes" } },
+      3, "vmlinux' twice" },
+    { "a symlink", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index }, { good_path, NULL } }, 2,
+      "not a regular file" },
+    { "a file longer than listed", { { AIRLOCK_GUEST_EXPORT_INDEX, good_index },
+                                     { good_path, "kernel bytes and more" } },
+      2, "is over 12 bytes, its index says 12" },
+    { "no index first", { { good_path, "kernel bytes" }, { AIRLOCK_GUEST_EXPORT_INDEX, good_index } },
+      2, "not airlock-guest-images.json" },
+    { "an index of another format", { { AIRLOCK_GUEST_EXPORT_INDEX, "{\"format\": \"x\"}" } }, 1,
+      "is not of format" },
+    { "an index with a format that is no string", { { AIRLOCK_GUEST_EXPORT_INDEX, "{\"format\": 1}" } },
+      1, "is not of format" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_test_message ("%s", cases[i].what);
+      write_tar (tar, cases[i].members, cases[i].n);
+      g_assert_false (airlock_guest_images_import (cache, tar, NULL, &error));
+      g_assert_nonnull (error);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, cases[i].message));
+      g_clear_error (&error);
+      g_assert_false (g_file_test (escaped, G_FILE_TEST_EXISTS));
+      /* Nothing installed, no scratch directory left. */
+      g_assert_false (g_file_test (arch_dir, G_FILE_TEST_EXISTS));
+      {
+        g_autofree char *guest = g_build_filename (cache, "guest", NULL);
+        g_autoptr (GDir) dir = g_dir_open (guest, 0, NULL);
+
+        g_assert_nonnull (dir);
+        g_assert_null (g_dir_read_name (dir));
+      }
+    }
+
+  /* The same shape, well made, is installed: the refusals above are the
+   * members', not the format's. */
+  {
+    TarMember ok[] = { { AIRLOCK_GUEST_EXPORT_INDEX, good_index }, { good_path, "kernel bytes" } };
+    g_autofree char *installed = g_build_filename (cache, good_path, NULL);
+    g_autofree char *contents = NULL;
+
+    write_tar (tar, ok, G_N_ELEMENTS (ok));
+    g_assert_true (airlock_guest_images_import (cache, tar, &dirs, &error));
+    g_assert_no_error (error);
+    g_assert_true (g_file_get_contents (installed, &contents, NULL, NULL));
+    g_assert_cmpstr (contents, ==, "kernel bytes");
+  }
+  rm_rf (root);
+}
+
 typedef struct {
   Pipeline *p;
   const char *cache;
@@ -1709,6 +2289,10 @@ main (int argc, char **argv)
    * pipeline test fills them in and empties them again. */
   g_setenv ("AIRLOCK_DATA_DIR", data_dir, TRUE);
   g_setenv ("AIRLOCK_GUEST_DIR", guest_dir, TRUE);
+  /* A fetch that apt fails never goes on to snapshot.debian.org or a
+   * directory of the user's: the fetch tests name their sources. */
+  g_setenv ("AIRLOCK_SNAPSHOT_URL", "", TRUE);
+  g_unsetenv ("AIRLOCK_KERNEL_DIR");
 
   g_test_add_func ("/guestimg/cpio/entries", test_cpio_entries);
   g_test_add_func ("/guestimg/cpio/reproducible", test_cpio_reproducible);
@@ -1742,6 +2326,18 @@ main (int argc, char **argv)
               test_pipeline_testroot, pipeline_teardown);
   g_test_add ("/guestimg/pipeline/testroot-packages", Pipeline, NULL, pipeline_setup,
               test_pipeline_testroot_packages, pipeline_teardown);
+
+  g_test_add ("/guestimg/pipeline/export-import", Pipeline, NULL, pipeline_setup,
+              test_pipeline_export_import, pipeline_teardown);
+  g_test_add_func ("/guestimg/transfer/refuses-foreign-archives",
+                   test_transfer_refuses_foreign_archives);
+  g_test_add_func ("/guestimg/fetch/snapshot-urls", test_fetch_snapshot_urls);
+  g_test_add ("/guestimg/fetch/local-dir-when-apt-fails", Fetch, NULL, fetch_setup,
+              test_fetch_local_dir_when_apt_fails, fetch_teardown);
+  g_test_add ("/guestimg/fetch/digest-mismatch-refused", Fetch, NULL, fetch_setup,
+              test_fetch_digest_mismatch_refused, fetch_teardown);
+  g_test_add ("/guestimg/fetch/snapshot-before-local", Fetch, NULL, fetch_setup,
+              test_fetch_snapshot_before_local, fetch_teardown);
 
   status = g_test_run ();
   rm_rf (env_root);
