@@ -269,9 +269,11 @@ add_string_member (JsonBuilder *builder, const char *name, const char *value)
 }
 
 static void
-build_image_json (JsonBuilder *builder, const AirlockImage *image)
+build_image_json (JsonBuilder *builder, const char *reference, const AirlockImage *image)
 {
   json_builder_begin_object (builder);
+  add_string_member (builder, "type", "image");
+  add_string_member (builder, "reference", reference);
   add_string_member (builder, "arch", airlock_arch_to_string (image->arch));
   add_string_member (builder, "platform", image->platform);
   add_string_member (builder, "index_digest", image->index_digest);
@@ -361,6 +363,52 @@ print_inspected (const AirlockImage *image)
 /* Resolves every arch of @reference (or those of @wanted) with every JSON
  * blob verified; layers are listed, not read.  Exit: 0, or the image
  * error's own status (harness.h). */
+/* One JSON object on one line of stdout (--json: JSON Lines, docs/json.md). */
+static void
+print_json_line (JsonBuilder *builder)
+{
+  g_autoptr (JsonNode) root = json_builder_get_root (builder);
+  g_autoptr (JsonGenerator) generator = json_generator_new ();
+  g_autofree char *text = NULL;
+
+  json_generator_set_root (generator, root);
+  text = json_generator_to_data (generator, NULL);
+  printf ("%s\n", text);
+}
+
+/* inspect --json's last line, whatever happened once the options parsed. */
+static int
+inspect_summary (gboolean json, const char *reference, int status, GPtrArray *images,
+                 GPtrArray *others, const char *error)
+{
+  g_autoptr (JsonBuilder) builder = NULL;
+
+  if (!json)
+    return status;
+  builder = json_builder_new ();
+  json_builder_begin_object (builder);
+  add_string_member (builder, "type", "summary");
+  add_string_member (builder, "command", "images inspect");
+  add_string_member (builder, "reference", reference);
+  json_builder_set_member_name (builder, "exit_status");
+  json_builder_add_int_value (builder, status);
+  add_string_member (builder, "error", error);
+  json_builder_set_member_name (builder, "arches");
+  json_builder_begin_array (builder);
+  for (guint i = 0; images && i < images->len; i++)
+    json_builder_add_string_value (builder,
+                                   airlock_arch_to_string (((AirlockImage *) images->pdata[i])->arch));
+  json_builder_end_array (builder);
+  json_builder_set_member_name (builder, "other_platforms");
+  json_builder_begin_array (builder);
+  for (guint i = 0; others && i < others->len; i++)
+    json_builder_add_string_value (builder, others->pdata[i]);
+  json_builder_end_array (builder);
+  json_builder_end_object (builder);
+  print_json_line (builder);
+  return status;
+}
+
 static int
 inspect_image (const char *reference, const gboolean *wanted, gboolean json, const char *cache_dir)
 {
@@ -377,7 +425,8 @@ inspect_image (const char *reference, const gboolean *wanted, gboolean json, con
   if (!arches)
     {
       fprintf (stderr, "airlock images inspect: %s\n", error->message);
-      return harness_exit_for_image_error (error);
+      return inspect_summary (json, reference, harness_exit_for_image_error (error), NULL, NULL,
+                              error->message);
     }
   for (guint i = 0; i < arches->len; i++)
     present[g_array_index (arches, AirlockArch, i)] = TRUE;
@@ -394,44 +443,32 @@ inspect_image (const char *reference, const gboolean *wanted, gboolean json, con
       if (!image)
         {
           fprintf (stderr, "airlock images inspect: %s\n", error->message);
-          return harness_exit_for_image_error (error);
+          return inspect_summary (json, reference, harness_exit_for_image_error (error), NULL,
+                                  others, error->message);
         }
       g_ptr_array_add (images, image);
     }
   if (images->len == 0)
     {
-      fprintf (stderr, "airlock images inspect: %s: no linux/amd64 or linux/arm64 image%s%s\n",
-               reference, others && others->len ? "; it has " : "",
-               others && others->len ? (char *) others->pdata[0] : "");
-      return HARNESS_EXIT_IMAGE_NO_ARCH;
+      g_autofree char *message = g_strdup_printf ("%s: no linux/amd64 or linux/arm64 image%s%s",
+                                                  reference, others && others->len ? "; it has " : "",
+                                                  others && others->len ? (char *) others->pdata[0] : "");
+
+      fprintf (stderr, "airlock images inspect: %s\n", message);
+      return inspect_summary (json, reference, HARNESS_EXIT_IMAGE_NO_ARCH, NULL, others, message);
     }
 
   if (json)
     {
-      g_autoptr (JsonBuilder) builder = json_builder_new ();
-      g_autoptr (JsonGenerator) generator = json_generator_new ();
-      g_autoptr (JsonNode) root = NULL;
-      g_autofree char *text = NULL;
-
-      json_builder_begin_object (builder);
-      add_string_member (builder, "reference", reference);
-      json_builder_set_member_name (builder, "images");
-      json_builder_begin_array (builder);
+      /* JSON Lines: an image line per arch, the summary last. */
       for (guint i = 0; i < images->len; i++)
-        build_image_json (builder, images->pdata[i]);
-      json_builder_end_array (builder);
-      json_builder_set_member_name (builder, "other_platforms");
-      json_builder_begin_array (builder);
-      for (guint i = 0; others && i < others->len; i++)
-        json_builder_add_string_value (builder, others->pdata[i]);
-      json_builder_end_array (builder);
-      json_builder_end_object (builder);
-      root = json_builder_get_root (builder);
-      json_generator_set_root (generator, root);
-      json_generator_set_pretty (generator, TRUE);
-      text = json_generator_to_data (generator, NULL);
-      printf ("%s\n", text);
-      return HARNESS_EXIT_OK;
+        {
+          g_autoptr (JsonBuilder) builder = json_builder_new ();
+
+          build_image_json (builder, reference, images->pdata[i]);
+          print_json_line (builder);
+        }
+      return inspect_summary (TRUE, reference, HARNESS_EXIT_OK, images, others, NULL);
     }
 
   printf ("image %s\n", reference);

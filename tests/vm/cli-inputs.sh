@@ -12,7 +12,7 @@ set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..9"
+echo "1..11"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -132,3 +132,34 @@ grep -q -e '--guest-program' "$work/out" || problem="run --help lacks --guest-pr
 grep -q -e '--junit' -e '--policy' "$work/out" && problem="$problem; run --help lists the gate's --junit or --policy"
 grep -q '^  airlock run \[OPTION…\]' "$work/out" || problem="$problem; no 'airlock run [OPTION…]' usage line"
 report 9 /help/run-lists-what-it-accepts "$problem" "$work/out"
+
+# images inspect --json: JSON Lines, an image line per arch, the summary
+# last; a reference that names nothing is the summary alone, with its error.
+"$cli" images inspect --json "oci-archive:$samples/clean.tar" >"$work/out" 2>"$work/err"
+status=$?
+problem=$(python3 - "$work/out" "$status" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+if [o["type"] for o in objs] != ["image", "image", "summary"]:
+    sys.exit(f"line types {[o['type'] for o in objs]}")
+if [o["arch"] for o in objs[:2]] != ["amd64", "arm64"] or not all(o["manifest_digest"].startswith("sha256:") for o in objs[:2]):
+    sys.exit(f"image lines {objs[:2]}")
+s = objs[2]
+if (s["command"], s["exit_status"], s["arches"], s["error"]) != ("images inspect", 0, ["amd64", "arm64"], None) or int(sys.argv[2]) != 0:
+    sys.exit(f"summary {s}, exit {sys.argv[2]}")
+PY
+)
+report 10 /json/images-inspect-lines-and-summary "$problem" "$work/out" "$work/err"
+"$cli" images inspect --json "$ref" >"$work/out" 2>"$work/err"
+status=$?
+problem=$(python3 - "$work/out" "$status" <<'PY'
+import json, sys
+objs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+if [o["type"] for o in objs] != ["summary"]:
+    sys.exit(f"lines {objs}")
+s = objs[0]
+if s["exit_status"] != int(sys.argv[2]) or s["exit_status"] not in (10, 11) or "no-such-image.tar" not in (s["error"] or ""):
+    sys.exit(f"summary {s}, exit {sys.argv[2]}")
+PY
+)
+report 11 /json/images-inspect-error-summary "$problem" "$work/out" "$work/err"

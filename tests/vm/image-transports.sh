@@ -27,7 +27,10 @@ skip () { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
 digests () {  # JSON of `images inspect` → "arch index manifest" lines
   python3 -c '
 import json, sys
-for i in json.load(open(sys.argv[1]))["images"]:
+lines = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
+assert lines and lines[-1]["type"] == "summary", lines
+for i in lines[:-1]:
+    assert i["type"] == "image", i
     print(i["arch"], i["index_digest"], i["manifest_digest"])' "$1"
 }
 
@@ -89,7 +92,7 @@ export AIRLOCK_INSECURE_LOCAL_REGISTRY=1
 status=$?
 if [ $status -eq 0 ] && [ "$(digests "$work/registry.json")" = "$(digests "$work/archive.json")" ] \
    && [ "$(digests "$work/registry.json" | wc -l)" -eq 2 ] \
-   && grep -q '"reference" : "docker://127.0.0.1:'"$port"'/clean:1"' "$work/registry.json"; then
+   && grep -q '"reference":"docker://127.0.0.1:'"$port"'/clean:1"' "$work/registry.json"; then
   ok "/image-transports/registry-same-digests"
 else
   { digests "$work/archive.json"; digests "$work/registry.json"; } >>"$out" 2>&1

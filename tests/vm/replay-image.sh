@@ -22,7 +22,7 @@ ok () { n=$((n + 1)); echo "ok $n $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n $1 # $2"; sed 's/^/# /' "$out"; }
 manifest_of () {  # REF: its amd64 manifest digest, as airlock resolves it
   "$cli" images inspect "$1" --arch amd64 --json \
-    | python3 -c 'import json, sys; print(json.load(sys.stdin)["images"][0]["manifest_digest"])'
+    | python3 -c 'import json, sys; print([json.loads(l) for l in sys.stdin if l.strip()][0]["manifest_digest"])'
 }
 
 echo "1..6"
