@@ -15,3 +15,10 @@ void airlock_rm_rf (const char *path);
  * over the bound, G_IO_ERROR_NOT_REGULAR_FILE, or the errno of open/read).
  * Transfer full. */
 GBytes *airlock_read_file_bounded (const char *path, gsize max, GError **error);
+
+/* Makes @path (and its missing parents, at @mode) inside airlock's cache
+ * @cache_root, making the root itself first at 0755 when it is missing: the
+ * first directory anything makes in a fresh cache decides its root's mode,
+ * and QEMU run by a system libvirtd (as libvirt-qemu) must reach the guest
+ * images under it.  Returns 0, or -1 with errno set. */
+int airlock_cache_mkdir (const char *cache_root, const char *path, int mode);

@@ -115,3 +115,11 @@ airlock_read_file_bounded (const char *path, gsize max, GError **error)
   close (fd);
   return g_bytes_new_take (g_steal_pointer (&buf), len);
 }
+
+int
+airlock_cache_mkdir (const char *cache_root, const char *path, int mode)
+{
+  if (cache_root && g_mkdir_with_parents (cache_root, 0755) < 0)
+    return -1;
+  return g_mkdir_with_parents (path, mode);
+}

@@ -216,7 +216,8 @@ airlock_image_fetch_remote (const char *reference, const char *cache_dir, GError
                    "destination cannot name", reference, root);
       return NULL;
     }
-  if (g_mkdir_with_parents (root, 0700) < 0)
+  /* Only the copies' directory is private, not the cache's root. */
+  if (airlock_cache_mkdir (cache, root, 0700) < 0)
     {
       int errsv = errno;
 

@@ -1,5 +1,7 @@
 #include "config.h"
 
+#include "fsutil-private.h"
+
 #include "vm/vm-private.h"
 
 #include <errno.h>
@@ -77,11 +79,12 @@ probe_cache_write (const char *path, const char *key, gboolean ok, const char *r
 {
   g_autoptr (GKeyFile) kf = g_key_file_new ();
   g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *cache_root = g_path_get_dirname (dir);   /* CACHE/accel/ARCH */
 
   g_key_file_set_string (kf, "kvm", "key", key);
   g_key_file_set_boolean (kf, "kvm", "usable", ok);
   g_key_file_set_string (kf, "kvm", "reason", reason ? reason : "");
-  if (g_mkdir_with_parents (dir, 0700) == 0)
+  if (airlock_cache_mkdir (cache_root, dir, 0700) == 0)
     (void) g_key_file_save_to_file (kf, path, NULL);
 }
 

@@ -373,7 +373,7 @@ take_slot (const char *cache_dir, char **ret_root, GError **error)
       g_autofree char *lock = g_build_filename (root, "airlock.lock", NULL);
       int fd;
 
-      if (g_mkdir_with_parents (root, 0700) < 0)
+      if (airlock_cache_mkdir (cache_dir, root, 0700) < 0)
         {
           g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_CONNECT,
                        "cannot create libvirt directory '%s': %s", root, g_strerror (errno));

@@ -52,7 +52,9 @@ airlock_libvirt_env_init (const char *cache_dir)
   g_mutex_lock (&lock);
   /* libvirt opens the file when it initialises and falls back to stderr
    * when it cannot: the directory must exist by then. */
-  if (!done && log_dir && g_mkdir_with_parents (log_dir, 0700) == 0)
+  /* The log's directory is the cache's root: made as the rest of airlock
+   * makes it (airlock_cache_mkdir()). */
+  if (!done && log_dir && g_mkdir_with_parents (log_dir, 0755) == 0)
     done = TRUE;
   g_mutex_unlock (&lock);
 }

@@ -393,6 +393,29 @@ test_libvirt_log_set_before_main (void)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* A private directory made first in a fresh cache (a registry copy's, the
+ * embedded driver's slots, the KVM probe's record) leaves the cache's root
+ * searchable: QEMU run by a system libvirtd as libvirt-qemu must reach the
+ * guest images beside it (seen: qemu:///system's boot failed with
+ * "Permission denied" on the kernel once a 0700 directory came first). */
+static void
+test_cache_root_reachable (void)
+{
+  g_autofree char *tmp = g_dir_make_tmp ("airlock-cache-XXXXXX", NULL);
+  g_autofree char *root = g_build_filename (tmp, "cache", NULL);
+  g_autofree char *priv = g_build_filename (root, "oci", "deep", NULL);
+  mode_t old = umask (022);
+  struct stat st;
+
+  g_assert_cmpint (airlock_cache_mkdir (root, priv, 0700), ==, 0);
+  umask (old);
+  g_assert_cmpint (stat (root, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0755);
+  g_assert_cmpint (stat (priv, &st), ==, 0);
+  g_assert_cmpint (st.st_mode & 0777, ==, 0700);
+  airlock_rm_rf (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -411,6 +434,7 @@ main (int argc, char **argv)
   g_test_add_func ("/vm/owner/self-is-alive", test_owner_self_alive);
   g_test_add_func ("/vm/owner/dead-cases", test_owner_dead_cases);
   g_test_add_func ("/vm/cleanup/rm-rf-does-not-follow-links", test_rm_rf_does_not_follow_links);
+  g_test_add_func ("/vm/cache/root-reachable-by-qemu", test_cache_root_reachable);
   g_test_add_func ("/vm/capture/qemu-user-from-capabilities", test_capture_qemu_user);
   return g_test_run ();
 }
