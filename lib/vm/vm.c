@@ -286,7 +286,8 @@ airlock_vm_adopt_qemu (GError **error)
                    g_strerror (saved));
       return FALSE;
     }
-  airlock_connection_start_reaper ();
+  /* The reaper thread starts with the first connection
+   * (airlock_connection_open()). */
   return TRUE;
 }
 

@@ -167,7 +167,7 @@ AIRLOCK_PUBLIC gboolean airlock_network_check (GError **error);
  * are PID 1's orphans and libvirt waits for PID 1 to reap them, up to ~2 s
  * per run on hosts whose init reaps slowly.  Process-wide: any orphaned
  * descendant then comes to this process.  airlock reaps only QEMUs: each
- * run its own, by pid, and a thread (started here, polling every 50 ms)
+ * run its own, by pid, and a thread (started with the first libvirt connection, polling every 50 ms)
  * the daemonized ones no run holds, such as libvirt's capability probes —
  * zombie children named qemu-system-* in another session than ours; a QEMU
  * the program spawned itself is left to it.  Other orphans stay zombies
