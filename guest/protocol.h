@@ -201,11 +201,13 @@ enum airlock_tlv_tag {
                                     * read-only at /.airlock and argv[0] becomes /.airlock/bin/sh
                                     * (a LOG frame says which ran; `airlock shell`) */
   AIRLOCK_SPEC_WARP = 112,         /* u32: 1 = the guest's clock is warped (QEMU's
-                                    * -icount shift=0,sleep=off: while every vCPU is idle the
+                                    * -icount shift=2,sleep=off: while every vCPU is idle the
                                     * clock jumps to the next timer).  TIMEOUT_MS is then a
                                     * limit of guest time; the supervisor's heartbeats answer
                                     * the host's ticks and the host's stop ends the workload
-                                    * (AIRLOCK_HOST_TICK, AIRLOCK_HOST_STOP) */
+                                    * (AIRLOCK_HOST_TICK, AIRLOCK_HOST_STOP); after each network
+                                    * call the clock is held to the guest's instructions for a
+                                    * while, so no answer is outrun (guest/net-hold.c) */
 };
 
 /* Host → guest after the run spec, in a run whose spec has WARP: single
