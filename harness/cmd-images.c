@@ -4,6 +4,7 @@
 
 #include "harness.h"
 
+#include "bundle/bundle-json-private.h"
 #include "guestimg/bzimage-private.h"
 #include "image/remote-private.h"
 #include "guestimg/transfer-private.h"
@@ -367,12 +368,8 @@ print_inspected (const AirlockImage *image)
 static void
 print_json_line (JsonBuilder *builder)
 {
-  g_autoptr (JsonNode) root = json_builder_get_root (builder);
-  g_autoptr (JsonGenerator) generator = json_generator_new ();
-  g_autofree char *text = NULL;
+  g_autofree char *text = airlock_json_builder_to_text (builder, FALSE);
 
-  json_generator_set_root (generator, root);
-  text = json_generator_to_data (generator, NULL);
   printf ("%s\n", text);
 }
 

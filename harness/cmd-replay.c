@@ -788,12 +788,8 @@ add_strings (JsonBuilder *b, const char *name, GPtrArray *strings)
 static void
 print_json_line (JsonBuilder *b)
 {
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autofree char *text = NULL;
+  g_autofree char *text = airlock_json_builder_to_text (b, FALSE);
 
-  json_generator_set_root (gen, root);
-  text = json_generator_to_data (gen, NULL);
   printf ("%s\n", text);
   fflush (stdout);
 }
@@ -818,19 +814,11 @@ replay_outcome (int status)
 static void
 add_replay_members (JsonBuilder *b, const ReplayReport *rep)
 {
-  int status = rep->status;
-
-  json_builder_set_member_name (b, "arch");
-  if (rep->arch)
-    json_builder_add_string_value (b, rep->arch);
-  else
-    json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "bundle");
-  json_builder_add_string_value (b, rep->bundle);
-  json_builder_set_member_name (b, "outcome");
-  json_builder_add_string_value (b, replay_outcome (status));
-  json_builder_set_member_name (b, "exit_status");
-  json_builder_add_int_value (b, status);
+  airlock_json_set_str (b, "arch", rep->arch);
+  airlock_json_set_str (b, "bundle", rep->bundle);
+  airlock_json_set_str (b, "outcome", replay_outcome (rep->status));
+  airlock_json_set_int (b, "exit_status", rep->status);
+  /* Counts of a replay that did not run are null, not 0. */
   json_builder_set_member_name (b, "attempts");
   if (rep->ran)
     json_builder_add_int_value (b, rep->attempts);
@@ -841,11 +829,7 @@ add_replay_members (JsonBuilder *b, const ReplayReport *rep)
     json_builder_add_int_value (b, rep->network_calls);
   else
     json_builder_add_null_value (b);
-  json_builder_set_member_name (b, "verdict");
-  if (rep->verdict)
-    json_builder_add_string_value (b, rep->verdict);
-  else
-    json_builder_add_null_value (b);
+  airlock_json_set_str (b, "verdict", rep->verdict);
   add_strings (b, "differences", rep->differences);
   add_strings (b, "messages", rep->messages);
 }
@@ -871,8 +855,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
       g_autoptr (JsonBuilder) b = json_builder_new ();
 
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "type");
-      json_builder_add_string_value (b, "replay");
+      airlock_json_set_str (b, "type", "replay");
       rep->status = status;
       add_replay_members (b, rep);
       json_builder_end_object (b);
@@ -891,19 +874,11 @@ print_summary (int status, GPtrArray *reports, const char *error)
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "type");
-  json_builder_add_string_value (b, "summary");
-  json_builder_set_member_name (b, "command");
-  json_builder_add_string_value (b, "replay");
-  json_builder_set_member_name (b, "exit_status");
-  json_builder_add_int_value (b, status);
-  json_builder_set_member_name (b, "outcome");
-  json_builder_add_string_value (b, reports && reports->len ? replay_outcome (status) : "error");
-  json_builder_set_member_name (b, "error");
-  if (error)
-    json_builder_add_string_value (b, error);
-  else
-    json_builder_add_null_value (b);
+  airlock_json_set_str (b, "type", "summary");
+  airlock_json_set_str (b, "command", "replay");
+  airlock_json_set_int (b, "exit_status", status);
+  airlock_json_set_str (b, "outcome", reports && reports->len ? replay_outcome (status) : "error");
+  airlock_json_set_str (b, "error", error);
   json_builder_set_member_name (b, "arches");
   json_builder_begin_array (b);
   for (guint i = 0; reports && i < reports->len; i++)

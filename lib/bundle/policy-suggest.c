@@ -78,22 +78,6 @@ rule_name (const char *name)
   return g_strndup (name, len > 1 && name[len - 1] == '.' ? len - 1 : len);
 }
 
-/* An HTTP Host may carry a port ("pypi.org:8080"); the verdict compares
- * the host. */
-static char *
-host_without_port (const char *host)
-{
-  const char *colon = strrchr (host, ':');
-
-  if (colon && host[0] != '[' && strchr (host, ':') == colon && colon[1] != '\0')
-    {
-      for (const char *p = colon + 1; *p; p++)
-        if (!g_ascii_isdigit (*p))
-          return g_strdup (host);
-      return g_strndup (host, (gsize) (colon - host));
-    }
-  return g_strdup (host);
-}
 
 static gboolean
 parses (const char *rule)
@@ -289,7 +273,7 @@ suggest_call (Suggestion *s, const AirlockBundleView *v, const char *arch,
 
           if (!claims[k] || !*claims[k])
             continue;
-          bare = k == 1 ? host_without_port (claims[k]) : g_strdup (claims[k]);
+          bare = k == 1 ? airlock_sinkhole_host_without_port (claims[k]) : g_strdup (claims[k]);
           add_distinct (sent, g_strdup_printf ("%s %s", claim_kind[k], bare));
           for (guint j = 0; j < names->len; j++)
             seen = seen || same_name (names->pdata[j], bare);

@@ -208,23 +208,6 @@ same_name (const char *a, const char *b)
   return la == lb && g_ascii_strncasecmp (a, b, la) == 0;
 }
 
-/* An HTTP Host names a host and maybe a port ("pypi.org:8080"); the host
- * is what is compared.  A bracketed IPv6 literal keeps its brackets. */
-static char *
-host_without_port (const char *host)
-{
-  const char *colon = strrchr (host, ':');
-
-  if (colon && host[0] != '[' && strchr (host, ':') == colon && colon[1] != '\0')
-    {
-      for (const char *p = colon + 1; *p; p++)
-        if (!g_ascii_isdigit (*p))
-          return g_strdup (host);
-      return g_strndup (host, (gsize) (colon - host));
-    }
-  return g_strdup (host);
-}
-
 static void
 add_claim (SinkholeFlows *sf, const char *key, const char *what, const char *name)
 {
@@ -234,7 +217,7 @@ add_claim (SinkholeFlows *sf, const char *key, const char *what, const char *nam
 
   if (!name || !*name)
     return;
-  bare = g_str_equal (what, "Host") ? host_without_port (name) : g_strdup (name);
+  bare = g_str_equal (what, "Host") ? airlock_sinkhole_host_without_port (name) : g_strdup (name);
   claims = g_hash_table_lookup (sf->claims, key);
   if (!claims)
     {

@@ -290,3 +290,18 @@ airlock_sinkhole_detect (const guint8 *data, gsize len, guint16 port, gboolean f
   ret_detected->protocol = AIRLOCK_SINKHOLE_PROTOCOL_RAW;
   return AIRLOCK_SINKHOLE_DETECT_DONE;
 }
+
+char *
+airlock_sinkhole_host_without_port (const char *host)
+{
+  const char *colon = strrchr (host, ':');
+
+  if (colon && host[0] != '[' && strchr (host, ':') == colon && colon[1] != '\0')
+    {
+      for (const char *p = colon + 1; *p; p++)
+        if (!g_ascii_isdigit (*p))
+          return g_strdup (host);
+      return g_strndup (host, (gsize) (colon - host));
+    }
+  return g_strdup (host);
+}

@@ -225,4 +225,10 @@ const char *airlock_sinkhole_log_name_for_address (const AirlockSinkholeLog *log
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockSinkholeNames, airlock_sinkhole_names_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockSinkholeLog, airlock_sinkhole_log_free)
 
+/* An HTTP Host names a host and maybe a port ("pypi.org:8080"): the host,
+ * which is what the verdict and a suggested policy compare.  A bracketed
+ * IPv6 literal, or a "port" that is not all digits, is kept whole.
+ * Transfer full. */
+char *airlock_sinkhole_host_without_port (const char *host);
+
 G_END_DECLS
