@@ -4,7 +4,7 @@
 
 #include "harness.h"
 
-#include "bundle/bundle-json-private.h"
+#include "json-util-private.h"
 #include "guestimg/bzimage-private.h"
 #include "image/remote-private.h"
 #include "guestimg/transfer-private.h"

@@ -21,7 +21,7 @@
 
 #include "case/case-private.h"
 #include "bundle/bundle.h"
-#include "bundle/bundle-json-private.h"
+#include "json-util-private.h"
 #include "bundle/bundle-network.h"
 #include "image/remote-private.h"
 #include "json-bounded-private.h"

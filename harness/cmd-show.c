@@ -13,7 +13,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-read.h"
-#include "bundle/bundle-json-private.h"
+#include "json-util-private.h"
 
 #include <arpa/inet.h>
 #include <json-glib/json-glib.h>

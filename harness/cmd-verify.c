@@ -5,7 +5,7 @@
 #include "harness.h"
 
 #include "bundle/bundle.h"
-#include "bundle/bundle-json-private.h"
+#include "json-util-private.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
 #include "network-table.h"
 #include "table.h"
 
-#include "bundle/bundle-json-private.h"
+#include "json-util-private.h"
 
 #include <stdio.h>
 

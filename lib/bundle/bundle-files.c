@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "bundle/bundle.h"
-#include "bundle/bundle-json-private.h"
+#include "json-util-private.h"
 #include "bundle/bundle-network.h"
 #include "protocol.h"
 

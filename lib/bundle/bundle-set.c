@@ -12,7 +12,7 @@
 #include "config.h"
 
 #include "bundle/bundle.h"
-#include "bundle/bundle-json-private.h"
+#include "json-util-private.h"
 #include "json-bounded-private.h"
 
 #include <errno.h>

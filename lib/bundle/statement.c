@@ -18,7 +18,7 @@
 #include "config.h"
 
 #include "bundle/bundle.h"
-#include "bundle/bundle-json-private.h"
+#include "json-util-private.h"
 #include "protocol.h"
 
 #include "evidence/sockaddr.h"
