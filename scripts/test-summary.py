@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Counts test cases over meson test logs: each TAP result line of a test is a
-case; a test without TAP lines is one case.  Prints "N passed, N failed,
-N skipped" and exits non-zero when anything failed or a log is missing."""
+case; a test without TAP lines is one case.  Prints the slowest suites and
+each log's total time (so the next slow suite is visible), then, last,
+"N passed, N failed, N skipped", and exits non-zero when anything failed or
+a log is missing."""
 import json
 import re
 import sys
@@ -10,6 +12,8 @@ TAP = re.compile(r"^(not ok|ok)\b(.*)$")
 
 passed = failed = skipped = 0
 missing = False
+times = []      # (seconds, log, test name)
+totals = []     # (log, seconds, tests)
 for path in sys.argv[1:]:
     try:
         lines = open(path, encoding="utf-8").read().splitlines()
@@ -17,11 +21,17 @@ for path in sys.argv[1:]:
         print(f"test-summary: cannot read '{path}': {e.strerror}", file=sys.stderr)
         missing = True
         continue
+    total = 0.0
+    count = 0
     for line in lines:
         if not line.strip():
             continue
         t = json.loads(line)
         result = t.get("result")
+        seconds = float(t.get("duration") or 0)
+        total += seconds
+        count += 1
+        times.append((seconds, path, t.get("name", "?")))
         p = f = s = 0
         for out in (t.get("stdout") or "").splitlines():
             m = TAP.match(out)
@@ -48,6 +58,14 @@ for path in sys.argv[1:]:
         passed += p
         failed += f
         skipped += s
+    totals.append((path, total, count))
+
+# Test time, not wall time: a pass that runs two tests at once takes less.
+print("test: the slowest suites")
+for seconds, path, name in sorted(times, reverse=True)[:15]:
+    print(f"  {seconds:7.1f} s  {name}  ({path.split('/')[0]})")
+for path, total, count in totals:
+    print(f"test: {path}: {count} suites, {total / 60:.1f} min of test time")
 
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed or missing else 0)
