@@ -14,6 +14,7 @@
 
 #include "airlock-macros.h"
 
+#include "abi-names.h"
 #include "arch.h"
 #include "channel.h"
 #include "dns.h"
@@ -174,19 +175,8 @@ const AirlockSockaddr *airlock_event_get_destination (const AirlockEvent *ev);
  * no RESULT yet); "" for other kinds.  Transfer full. */
 char *airlock_event_outcome (const AirlockEvent *ev);
 
-/* "ECONNREFUSED" for -111, "errno-N" for an unknown one, the decimal value
- * for a value >= 0.  Transfer full. */
-char *airlock_result_to_string (gint64 result);
-
-/* "exited 0", "killed by SIGKILL", "killed by signal 40 (core dumped)"…
- * Transfer full. */
-char *airlock_wait_status_to_string (guint32 status);
-
-/* "x86_64", "x32", "i386", "aarch64", "arm" or "unknown" for the ABI of a
- * call made with @audit_arch and @nr (static). */
-const char *airlock_syscall_abi (guint32 audit_arch, guint32 nr);
-/* The call's name under that ABI, "syscall-N" when unknown.  Transfer full. */
-char *airlock_syscall_name (guint32 audit_arch, guint32 nr);
+/* airlock_result_to_string(), airlock_wait_status_to_string(),
+ * airlock_syscall_abi() and airlock_syscall_name(): abi-names.h. */
 
 /* @ev as one JSON object on one line (no newline), every field it has:
  * what `airlock run --json` prints and a bundle's events.jsonl holds.

@@ -13,21 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *
-airlock_verdict_kind_to_string (AirlockVerdictKind kind)
-{
-  switch (kind)
-    {
-    case AIRLOCK_VERDICT_PASS:
-      return "pass";
-    case AIRLOCK_VERDICT_FAIL:
-      return "fail";
-    case AIRLOCK_VERDICT_INCONCLUSIVE:
-      return "inconclusive";
-    }
-  return "unknown";
-}
-
 static void
 control_result_free (gpointer data)
 {

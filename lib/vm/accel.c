@@ -1,8 +1,17 @@
+/* KVM only after a probe boot succeeds (cached per host boot), TCG
+ * otherwise; the names of the choices.
+ *
+ * The probe boots a VM, and a VM is what asks for the accelerator
+ * (airlock_vm_new()): so the probe is not here but handed in as a function
+ * (AirlockAccelProbeFunc) by vm.c, which owns booting.  This file decides
+ * and remembers, and includes nothing of vm.c; vm.c includes this file's
+ * header.  (A probe file of its own above both would still be called from
+ * airlock_vm_new(), below it: the circle again.) */
 #include "config.h"
 
 #include "fsutil-private.h"
 
-#include "vm/vm-private.h"
+#include "vm/accel-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,11 +19,6 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* A working KVM gets our guest to its hello in well under a second; a
- * broken one (nested virtualisation without the features QEMU needs) aborts
- * or spins forever.  The probe gives it this long. */
-#define KVM_PROBE_TIMEOUT_MS 8000
 
 /* Is the connection's hypervisor this machine?  Then /dev/kvm here is the
  * one QEMU will use. */
@@ -88,34 +92,25 @@ probe_cache_write (const char *path, const char *key, gboolean ok, const char *r
     (void) g_key_file_save_to_file (kf, path, NULL);
 }
 
-/* Boots the guest once under KVM.  Returns NULL when it reached its trailer,
- * else why not. */
-static char *
-probe_boot (AirlockConnection *conn, AirlockArch arch, const AirlockGuestImage *image,
-            const AirlockVmOptions *options)
+gboolean
+airlock_accel_from_string (const char *name, AirlockAccel *ret_accel)
 {
-  AirlockVmOptions o = *options;
-  g_autoptr (AirlockVm) vm = NULL;
-  g_autoptr (GError) error = NULL;
+  static const char *const names[] = { "auto", "tcg", "kvm" };
 
-  o.boot_timeout_ms = KVM_PROBE_TIMEOUT_MS;
-  o.guest_run_ms = 1;
-  o.run_timeout_ms = KVM_PROBE_TIMEOUT_MS;
-  o.test_mode = NULL;
-  o.spec = NULL;          /* the probe is a boot check, whatever the run asks */
-  o.clock_warp = FALSE;
-  vm = airlock_vm_new_on (arch, image, &o, conn, "kvm");
-  if (!airlock_vm_run (vm, &error))
-    return g_strdup (error->message);
-  if (!airlock_vm_is_complete (vm))
-    return g_strdup_printf ("probe boot failed: %s", airlock_vm_get_reason (vm));
-  return NULL;
+  for (unsigned i = 0; i < G_N_ELEMENTS (names); i++)
+    if (g_strcmp0 (name, names[i]) == 0)
+      {
+        *ret_accel = (AirlockAccel) i;
+        return TRUE;
+      }
+  return FALSE;
 }
 
 gboolean
 airlock_accel_resolve (AirlockConnection *conn, AirlockArch arch, AirlockAccel want,
-                       const AirlockGuestImage *image, const AirlockVmOptions *options,
-                       char **ret_virt_type, char **ret_notice, GError **error)
+                       const AirlockVmOptions *options, AirlockAccelProbeFunc probe,
+                       gpointer probe_data, char **ret_virt_type, char **ret_notice,
+                       GError **error)
 {
   AirlockArch host;
   g_autofree char *why = NULL;
@@ -187,7 +182,7 @@ airlock_accel_resolve (AirlockConnection *conn, AirlockArch arch, AirlockAccel w
       cache_file = g_build_filename (options->cache_dir, "accel", airlock_arch_to_string (arch), NULL);
       if (!probe_cache_read (cache_file, key, &cached_ok, &why))
         {
-          why = probe_boot (conn, arch, image, options);
+          why = probe (conn, probe_data);
           probe_cache_write (cache_file, key, why == NULL, why);
         }
       else if (cached_ok)

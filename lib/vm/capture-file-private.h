@@ -1,5 +1,5 @@
 /* Which user a local libvirt daemon (qemu:///system) runs QEMU as: the
- * one the network's socket is given to (lib/vm/vm.c, prepare_network()),
+ * one the network's socket is given to (lib/vm/domain.c, prepare_network()),
  * and nobody else, or anyone on the host could be the guest's network.
  * Internal. */
 #pragma once

@@ -227,7 +227,7 @@ airlock_runtime_dir (GError **error)
   /* In a shared /tmp someone else may have made it first.  Search
    * permission for others is ours too: a run through a local daemon makes
    * it 0711 so QEMU (as libvirt-qemu) can reach its capture directory
-   * (vm.c, prepare_pcap()); refusing that mode would refuse every later
+   * (domain.c, prepare_network()); refusing that mode would refuse every later
    * run.  Nobody else may list it or create anything in it. */
   if (lstat (dir, &st) < 0 || !S_ISDIR (st.st_mode) || st.st_uid != geteuid ()
       || (st.st_mode & 0066))

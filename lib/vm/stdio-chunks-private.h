@@ -5,7 +5,7 @@
  * The guest sends them, so they are untrusted bytes; nothing on this port
  * is evidence, but a decoder that read past a chunk, or lost or invented
  * output across the port's arbitrary read boundaries, would show a person
- * other output than the workload's.  Apart from vm.c (which reads the
+ * other output than the workload's.  Apart from streams.c (which reads the
  * port and keeps the output) so that tests/fuzz/fuzz-stdio.c can feed it
  * any bytes in any splits. */
 #pragma once

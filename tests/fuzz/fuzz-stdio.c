@@ -3,7 +3,7 @@
  *
  * The input is the stream; a PRNG seeded with it cuts it into reads of 1
  * to 70,000 bytes (the port gives no message boundaries), and each read
- * is appended to the pending buffer and decoded, as vm.c's stdio worker
+ * is appended to the pending buffer and decoded, as streams.c's stdio worker
  * does.  Besides the sanitizers' findings (a chunk read past the buffer),
  * it aborts when the chunks handed on are not exactly those of an
  * independent one-pass reading of the whole stream (stream, flags, bytes,

@@ -1324,7 +1324,7 @@ bytes_read_so_far (void)
 
 /* A capture over AIRLOCK_BOUND_CAPTURE is refused with a reason naming the
  * bound, and without being read: what the live run does with net.pcap
- * (lib/vm/vm.c) before the analysis, whatever size the guest made it. */
+ * (lib/vm/teardown.c) before the analysis, whatever size the guest made it. */
 static void
 test_capture_over_bound_refused_unread (void)
 {
