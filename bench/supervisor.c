@@ -36,6 +36,8 @@
 #include "config.h"
 
 #include "airlock.h"
+#include "bench-common.h"
+#include "stats.h"
 #include "evidence/event.h"
 #include "protocol.h"
 #include "summary.h"
@@ -142,37 +144,6 @@ typedef struct {
   char *failure;
 } ArchBench;
 
-typedef struct {
-  double median;
-  double min;
-  double max;
-} Stats;
-
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static Stats
-stats_of (GArray *values)
-{
-  g_autoptr (GArray) v = g_array_copy (values);
-  Stats s = { -1, -1, -1 };
-  guint n = v->len;
-
-  if (n == 0)
-    return s;
-  g_array_sort (v, compare_doubles);
-  s.min = g_array_index (v, double, 0);
-  s.max = g_array_index (v, double, n - 1);
-  s.median = n % 2 ? g_array_index (v, double, n / 2)
-                   : (g_array_index (v, double, n / 2 - 1) + g_array_index (v, double, n / 2)) / 2;
-  return s;
-}
 
 /* Default iterations per arch, chosen so each run's loop takes 5-20 s
  * under TCG on a 2-core x86 host (one iteration of the syscalls loop:
@@ -220,18 +191,6 @@ arch_bench_clear (ArchBench *ab)
     g_clear_pointer (&ab->filter[f], g_array_unref);
   g_clear_pointer (&ab->boot_s, g_array_unref);
   g_clear_pointer (&ab->failure, g_free);
-}
-
-static void
-on_image_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
-{
-  char **last_stage = user_data;
-
-  if (g_strcmp0 (*last_stage, stage) == 0)
-    return;
-  fprintf (stderr, "bench/supervisor: %s\n", stage);
-  g_free (*last_stage);
-  *last_stage = g_strdup (stage);
 }
 
 static void
@@ -594,7 +553,7 @@ bench_arch (ArchBench *ab, const BenchOptions *o)
 static double
 median_of (const ArchBench *ab, Measurement m)
 {
-  return stats_of (ab->samples[m]).median;
+  return stats_of_values (ab->samples[m]).median;
 }
 
 static double
@@ -622,7 +581,7 @@ paired_ratio_of (const ArchBench *ab, Measurement m)
 
       g_array_append_val (ratios, r);
     }
-  return stats_of (ratios).median;
+  return stats_of_values (ratios).median;
 }
 
 /* Median over rounds of filter variant @x's time over variant @y's, each
@@ -638,7 +597,7 @@ filter_ratio (const ArchBench *ab, FilterVariant x, FilterVariant y)
 
       g_array_append_val (ratios, r);
     }
-  return stats_of (ratios).median;
+  return stats_of_values (ratios).median;
 }
 
 static const char *
@@ -684,7 +643,7 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
 
       for (guint m = 0; m < N_MEASUREMENTS; m++)
         {
-          Stats s = stats_of (ab->samples[m]);
+          Stats s = stats_of_values (ab->samples[m]);
           g_autofree char *med = format_ns (s.median);
           g_autofree char *min = format_ns (s.min);
           g_autofree char *max = format_ns (s.max);
@@ -706,9 +665,9 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
   for (guint i = 0; i < n; i++)
     {
       ArchBench *ab = &benches[i];
-      g_autofree char *none = format_ns (stats_of (ab->filter[F_NONE]).median);
-      g_autofree char *constant = format_ns (stats_of (ab->filter[F_CONSTANT]).median);
-      g_autofree char *airlock = format_ns (stats_of (ab->filter[F_AIRLOCK]).median);
+      g_autofree char *none = format_ns (stats_of_values (ab->filter[F_NONE]).median);
+      g_autofree char *constant = format_ns (stats_of_values (ab->filter[F_CONSTANT]).median);
+      g_autofree char *airlock = format_ns (stats_of_values (ab->filter[F_AIRLOCK]).median);
 
       if (!ab->filter[F_NONE]->len)
         continue;
@@ -731,7 +690,7 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
       double connect_sup = median_of (ab, M_CONNECT_SUPERVISED);
       double write_floor = median_of (ab, M_WRITE_FLOOR);
       double write_sup = median_of (ab, M_WRITE_SUPERVISED);
-      Stats boot = stats_of (ab->boot_s);
+      Stats boot = stats_of_values (ab->boot_s);
 
       if (ab->failure)
         printf ("%s: failed: %s\n", arch_name, ab->failure);
@@ -811,18 +770,18 @@ add_summary_rows (ArchBench *benches, guint n)
           BenchSummaryRow any = {
             .bench = "supervisor",
             .what = any_what,
-            .value = stats_of (ab->filter[F_CONSTANT]).median / 1000,
+            .value = stats_of_values (ab->filter[F_CONSTANT]).median / 1000,
             .unit = "µs",
-            .floor = stats_of (ab->filter[F_NONE]).median / 1000,
+            .floor = stats_of_values (ab->filter[F_NONE]).median / 1000,
             .floor_what = "no filter, same boot",
             .ratio = filter_ratio (ab, F_CONSTANT, F_NONE),
           };
           BenchSummaryRow ours = {
             .bench = "supervisor",
             .what = ours_what,
-            .value = stats_of (ab->filter[F_AIRLOCK]).median / 1000,
+            .value = stats_of_values (ab->filter[F_AIRLOCK]).median / 1000,
             .unit = "µs",
-            .floor = stats_of (ab->filter[F_CONSTANT]).median / 1000,
+            .floor = stats_of_values (ab->filter[F_CONSTANT]).median / 1000,
             .floor_what = "constant filter, same boot",
             .ratio = filter_ratio (ab, F_AIRLOCK, F_CONSTANT),
             .target = UNTRACED_TARGET,
@@ -841,7 +800,7 @@ main (int argc, char **argv)
 {
   g_autofree char *arch_spec = NULL;
   g_autofree char *cache_dir = NULL;
-  g_autofree char *last_stage = NULL;
+  g_auto (BenchStageLog) stage_log = { "bench/supervisor", NULL };
   g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (GError) error = NULL;
   BenchOptions o = {
@@ -915,8 +874,8 @@ main (int argc, char **argv)
     AirlockGuestImageOptions img_opts = {
       .cache_dir = cache_dir,
       .with_testroot = TRUE,
-      .progress = on_image_progress,
-      .progress_data = &last_stage,
+      .progress = bench_stage_progress,
+      .progress_data = &stage_log,
     };
 
     for (guint i = 0; i < n && status == 0; i++)
