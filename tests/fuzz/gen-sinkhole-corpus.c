@@ -274,10 +274,7 @@ seed_records_incomplete (GByteArray *s)
   records (s, FALSE);
 }
 
-static const struct {
-  const char *name;
-  void (*build) (GByteArray *s);
-} seeds[] = {
+static const CorpusSeed seeds[] = {
   { "http-curl", seed_http_curl },
   { "http-partial", seed_http_partial },
   { "tls13-hello", seed_tls13 },
@@ -297,26 +294,12 @@ static const struct {
   { "records-incomplete", seed_records_incomplete },
 };
 
+/* fuzz-sinkhole reads the connections' first bytes and the record files
+ * alike: one corpus. */
+static const CorpusSet sinkhole = { .n_seeds = G_N_ELEMENTS (seeds), .seeds = seeds };
+
 int
 main (int argc, char **argv)
 {
-  gboolean check = argc == 3 && strcmp (argv[1], "--check") == 0;
-  const char *dir = check ? argv[2] : argv[1];
-  int status = 0;
-
-  if (!(argc == 2 || check))
-    {
-      fprintf (stderr, "usage: %s [--check] DIR\n", argv[0]);
-      return 2;
-    }
-
-  for (gsize i = 0; i < G_N_ELEMENTS (seeds); i++)
-    {
-      g_autoptr (GByteArray) bytes = g_byte_array_new ();
-      g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-
-      seeds[i].build (bytes);
-      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
-    }
-  return status;
+  return corpus_seed_main (argc, argv, &sinkhole, 1);
 }
