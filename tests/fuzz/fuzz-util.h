@@ -1,7 +1,8 @@
 /* Helpers shared by the libFuzzer harnesses: an invariant check that cannot
  * be compiled out, a deterministic PRNG seeded from the input (so a crash
  * replays with the same read splits), the check that a string is safe to
- * print, and GLib warnings made fatal. */
+ * print, and GLib warnings made fatal (and the LLVMFuzzerInitialize of a
+ * harness that sets up nothing else). */
 #pragma once
 
 #include <glib.h>
@@ -70,3 +71,17 @@ fuzz_glib_warnings_abort (void)
 {
   g_log_set_writer_func (fuzz_log_writer, NULL, NULL);
 }
+
+/* Defines LLVMFuzzerInitialize for a harness whose only setup is
+ * fuzz_glib_warnings_abort().  A macro, not a function here: the harnesses
+ * that set up more (fuzz-bundle's scratch directory) define their own. */
+#define FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT() \
+  int LLVMFuzzerInitialize (int *argc, char ***argv); \
+  int \
+  LLVMFuzzerInitialize (int *argc, char ***argv) \
+  { \
+    (void) argc; \
+    (void) argv; \
+    fuzz_glib_warnings_abort (); \
+    return 0; \
+  }
