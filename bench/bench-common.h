@@ -1,6 +1,7 @@
 /* What several benchmarks do around their measurements: note the machine's
- * load (a busy machine explains a noisy run) and report an image build's
- * progress one line per stage.  Statistics live in stats.h. */
+ * load (a busy machine explains a noisy run), wait for other QEMUs to end,
+ * find the clean sample image and report an image build's progress one
+ * line per stage.  Statistics live in stats.h. */
 #pragma once
 
 #include <glib.h>
@@ -8,6 +9,21 @@
 /* /proc/loadavg's 1, 5 and 15 minute load averages as "a b c", or
  * "unknown".  Free with g_free(). */
 char *bench_load_average (void);
+
+/* The QEMU processes running now that are not zombies.  Other QEMUs compete
+ * for the CPUs and make the numbers noisy; a benchmark's own are all gone
+ * between its runs, so any QEMU seen then is someone else's. */
+guint bench_count_other_qemus (void);
+
+/* Waits up to @max_s seconds for other QEMUs to end, saying so on stderr
+ * prefixed with @name ("bench/boot") when there are any.  Returns how many
+ * still run. */
+guint bench_wait_for_other_qemus (const char *name, int max_s);
+
+/* "oci:$AIRLOCK_SAMPLE_DIR/clean", the image a benchmark gates when not
+ * given --image; or NULL after saying on stderr (prefixed with @name) that
+ * one of the two is needed.  Free with g_free(). */
+char *bench_clean_sample_reference (const char *name);
 
 /* The progress_data of bench_stage_progress: @name prefixes each line
  * ("bench/boot"); @last_stage is the stage last printed (owned: declare

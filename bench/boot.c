@@ -93,49 +93,6 @@ arch_bench_clear (ArchBench *ab)
 
 /* ---- setup -------------------------------------------------------------- */
 
-/* Other QEMUs compete for the two cores and make the numbers noisy.  Ours
- * are all gone between rounds, so any QEMU seen then is someone else's. */
-static guint
-count_other_qemus (void)
-{
-  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
-  const char *entry;
-  guint n = 0;
-
-  if (!proc)
-    return 0;
-  while ((entry = g_dir_read_name (proc)))
-    {
-      g_autofree char *comm_path = NULL;
-      g_autofree char *comm = NULL;
-
-      if (!g_ascii_isdigit (entry[0]))
-        continue;
-      comm_path = g_build_filename ("/proc", entry, "comm", NULL);
-      if (g_file_get_contents (comm_path, &comm, NULL, NULL) && g_str_has_prefix (comm, "qemu-system"))
-        n++;
-    }
-  return n;
-}
-
-/* Waits up to @max_s seconds for other QEMUs to end.  Returns how many
- * still run. */
-static guint
-wait_for_other_qemus (int max_s)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) max_s * G_USEC_PER_SEC;
-  guint others = count_other_qemus ();
-
-  if (others > 0 && max_s > 0)
-    fprintf (stderr, "bench/boot: waiting up to %d s for %u other QEMU process(es) to end\n", max_s, others);
-  while (others > 0 && g_get_monotonic_time () < deadline)
-    {
-      g_usleep (G_USEC_PER_SEC);
-      others = count_other_qemus ();
-    }
-  return others;
-}
-
 /* /proc/stat's first line: the ticks all CPUs spent busy (steal included)
  * and stolen by the hypervisor we run under. */
 static gboolean
@@ -336,7 +293,7 @@ bench_arch (ArchBench *ab, const BenchOptions *o, const AirlockVmOptions *vm_opt
     {
       g_autoptr (GError) error = NULL;
       gboolean warm = round < o->warmup;
-      guint others = wait_for_other_qemus (o->wait_idle_s);
+      guint others = bench_wait_for_other_qemus ("bench/boot", o->wait_idle_s);
       FloorSample fs = { -1, -1 };
       AirlockSample as = { -1, -1, -1, -1, -1, -1, -1, -1 };
       g_autofree char *label = warm ? g_strdup_printf ("warm-up %d/%d", round + 1, o->warmup)

@@ -396,20 +396,8 @@ main (int argc, char **argv)
       fprintf (stderr, "bench/clock: unknown arch '%s' (expected amd64, arm64 or all)\n", arch_spec);
       return EXIT_USAGE;
     }
-  if (!reference)
-    {
-      const char *dir = g_getenv ("AIRLOCK_SAMPLE_DIR");
-      g_autofree char *path = NULL;
-
-      if (!dir)
-        {
-          fprintf (stderr, "bench/clock: give --image REF, or set AIRLOCK_SAMPLE_DIR (meson test "
-                   "--benchmark sets it to <build>/images/sample)\n");
-          return EXIT_USAGE;
-        }
-      path = g_build_filename (dir, "clean", NULL);
-      reference = g_strconcat ("oci:", path, NULL);
-    }
+  if (!reference && !(reference = bench_clean_sample_reference ("bench/clock")))
+    return EXIT_USAGE;
   o.reference = reference;
   o.cache_dir = cache_dir;
 

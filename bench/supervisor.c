@@ -202,51 +202,6 @@ print_tail (const char *what, const char *data, gsize len)
            len - from, (int) (len - from), data + from);
 }
 
-/* Other QEMUs compete for the CPUs and make the numbers noisy.  Ours are
- * all gone between runs, so any QEMU seen then is someone else's. */
-static guint
-count_other_qemus (void)
-{
-  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
-  const char *entry;
-  guint n = 0;
-
-  while (proc && (entry = g_dir_read_name (proc)))
-    {
-      g_autofree char *stat_path = NULL;
-      g_autofree char *stat = NULL;
-      const char *close_paren;
-
-      if (!g_ascii_isdigit (entry[0]))
-        continue;
-      stat_path = g_build_filename ("/proc", entry, "stat", NULL);
-      if (!g_file_get_contents (stat_path, &stat, NULL, NULL)
-          || !strstr (stat, "(qemu-system"))
-        continue;
-      /* A zombie waiting for its parent uses no CPU. */
-      close_paren = strrchr (stat, ')');
-      if (close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z')
-        n++;
-    }
-  return n;
-}
-
-/* Waits up to @max_s seconds for other QEMUs to end.  Returns how many
- * still run. */
-static guint
-wait_for_other_qemus (int max_s)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) max_s * G_USEC_PER_SEC;
-  guint others = count_other_qemus ();
-
-  while (others > 0 && g_get_monotonic_time () < deadline)
-    {
-      g_usleep (G_USEC_PER_SEC);
-      others = count_other_qemus ();
-    }
-  return others;
-}
-
 /* The workload's "bench: WHAT N ns_per_iter X" line in the console (the
  * supervisor relays it as "airlock-init: workload: testprog: COMMAND: …"),
  * and its "exit 0".  Returns FALSE with @error set when either is missing
@@ -496,7 +451,7 @@ bench_arch (ArchBench *ab, const BenchOptions *o)
         Measurement m = i < N_MEASUREMENTS ? round_order[i] : N_MEASUREMENTS;
         g_autoptr (GError) error = NULL;
         double ns = -1;
-        guint others = wait_for_other_qemus (o->wait_idle_s);
+        guint others = bench_wait_for_other_qemus ("bench/supervisor", o->wait_idle_s);
 
         if (others > 0)
           {
