@@ -34,23 +34,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void
-rm_rf (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir && (name = g_dir_read_name (dir)))
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        rm_rf (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
 static char *
 sha256_of (GBytes *bytes)
 {
@@ -382,7 +365,7 @@ fixture_setup (Fixture *f, gconstpointer data)
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-  rm_rf (f->dir);
+  airlock_rm_rf (f->dir);
   g_assert_false (g_file_test (f->dir, G_FILE_TEST_EXISTS));
   g_free (f->dir);
 }
