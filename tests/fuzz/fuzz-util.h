@@ -30,6 +30,20 @@ fuzz_splitmix64 (guint64 *state)
   return z ^ (z >> 31);
 }
 
+/* How a harness of a stream decoder splits its input into reads: all at
+ * once, byte by byte (up to FUZZ_BYTEWISE_MAX: one read per byte of a
+ * 16 KiB input would make every run slow for little more coverage), or
+ * reads of random lengths (FUZZ_FEED_TIMED too; the harness also moves
+ * its clock between them).  The verdicts must not depend on it. */
+#define FUZZ_BYTEWISE_MAX 2048
+
+typedef enum {
+  FUZZ_FEED_WHOLE,
+  FUZZ_FEED_BYTES,
+  FUZZ_FEED_RANDOM,
+  FUZZ_FEED_TIMED,
+} FuzzFeed;
+
 /* FNV-1a over the input: the PRNG seed. */
 static inline guint64
 fuzz_input_hash (const guint8 *data, gsize size)
@@ -39,6 +53,31 @@ fuzz_input_hash (const guint8 *data, gsize size)
   for (gsize i = 0; i < size; i++)
     h = (h ^ data[i]) * 0x100000001b3ull;
   return h;
+}
+
+/* The length of the next read of @feed at @pos of @size bytes (at most
+ * what is left); random lengths come from @rng. */
+static inline gsize
+fuzz_feed_next (FuzzFeed feed, gsize pos, gsize size, guint64 *rng)
+{
+  gsize n;
+
+  switch (feed)
+    {
+    case FUZZ_FEED_WHOLE:
+      n = size;
+      break;
+    case FUZZ_FEED_BYTES:
+      n = pos < FUZZ_BYTEWISE_MAX ? 1 : size - pos;
+      break;
+    case FUZZ_FEED_RANDOM:
+    case FUZZ_FEED_TIMED:
+    default:
+      /* mostly short reads, sometimes empty, sometimes long */
+      n = fuzz_splitmix64 (rng) % 4 == 0 ? fuzz_splitmix64 (rng) % 4096 : fuzz_splitmix64 (rng) % 24;
+      break;
+    }
+  return MIN (n, size - pos);
 }
 
 /* Valid UTF-8 without control characters: what the escaping promises. */
