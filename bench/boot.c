@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "airlock.h"
+#include "bench-common.h"
 #include "floor.h"
 #include "stats.h"
 #include "summary.h"
@@ -91,78 +92,6 @@ arch_bench_clear (ArchBench *ab)
 }
 
 /* ---- setup -------------------------------------------------------------- */
-
-static void
-on_image_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
-{
-  char **last_stage = user_data;
-
-  /* One line per stage: this goes to logs more often than to a terminal. */
-  if (g_strcmp0 (*last_stage, stage) == 0)
-    return;
-  fprintf (stderr, "bench/boot: %s\n", stage);
-  g_free (*last_stage);
-  *last_stage = g_strdup (stage);
-}
-
-/* Other QEMUs compete for the two cores and make the numbers noisy.  Ours
- * are all gone between rounds, so any QEMU seen then is someone else's. */
-static guint
-count_other_qemus (void)
-{
-  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
-  const char *entry;
-  guint n = 0;
-
-  if (!proc)
-    return 0;
-  while ((entry = g_dir_read_name (proc)))
-    {
-      g_autofree char *comm_path = NULL;
-      g_autofree char *comm = NULL;
-
-      if (!g_ascii_isdigit (entry[0]))
-        continue;
-      comm_path = g_build_filename ("/proc", entry, "comm", NULL);
-      if (g_file_get_contents (comm_path, &comm, NULL, NULL) && g_str_has_prefix (comm, "qemu-system"))
-        n++;
-    }
-  return n;
-}
-
-/* Waits up to @max_s seconds for other QEMUs to end.  Returns how many
- * still run. */
-static guint
-wait_for_other_qemus (int max_s)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) max_s * G_USEC_PER_SEC;
-  guint others = count_other_qemus ();
-
-  if (others > 0 && max_s > 0)
-    fprintf (stderr, "bench/boot: waiting up to %d s for %u other QEMU process(es) to end\n", max_s, others);
-  while (others > 0 && g_get_monotonic_time () < deadline)
-    {
-      g_usleep (G_USEC_PER_SEC);
-      others = count_other_qemus ();
-    }
-  return others;
-}
-
-/* The 1, 5 and 15 minute load averages, as text: a busy machine explains
- * a noisy run. */
-static char *
-load_average (void)
-{
-  g_autofree char *text = NULL;
-  g_auto (GStrv) fields = NULL;
-
-  if (!g_file_get_contents ("/proc/loadavg", &text, NULL, NULL))
-    return g_strdup ("unknown");
-  fields = g_strsplit (g_strstrip (text), " ", 4);
-  if (g_strv_length (fields) < 3)
-    return g_strdup ("unknown");
-  return g_strdup_printf ("%s %s %s", fields[0], fields[1], fields[2]);
-}
 
 /* /proc/stat's first line: the ticks all CPUs spent busy (steal included)
  * and stolen by the hypervisor we run under. */
@@ -364,7 +293,7 @@ bench_arch (ArchBench *ab, const BenchOptions *o, const AirlockVmOptions *vm_opt
     {
       g_autoptr (GError) error = NULL;
       gboolean warm = round < o->warmup;
-      guint others = wait_for_other_qemus (o->wait_idle_s);
+      guint others = bench_wait_for_other_qemus ("bench/boot", o->wait_idle_s);
       FloorSample fs = { -1, -1 };
       AirlockSample as = { -1, -1, -1, -1, -1, -1, -1, -1 };
       g_autofree char *label = warm ? g_strdup_printf ("warm-up %d/%d", round + 1, o->warmup)
@@ -703,7 +632,7 @@ main (int argc, char **argv)
   g_autofree char *cmdline_tokens = NULL;
   g_auto (GStrv) floor_args = NULL;
   g_autofree char *tmp_dir = NULL;
-  g_autofree char *last_stage = NULL;
+  g_auto (BenchStageLog) stage_log = { "bench/boot", NULL };
   g_autofree char *load_before = NULL;
   g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (GError) error = NULL;
@@ -772,8 +701,8 @@ main (int argc, char **argv)
   {
     AirlockGuestImageOptions img_opts = {
       .cache_dir = cache_dir,
-      .progress = on_image_progress,
-      .progress_data = &last_stage,
+      .progress = bench_stage_progress,
+      .progress_data = &stage_log,
     };
     /* TCG explicitly: the floor is TCG, and a KVM probe would only add noise.
      * A 1 ms run: only the boot is measured, the rest is kept short. */
@@ -808,7 +737,7 @@ main (int argc, char **argv)
         ab->qemu_version = bench_floor_qemu_version (ab->qemu);
       }
 
-    load_before = load_average ();
+    load_before = bench_load_average ();
     o.load_before = load_before;
     for (guint i = 0; i < n && status == 0; i++)
       bench_arch (&benches[i], &o, &vm_opts);

@@ -29,6 +29,7 @@
 #include "config.h"
 
 #include "airlock.h"
+#include "bench-common.h"
 #include "case/case-private.h"
 #include "gate/verdict.h"
 #include "stats.h"
@@ -68,20 +69,6 @@ typedef struct {
   const char *cache_dir;
   char *load_before;
 } BenchOptions;
-
-static char *
-load_average (void)
-{
-  g_autofree char *text = NULL;
-  g_auto (GStrv) fields = NULL;
-
-  if (!g_file_get_contents ("/proc/loadavg", &text, NULL, NULL))
-    return g_strdup ("unknown");
-  fields = g_strsplit (g_strstrip (text), " ", 4);
-  if (g_strv_length (fields) < 3)
-    return g_strdup ("unknown");
-  return g_strdup_printf ("%s %s %s", fields[0], fields[1], fields[2]);
-}
 
 static void
 on_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
@@ -275,7 +262,7 @@ print_row (const char *what, GArray *samples, gsize real, gsize warp, gsize rati
 static void
 print_table (ArchClock *acs, guint n, const BenchOptions *o)
 {
-  g_autofree char *load_after = load_average ();
+  g_autofree char *load_after = bench_load_average ();
 
   printf ("the guest's clock under TCG: warp (-icount shift=2,sleep=off, heartbeats paced by the "
           "host) against real, same run; median of %d round(s), alternating order; load average "
@@ -409,20 +396,8 @@ main (int argc, char **argv)
       fprintf (stderr, "bench/clock: unknown arch '%s' (expected amd64, arm64 or all)\n", arch_spec);
       return EXIT_USAGE;
     }
-  if (!reference)
-    {
-      const char *dir = g_getenv ("AIRLOCK_SAMPLE_DIR");
-      g_autofree char *path = NULL;
-
-      if (!dir)
-        {
-          fprintf (stderr, "bench/clock: give --image REF, or set AIRLOCK_SAMPLE_DIR (meson test "
-                   "--benchmark sets it to <build>/images/sample)\n");
-          return EXIT_USAGE;
-        }
-      path = g_build_filename (dir, "clean", NULL);
-      reference = g_strconcat ("oci:", path, NULL);
-    }
+  if (!reference && !(reference = bench_clean_sample_reference ("bench/clock")))
+    return EXIT_USAGE;
   o.reference = reference;
   o.cache_dir = cache_dir;
 
@@ -448,7 +423,7 @@ main (int argc, char **argv)
           }
       }
 
-  o.load_before = load_average ();
+  o.load_before = bench_load_average ();
   for (int round = 0; round < o.repeat && status == 0; round++)
     for (guint i = 0; i < n && status == 0; i++)
       if (!bench_round (&acs[i], &o, round))

@@ -41,6 +41,7 @@
 #include "config.h"
 
 #include "airlock.h"
+#include "bench-common.h"
 #include "evidence/event.h"
 #include "floor.h"
 #include "fsutil-private.h"
@@ -120,32 +121,9 @@ arch_gate_clear (ArchGate *ag)
   g_clear_pointer (&ag->failure, g_free);
 }
 
-static void
-on_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
-{
-  static char *last_stage;
-
-  /* One line per stage: this goes to logs more often than to a terminal. */
-  if (g_strcmp0 (last_stage, stage) == 0)
-    return;
-  fprintf (stderr, "bench/gate: %s\n", stage);
-  g_free (last_stage);
-  last_stage = g_strdup (stage);
-}
-
-static char *
-load_average (void)
-{
-  g_autofree char *text = NULL;
-  g_auto (GStrv) fields = NULL;
-
-  if (!g_file_get_contents ("/proc/loadavg", &text, NULL, NULL))
-    return g_strdup ("unknown");
-  fields = g_strsplit (g_strstrip (text), " ", 4);
-  if (g_strv_length (fields) < 3)
-    return g_strdup ("unknown");
-  return g_strdup_printf ("%s %s %s", fields[0], fields[1], fields[2]);
-}
+/* One log of stages for every build the benchmark starts, as long as it
+ * runs: a stage shared by both arches' builds is printed once in a row. */
+static BenchStageLog stage_log = { "bench/gate", NULL };
 
 /* ---- one gate ------------------------------------------------------------ */
 
@@ -199,11 +177,13 @@ run_gate (ArchGate *ag, const BenchOptions *o, GateSample *ret, GError **error)
   gint64 begin, prepared, judged_from, judged;
   AirlockImageDiskOptions disk_opts = {
     .cache_dir = o->cache_dir,
-    .progress = on_progress,
+    .progress = bench_stage_progress,
+    .progress_data = &stage_log,
   };
   AirlockGuestImageOptions img_opts = {
     .cache_dir = o->cache_dir,
-    .progress = on_progress,
+    .progress = bench_stage_progress,
+    .progress_data = &stage_log,
   };
   AirlockRunSpec spec = {
     .root = IMAGE_ROOT,
@@ -503,7 +483,7 @@ print_table (ArchGate *ags, guint n, const BenchOptions *o, GArray *both, GArray
     { "other", G_STRUCT_OFFSET (GateSample, other) },
     { "total", G_STRUCT_OFFSET (GateSample, total) },
   };
-  g_autofree char *load_after = load_average ();
+  g_autofree char *load_after = bench_load_average ();
   Stats b = stats_of (both, 0);
 
   printf ("airlock gate on %s under TCG, %d MiB, 1 vCPU, default policy; median of %d round(s) "
@@ -709,20 +689,8 @@ main (int argc, char **argv)
       fprintf (stderr, "bench/gate: unknown arch '%s' (expected amd64, arm64 or all)\n", arch_spec);
       return EXIT_USAGE;
     }
-  if (!reference)
-    {
-      const char *dir = g_getenv ("AIRLOCK_SAMPLE_DIR");
-      g_autofree char *path = NULL;
-
-      if (!dir)
-        {
-          fprintf (stderr, "bench/gate: give --image REF, or set AIRLOCK_SAMPLE_DIR (meson test "
-                   "--benchmark sets it to <build>/images/sample)\n");
-          return EXIT_USAGE;
-        }
-      path = g_build_filename (dir, "clean", NULL);
-      reference = g_strconcat ("oci:", path, NULL);
-    }
+  if (!reference && !(reference = bench_clean_sample_reference ("bench/gate")))
+    return EXIT_USAGE;
   o.reference = reference;
   o.cache_dir = cache_dir;
   o.cli = g_getenv ("AIRLOCK_CLI");
@@ -749,8 +717,16 @@ main (int argc, char **argv)
   for (guint i = 0; i < n && status == 0; i++)
     {
       ArchGate *ag = &ags[i];
-      AirlockGuestImageOptions img_opts = { .cache_dir = cache_dir, .progress = on_progress };
-      AirlockImageDiskOptions disk_opts = { .cache_dir = cache_dir, .progress = on_progress };
+      AirlockGuestImageOptions img_opts = {
+        .cache_dir = cache_dir,
+        .progress = bench_stage_progress,
+        .progress_data = &stage_log,
+      };
+      AirlockImageDiskOptions disk_opts = {
+        .cache_dir = cache_dir,
+        .progress = bench_stage_progress,
+        .progress_data = &stage_log,
+      };
       g_autoptr (AirlockImage) image = NULL;
       g_autofree char *disk = NULL;
 
@@ -775,7 +751,7 @@ main (int argc, char **argv)
 
   if (status == 0)
     {
-      o.load_before = load_average ();
+      o.load_before = bench_load_average ();
       if (bench_rounds (ags, n, &o, both, cli_seq, cli_par))
         {
           print_table (ags, n, &o, both, cli_seq, cli_par);

@@ -51,6 +51,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include "bench-common.h"
 #include "capture-frames.h"
 #include "net/guest-net.h"
 #include "sinkhole/sinkhole.h"
@@ -748,15 +749,6 @@ start_once (const char *program, StartSample *s)
 
 /* ---- numbers ---- */
 
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 static double
 sample_at (GArray *samples, guint i, gsize offset)
 {
@@ -778,7 +770,7 @@ quantile (GArray *samples, gsize offset, double q)
     }
   if (v->len == 0)
     return -1;
-  g_array_sort (v, compare_doubles);
+  g_array_sort (v, stats_compare_doubles);
   rank = (guint) (q * v->len + 0.999999);
   return g_array_index (v, double, CLAMP (rank, 1, v->len) - 1);
 }
@@ -915,20 +907,6 @@ print_starts (GArray *starts)
   }
 }
 
-static char *
-load_average (void)
-{
-  g_autofree char *text = NULL;
-  g_auto (GStrv) fields = NULL;
-
-  if (!g_file_get_contents ("/proc/loadavg", &text, NULL, NULL))
-    return g_strdup ("unknown");
-  fields = g_strsplit (text, " ", 4);
-  if (g_strv_length (fields) < 3)
-    return g_strdup ("unknown");
-  return g_strdup_printf ("%s %s %s", fields[0], fields[1], fields[2]);
-}
-
 int
 main (int argc, char **argv)
 {
@@ -973,7 +951,7 @@ main (int argc, char **argv)
     die (EXIT_FAILED, "cannot read the guest's MAC '%s'", AIRLOCK_NET_GUEST_MAC);
   for (int i = 0; i < 6; i++)
     guest_mac[i] = (guint8) m[i];
-  load = load_average ();
+  load = bench_load_average ();
   atexit (remove_files);
 
   if (!bench_net_floor_enter_namespace (&error))

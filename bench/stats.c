@@ -6,8 +6,8 @@ secs (gint64 from, gint64 to)
   return (from && to && to >= from) ? (to - from) / 1e6 : -1;
 }
 
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
+int
+stats_compare_doubles (gconstpointer a, gconstpointer b)
 {
   double x = *(const double *) a;
   double y = *(const double *) b;
@@ -19,8 +19,6 @@ Stats
 stats_of (GArray *samples, gsize offset)
 {
   g_autoptr (GArray) v = g_array_new (FALSE, FALSE, sizeof (double));
-  Stats s = { -1, -1, -1 };
-  guint n;
 
   for (guint i = 0; i < samples->len; i++)
     {
@@ -30,10 +28,19 @@ stats_of (GArray *samples, gsize offset)
       if (x >= 0)
         g_array_append_val (v, x);
     }
-  n = v->len;
+  return stats_of_values (v);
+}
+
+Stats
+stats_of_values (GArray *values)
+{
+  g_autoptr (GArray) v = g_array_copy (values);
+  Stats s = { -1, -1, -1 };
+  guint n = v->len;
+
   if (n == 0)
     return s;
-  g_array_sort (v, compare_doubles);
+  g_array_sort (v, stats_compare_doubles);
   s.min = g_array_index (v, double, 0);
   s.max = g_array_index (v, double, n - 1);
   s.median = n % 2 ? g_array_index (v, double, n / 2)

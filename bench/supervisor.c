@@ -36,6 +36,8 @@
 #include "config.h"
 
 #include "airlock.h"
+#include "bench-common.h"
+#include "stats.h"
 #include "evidence/event.h"
 #include "protocol.h"
 #include "summary.h"
@@ -142,37 +144,6 @@ typedef struct {
   char *failure;
 } ArchBench;
 
-typedef struct {
-  double median;
-  double min;
-  double max;
-} Stats;
-
-static int
-compare_doubles (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a;
-  double y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static Stats
-stats_of (GArray *values)
-{
-  g_autoptr (GArray) v = g_array_copy (values);
-  Stats s = { -1, -1, -1 };
-  guint n = v->len;
-
-  if (n == 0)
-    return s;
-  g_array_sort (v, compare_doubles);
-  s.min = g_array_index (v, double, 0);
-  s.max = g_array_index (v, double, n - 1);
-  s.median = n % 2 ? g_array_index (v, double, n / 2)
-                   : (g_array_index (v, double, n / 2 - 1) + g_array_index (v, double, n / 2)) / 2;
-  return s;
-}
 
 /* Default iterations per arch, chosen so each run's loop takes 5-20 s
  * under TCG on a 2-core x86 host (one iteration of the syscalls loop:
@@ -223,69 +194,12 @@ arch_bench_clear (ArchBench *ab)
 }
 
 static void
-on_image_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
-{
-  char **last_stage = user_data;
-
-  if (g_strcmp0 (*last_stage, stage) == 0)
-    return;
-  fprintf (stderr, "bench/supervisor: %s\n", stage);
-  g_free (*last_stage);
-  *last_stage = g_strdup (stage);
-}
-
-static void
 print_tail (const char *what, const char *data, gsize len)
 {
   gsize from = len > TAIL_BYTES ? len - TAIL_BYTES : 0;
 
   fprintf (stderr, "bench/supervisor: %s, last %" G_GSIZE_FORMAT " bytes:\n%.*s\n", what,
            len - from, (int) (len - from), data + from);
-}
-
-/* Other QEMUs compete for the CPUs and make the numbers noisy.  Ours are
- * all gone between runs, so any QEMU seen then is someone else's. */
-static guint
-count_other_qemus (void)
-{
-  g_autoptr (GDir) proc = g_dir_open ("/proc", 0, NULL);
-  const char *entry;
-  guint n = 0;
-
-  while (proc && (entry = g_dir_read_name (proc)))
-    {
-      g_autofree char *stat_path = NULL;
-      g_autofree char *stat = NULL;
-      const char *close_paren;
-
-      if (!g_ascii_isdigit (entry[0]))
-        continue;
-      stat_path = g_build_filename ("/proc", entry, "stat", NULL);
-      if (!g_file_get_contents (stat_path, &stat, NULL, NULL)
-          || !strstr (stat, "(qemu-system"))
-        continue;
-      /* A zombie waiting for its parent uses no CPU. */
-      close_paren = strrchr (stat, ')');
-      if (close_paren && close_paren[1] == ' ' && close_paren[2] != 'Z')
-        n++;
-    }
-  return n;
-}
-
-/* Waits up to @max_s seconds for other QEMUs to end.  Returns how many
- * still run. */
-static guint
-wait_for_other_qemus (int max_s)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) max_s * G_USEC_PER_SEC;
-  guint others = count_other_qemus ();
-
-  while (others > 0 && g_get_monotonic_time () < deadline)
-    {
-      g_usleep (G_USEC_PER_SEC);
-      others = count_other_qemus ();
-    }
-  return others;
 }
 
 /* The workload's "bench: WHAT N ns_per_iter X" line in the console (the
@@ -537,7 +451,7 @@ bench_arch (ArchBench *ab, const BenchOptions *o)
         Measurement m = i < N_MEASUREMENTS ? round_order[i] : N_MEASUREMENTS;
         g_autoptr (GError) error = NULL;
         double ns = -1;
-        guint others = wait_for_other_qemus (o->wait_idle_s);
+        guint others = bench_wait_for_other_qemus ("bench/supervisor", o->wait_idle_s);
 
         if (others > 0)
           {
@@ -594,7 +508,7 @@ bench_arch (ArchBench *ab, const BenchOptions *o)
 static double
 median_of (const ArchBench *ab, Measurement m)
 {
-  return stats_of (ab->samples[m]).median;
+  return stats_of_values (ab->samples[m]).median;
 }
 
 static double
@@ -622,7 +536,7 @@ paired_ratio_of (const ArchBench *ab, Measurement m)
 
       g_array_append_val (ratios, r);
     }
-  return stats_of (ratios).median;
+  return stats_of_values (ratios).median;
 }
 
 /* Median over rounds of filter variant @x's time over variant @y's, each
@@ -638,7 +552,7 @@ filter_ratio (const ArchBench *ab, FilterVariant x, FilterVariant y)
 
       g_array_append_val (ratios, r);
     }
-  return stats_of (ratios).median;
+  return stats_of_values (ratios).median;
 }
 
 static const char *
@@ -684,7 +598,7 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
 
       for (guint m = 0; m < N_MEASUREMENTS; m++)
         {
-          Stats s = stats_of (ab->samples[m]);
+          Stats s = stats_of_values (ab->samples[m]);
           g_autofree char *med = format_ns (s.median);
           g_autofree char *min = format_ns (s.min);
           g_autofree char *max = format_ns (s.max);
@@ -706,9 +620,9 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
   for (guint i = 0; i < n; i++)
     {
       ArchBench *ab = &benches[i];
-      g_autofree char *none = format_ns (stats_of (ab->filter[F_NONE]).median);
-      g_autofree char *constant = format_ns (stats_of (ab->filter[F_CONSTANT]).median);
-      g_autofree char *airlock = format_ns (stats_of (ab->filter[F_AIRLOCK]).median);
+      g_autofree char *none = format_ns (stats_of_values (ab->filter[F_NONE]).median);
+      g_autofree char *constant = format_ns (stats_of_values (ab->filter[F_CONSTANT]).median);
+      g_autofree char *airlock = format_ns (stats_of_values (ab->filter[F_AIRLOCK]).median);
 
       if (!ab->filter[F_NONE]->len)
         continue;
@@ -731,7 +645,7 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
       double connect_sup = median_of (ab, M_CONNECT_SUPERVISED);
       double write_floor = median_of (ab, M_WRITE_FLOOR);
       double write_sup = median_of (ab, M_WRITE_SUPERVISED);
-      Stats boot = stats_of (ab->boot_s);
+      Stats boot = stats_of_values (ab->boot_s);
 
       if (ab->failure)
         printf ("%s: failed: %s\n", arch_name, ab->failure);
@@ -811,18 +725,18 @@ add_summary_rows (ArchBench *benches, guint n)
           BenchSummaryRow any = {
             .bench = "supervisor",
             .what = any_what,
-            .value = stats_of (ab->filter[F_CONSTANT]).median / 1000,
+            .value = stats_of_values (ab->filter[F_CONSTANT]).median / 1000,
             .unit = "µs",
-            .floor = stats_of (ab->filter[F_NONE]).median / 1000,
+            .floor = stats_of_values (ab->filter[F_NONE]).median / 1000,
             .floor_what = "no filter, same boot",
             .ratio = filter_ratio (ab, F_CONSTANT, F_NONE),
           };
           BenchSummaryRow ours = {
             .bench = "supervisor",
             .what = ours_what,
-            .value = stats_of (ab->filter[F_AIRLOCK]).median / 1000,
+            .value = stats_of_values (ab->filter[F_AIRLOCK]).median / 1000,
             .unit = "µs",
-            .floor = stats_of (ab->filter[F_CONSTANT]).median / 1000,
+            .floor = stats_of_values (ab->filter[F_CONSTANT]).median / 1000,
             .floor_what = "constant filter, same boot",
             .ratio = filter_ratio (ab, F_AIRLOCK, F_CONSTANT),
             .target = UNTRACED_TARGET,
@@ -841,7 +755,7 @@ main (int argc, char **argv)
 {
   g_autofree char *arch_spec = NULL;
   g_autofree char *cache_dir = NULL;
-  g_autofree char *last_stage = NULL;
+  g_auto (BenchStageLog) stage_log = { "bench/supervisor", NULL };
   g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (GError) error = NULL;
   BenchOptions o = {
@@ -915,8 +829,8 @@ main (int argc, char **argv)
     AirlockGuestImageOptions img_opts = {
       .cache_dir = cache_dir,
       .with_testroot = TRUE,
-      .progress = on_image_progress,
-      .progress_data = &last_stage,
+      .progress = bench_stage_progress,
+      .progress_data = &stage_log,
     };
 
     for (guint i = 0; i < n && status == 0; i++)

@@ -38,14 +38,6 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 #define FUZZ_MONO_US 1000000
 #define FUZZ_REAL_US 1700000000000000
-#define FUZZ_BYTEWISE_MAX 2048
-
-typedef enum {
-  FEED_WHOLE,
-  FEED_BYTES,
-  FEED_RANDOM,
-  FEED_TIMED,
-} FeedMode;
 
 typedef struct {
   guint64 calls;
@@ -234,7 +226,7 @@ check_channel (AirlockChannel *channel, const guint8 *data, gsize size, const Fr
 }
 
 static AirlockChannel *
-run (const guint8 *data, gsize size, FeedMode mode, guint64 seed, FrameCheck *fc)
+run (const guint8 *data, gsize size, FuzzFeed mode, guint64 seed, FrameCheck *fc)
 {
   AirlockChannel *channel = airlock_channel_new (fuzz_channel_nonce, FUZZ_CHANNEL_HEARTBEAT_MS,
                                                  FUZZ_CHANNEL_TOLERANCE_MS);
@@ -247,29 +239,11 @@ run (const guint8 *data, gsize size, FeedMode mode, guint64 seed, FrameCheck *fc
 
   while (pos < size)
     {
-      gsize n;
+      gsize n = fuzz_feed_next (mode, pos, size, &rng);
 
-      switch (mode)
-        {
-        case FEED_WHOLE:
-          n = size;
-          break;
-        case FEED_BYTES:
-          /* Byte by byte, up to a point: one read per byte of a 16 KiB
-           * input would make every run slow for little more coverage. */
-          n = pos < FUZZ_BYTEWISE_MAX ? 1 : size - pos;
-          break;
-        case FEED_RANDOM:
-        case FEED_TIMED:
-        default:
-          /* mostly short reads, sometimes empty, sometimes long */
-          n = fuzz_splitmix64 (&rng) % 4 == 0 ? fuzz_splitmix64 (&rng) % 4096 : fuzz_splitmix64 (&rng) % 24;
-          break;
-        }
-      n = MIN (n, size - pos);
       airlock_channel_feed (channel, data + pos, n, mono, FUZZ_REAL_US + (mono - FUZZ_MONO_US));
       pos += n;
-      if (mode == FEED_TIMED)
+      if (mode == FUZZ_FEED_TIMED)
         {
           /* up to twice the tolerance between reads, so gaps are common */
           mono += (gint64) (fuzz_splitmix64 (&rng) % (2 * FUZZ_CHANNEL_TOLERANCE_MS * 1000 + 1));
@@ -322,10 +296,10 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   guint64 seed = fuzz_input_hash (data, size);
   FrameCheck fc_whole, fc_bytes, fc_random, fc_timed;
-  AirlockChannel *whole = run (data, size, FEED_WHOLE, seed, &fc_whole);
-  AirlockChannel *bytes = run (data, size, FEED_BYTES, seed, &fc_bytes);
-  AirlockChannel *chunked = run (data, size, FEED_RANDOM, seed, &fc_random);
-  AirlockChannel *timed = run (data, size, FEED_TIMED, seed ^ 0x5555, &fc_timed);
+  AirlockChannel *whole = run (data, size, FUZZ_FEED_WHOLE, seed, &fc_whole);
+  AirlockChannel *bytes = run (data, size, FUZZ_FEED_BYTES, seed, &fc_bytes);
+  AirlockChannel *chunked = run (data, size, FUZZ_FEED_RANDOM, seed, &fc_random);
+  AirlockChannel *timed = run (data, size, FUZZ_FEED_TIMED, seed ^ 0x5555, &fc_timed);
 
   check_channel (whole, data, size, &fc_whole);
   check_channel (bytes, data, size, &fc_bytes);

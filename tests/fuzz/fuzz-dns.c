@@ -34,8 +34,6 @@
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
-#define FUZZ_BYTEWISE_MAX 2048
-
 static void
 check_query (const AirlockDnsQuery *q, const guint8 *data)
 {
@@ -137,12 +135,6 @@ check_clipped (const AirlockDnsQuery *clipped, const AirlockDnsQuery *full, gsiz
     }
 }
 
-typedef enum {
-  FEED_WHOLE,
-  FEED_BYTES,
-  FEED_RANDOM,
-} FeedMode;
-
 typedef struct {
   GPtrArray *queries;     /* AirlockDnsQuery * */
   AirlockDnsQuery *last;  /* from finish(), or NULL */
@@ -156,7 +148,7 @@ stream_result_clear (StreamResult *r)
 }
 
 static StreamResult
-run_stream (const guint8 *data, gsize size, gsize cap, FeedMode mode, guint64 seed)
+run_stream (const guint8 *data, gsize size, gsize cap, FuzzFeed mode, guint64 seed)
 {
   AirlockDnsTcpStream *stream = airlock_dns_tcp_stream_new (cap);
   StreamResult r = { g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_dns_query_free),
@@ -166,23 +158,9 @@ run_stream (const guint8 *data, gsize size, gsize cap, FeedMode mode, guint64 se
 
   while (pos < size)
     {
+      gsize n = fuzz_feed_next (mode, pos, size, &rng);
       GPtrArray *queries;
-      gsize n;
 
-      switch (mode)
-        {
-        case FEED_WHOLE:
-          n = size;
-          break;
-        case FEED_BYTES:
-          n = pos < FUZZ_BYTEWISE_MAX ? 1 : size - pos;
-          break;
-        case FEED_RANDOM:
-        default:
-          n = fuzz_splitmix64 (&rng) % 4 == 0 ? fuzz_splitmix64 (&rng) % 4096 : fuzz_splitmix64 (&rng) % 24;
-          break;
-        }
-      n = MIN (n, size - pos);
       queries = airlock_dns_tcp_stream_feed (stream, data + pos, n);
       fuzz_check (queries != NULL);
       fuzz_check (airlock_dns_tcp_stream_get_buffered (stream)
@@ -312,7 +290,7 @@ check_framed (const guint8 *data, gsize size, const AirlockDnsQuery *udp, guint6
   framed[1] = (guint8) size;
   if (size > 0)
     memcpy (framed + 2, data, size);
-  r = run_stream (framed, size + 2, 0, FEED_RANDOM, seed);
+  r = run_stream (framed, size + 2, 0, FUZZ_FEED_RANDOM, seed);
   fuzz_check (r.queries->len == 1);
   fuzz_check (r.last == NULL);
   check_same_query (r.queries->pdata[0], udp);
@@ -335,11 +313,11 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   check_query (clipped, msg);
   check_clipped (clipped, full, clip_len, size);
 
-  whole = run_stream (msg, size, 0, FEED_WHOLE, h);
-  bytes = run_stream (msg, size, 0, FEED_BYTES, h);
-  random = run_stream (msg, size, 0, FEED_RANDOM, h);
-  small_whole = run_stream (msg, size, small_cap, FEED_WHOLE, h);
-  small_random = run_stream (msg, size, small_cap, FEED_RANDOM, h ^ 0x5555);
+  whole = run_stream (msg, size, 0, FUZZ_FEED_WHOLE, h);
+  bytes = run_stream (msg, size, 0, FUZZ_FEED_BYTES, h);
+  random = run_stream (msg, size, 0, FUZZ_FEED_RANDOM, h);
+  small_whole = run_stream (msg, size, small_cap, FUZZ_FEED_WHOLE, h);
+  small_random = run_stream (msg, size, small_cap, FUZZ_FEED_RANDOM, h ^ 0x5555);
   check_stream (&whole, msg, size, 0);
   check_stream (&small_whole, msg, size, small_cap);
   check_same_stream (&whole, &bytes);

@@ -141,14 +141,7 @@ check_find_entry (const char *file, const char *name, guint32 id, size_t max)
     fuzz_check (parse_id (fields[2], &v) && v == id);
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  (void) argc;
-  (void) argv;
-  fuzz_glib_warnings_abort ();
-  return 0;
-}
+FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT ()
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

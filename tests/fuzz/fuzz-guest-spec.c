@@ -249,14 +249,7 @@ check_host_round_trip (const Parsed *p)
   parsed_clear (&q);
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  (void) argc;
-  (void) argv;
-  fuzz_glib_warnings_abort ();
-  return 0;
-}
+FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT ()
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

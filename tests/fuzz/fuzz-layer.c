@@ -542,12 +542,7 @@ check_layers (GBytes *tar, guint64 seed)
     }
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  fuzz_glib_warnings_abort ();
-  return 0;
-}
+FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT ()
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -111,14 +111,7 @@ check_same_decisions (const AirlockPolicy *a, const AirlockPolicy *b, const uint
     }
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  (void) argc;
-  (void) argv;
-  fuzz_glib_warnings_abort ();
-  return 0;
-}
+FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT ()
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

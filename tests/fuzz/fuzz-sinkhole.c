@@ -255,12 +255,7 @@ run_records (const guint8 *data, gsize size)
     }
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  fuzz_glib_warnings_abort ();
-  return 0;
-}
+FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT ()
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

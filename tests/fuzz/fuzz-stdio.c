@@ -48,14 +48,7 @@ on_chunk (const AirlockStdioChunk *chunk, gpointer user_data)
   d->calls++;
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  (void) argc;
-  (void) argv;
-  fuzz_glib_warnings_abort ();
-  return 0;
-}
+FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT ()
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

@@ -1,7 +1,8 @@
 /* Helpers shared by the libFuzzer harnesses: an invariant check that cannot
  * be compiled out, a deterministic PRNG seeded from the input (so a crash
  * replays with the same read splits), the check that a string is safe to
- * print, and GLib warnings made fatal. */
+ * print, and GLib warnings made fatal (and the LLVMFuzzerInitialize of a
+ * harness that sets up nothing else). */
 #pragma once
 
 #include <glib.h>
@@ -29,6 +30,20 @@ fuzz_splitmix64 (guint64 *state)
   return z ^ (z >> 31);
 }
 
+/* How a harness of a stream decoder splits its input into reads: all at
+ * once, byte by byte (up to FUZZ_BYTEWISE_MAX: one read per byte of a
+ * 16 KiB input would make every run slow for little more coverage), or
+ * reads of random lengths (FUZZ_FEED_TIMED too; the harness also moves
+ * its clock between them).  The verdicts must not depend on it. */
+#define FUZZ_BYTEWISE_MAX 2048
+
+typedef enum {
+  FUZZ_FEED_WHOLE,
+  FUZZ_FEED_BYTES,
+  FUZZ_FEED_RANDOM,
+  FUZZ_FEED_TIMED,
+} FuzzFeed;
+
 /* FNV-1a over the input: the PRNG seed. */
 static inline guint64
 fuzz_input_hash (const guint8 *data, gsize size)
@@ -38,6 +53,31 @@ fuzz_input_hash (const guint8 *data, gsize size)
   for (gsize i = 0; i < size; i++)
     h = (h ^ data[i]) * 0x100000001b3ull;
   return h;
+}
+
+/* The length of the next read of @feed at @pos of @size bytes (at most
+ * what is left); random lengths come from @rng. */
+static inline gsize
+fuzz_feed_next (FuzzFeed feed, gsize pos, gsize size, guint64 *rng)
+{
+  gsize n;
+
+  switch (feed)
+    {
+    case FUZZ_FEED_WHOLE:
+      n = size;
+      break;
+    case FUZZ_FEED_BYTES:
+      n = pos < FUZZ_BYTEWISE_MAX ? 1 : size - pos;
+      break;
+    case FUZZ_FEED_RANDOM:
+    case FUZZ_FEED_TIMED:
+    default:
+      /* mostly short reads, sometimes empty, sometimes long */
+      n = fuzz_splitmix64 (rng) % 4 == 0 ? fuzz_splitmix64 (rng) % 4096 : fuzz_splitmix64 (rng) % 24;
+      break;
+    }
+  return MIN (n, size - pos);
 }
 
 /* Valid UTF-8 without control characters: what the escaping promises. */
@@ -70,3 +110,17 @@ fuzz_glib_warnings_abort (void)
 {
   g_log_set_writer_func (fuzz_log_writer, NULL, NULL);
 }
+
+/* Defines LLVMFuzzerInitialize for a harness whose only setup is
+ * fuzz_glib_warnings_abort().  A macro, not a function here: the harnesses
+ * that set up more (fuzz-bundle's scratch directory) define their own. */
+#define FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT() \
+  int LLVMFuzzerInitialize (int *argc, char ***argv); \
+  int \
+  LLVMFuzzerInitialize (int *argc, char ***argv) \
+  { \
+    (void) argc; \
+    (void) argv; \
+    fuzz_glib_warnings_abort (); \
+    return 0; \
+  }

@@ -156,14 +156,7 @@ check_worse_ends_do_not_pass (const AirlockRunRecord *record, const AirlockPolic
     }
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  (void) argc;
-  (void) argv;
-  fuzz_glib_warnings_abort ();
-  return 0;
-}
+FUZZ_DEFINE_INITIALIZE_GLIB_WARNINGS_ABORT ()
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)

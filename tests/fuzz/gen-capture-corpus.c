@@ -331,12 +331,7 @@ seed_http_payload (GByteArray *s)
   cf_raw (s, http_request, strlen (http_request));
 }
 
-typedef struct {
-  const char *name;
-  void (*build) (GByteArray *s);
-} SeedSpec;
-
-static const SeedSpec seeds[] = {
+static const CorpusSeed seeds[] = {
   { "tcp-syn-v4", seed_tcp_syn_v4 },
   { "tcp-syn-v6", seed_tcp_syn_v6 },
   { "udp", seed_udp },
@@ -363,26 +358,11 @@ static const SeedSpec seeds[] = {
   { "http-payload", seed_http_payload },
 };
 
+/* One corpus, read by fuzz-capture. */
+static const CorpusSet capture = { .n_seeds = G_N_ELEMENTS (seeds), .seeds = seeds };
+
 int
 main (int argc, char **argv)
 {
-  gboolean check = argc == 3 && strcmp (argv[1], "--check") == 0;
-  const char *dir = check ? argv[2] : argv[1];
-  int status = 0;
-
-  if (!(argc == 2 || check))
-    {
-      fprintf (stderr, "usage: %s [--check] DIR\n", argv[0]);
-      return 2;
-    }
-
-  for (gsize i = 0; i < G_N_ELEMENTS (seeds); i++)
-    {
-      g_autoptr (GByteArray) bytes = g_byte_array_new ();
-      g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-
-      seeds[i].build (bytes);
-      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
-    }
-  return status;
+  return corpus_seed_main (argc, argv, &capture, 1);
 }

@@ -336,27 +336,21 @@ static const struct {
   { "truncated", truncated },
 };
 
+/* Seed @i, built into a stream of its own. */
+static GByteArray *
+build_seed (gsize i, const char **ret_name)
+{
+  Seed s = { .bytes = g_byte_array_new () };
+
+  seeds[i].build (&s);
+  *ret_name = seeds[i].name;
+  return s.bytes;
+}
+
+static const CorpusSet channel = { .n_seeds = G_N_ELEMENTS (seeds), .seed_build = build_seed };
+
 int
 main (int argc, char **argv)
 {
-  gboolean check = argc == 3 && strcmp (argv[1], "--check") == 0;
-  const char *dir = check ? argv[2] : argv[1];
-  int status = 0;
-
-  if (!(argc == 2 || check))
-    {
-      fprintf (stderr, "usage: %s [--check] DIR\n", argv[0]);
-      return 2;
-    }
-
-  for (size_t i = 0; i < G_N_ELEMENTS (seeds); i++)
-    {
-      Seed s = { .bytes = g_byte_array_new () };
-      g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-
-      seeds[i].build (&s);
-      status |= corpus_seed_put (path, s.bytes->data, s.bytes->len, check, argv[0]);
-      g_byte_array_unref (s.bytes);
-    }
-  return status;
+  return corpus_seed_main (argc, argv, &channel, 1);
 }

@@ -539,14 +539,7 @@ dns_tcp_partial (GByteArray *s)
   g_byte_array_set_size (s, s->len - 3);
 }
 
-typedef void (*SeedFunc) (GByteArray *s);
-
-typedef struct {
-  const char *name;
-  SeedFunc build;
-} SeedSpec;
-
-static const SeedSpec sockaddr_seeds[] = {
+static const CorpusSeed sockaddr_seeds[] = {
   { "inet-tcp-connect", sockaddr_inet_tcp_connect },
   { "inet-udp-sendto-unspec", sockaddr_inet_udp_sendto_unspec },
   { "inet-raw-sendmsg", sockaddr_inet_raw_sendmsg },
@@ -573,7 +566,7 @@ static const SeedSpec sockaddr_seeds[] = {
   { "too-short", sockaddr_too_short },
 };
 
-static const SeedSpec dns_seeds[] = {
+static const CorpusSeed dns_seeds[] = {
   { "query-a", dns_query_a },
   { "query-root-edns", dns_query_root_edns },
   { "query-compressed", dns_query_compressed },
@@ -595,45 +588,14 @@ static const SeedSpec dns_seeds[] = {
   { "tcp-partial", dns_tcp_partial },
 };
 
+/* Two corpora, one per harness: gen-decoder-corpus [--check] sockaddr|dns DIR */
+static const CorpusSet decoders[] = {
+  { "sockaddr", G_N_ELEMENTS (sockaddr_seeds), sockaddr_seeds },
+  { "dns", G_N_ELEMENTS (dns_seeds), dns_seeds },
+};
+
 int
 main (int argc, char **argv)
 {
-  gboolean check = argc == 4 && strcmp (argv[1], "--check") == 0;
-  const char *kind = check ? argv[2] : argv[1];
-  const char *dir = check ? argv[3] : argv[2];
-  const SeedSpec *seeds;
-  gsize n_seeds;
-  int status = 0;
-
-  if (!(argc == 3 || check))
-    {
-      fprintf (stderr, "usage: %s [--check] sockaddr|dns DIR\n", argv[0]);
-      return 2;
-    }
-  if (strcmp (kind, "sockaddr") == 0)
-    {
-      seeds = sockaddr_seeds;
-      n_seeds = G_N_ELEMENTS (sockaddr_seeds);
-    }
-  else if (strcmp (kind, "dns") == 0)
-    {
-      seeds = dns_seeds;
-      n_seeds = G_N_ELEMENTS (dns_seeds);
-    }
-  else
-    {
-      fprintf (stderr, "%s: unknown corpus '%s' (expected 'sockaddr' or 'dns')\n", argv[0],
-               kind);
-      return 2;
-    }
-
-  for (gsize i = 0; i < n_seeds; i++)
-    {
-      g_autoptr (GByteArray) bytes = g_byte_array_new ();
-      g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-
-      seeds[i].build (bytes);
-      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
-    }
-  return status;
+  return corpus_seed_main (argc, argv, decoders, G_N_ELEMENTS (decoders));
 }

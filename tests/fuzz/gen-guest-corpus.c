@@ -18,11 +18,6 @@
 #include <string.h>
 #include "corpus-seed.h"
 
-typedef struct {
-  const char *name;
-  void (*build) (GByteArray *out);
-} SeedSpec;
-
 static void
 encode (GByteArray *out, const AirlockRunSpec *spec)
 {
@@ -117,7 +112,7 @@ spec_nul_in_string (GByteArray *out)
   put_tlv (out, 97, "A=\0b", 4);
 }
 
-static const SeedSpec spec_seeds[] = {
+static const CorpusSeed spec_seeds[] = {
   { "minimal", spec_minimal },
   { "image", spec_image },
   { "shell", spec_shell },
@@ -191,7 +186,7 @@ passwd_odd_lines (GByteArray *out)
                 "wheel:x:10:root,svc\nsvc:x:102:svc");
 }
 
-static const SeedSpec passwd_seeds[] = {
+static const CorpusSeed passwd_seeds[] = {
   { "named", passwd_named },
   { "named-group", passwd_named_group },
   { "numeric", passwd_numeric },
@@ -200,45 +195,14 @@ static const SeedSpec passwd_seeds[] = {
   { "odd-lines", passwd_odd_lines },
 };
 
+/* One corpus per harness: gen-guest-corpus [--check] guest-spec|guest-passwd DIR */
+static const CorpusSet guest_corpora[] = {
+  { "guest-spec", G_N_ELEMENTS (spec_seeds), spec_seeds },
+  { "guest-passwd", G_N_ELEMENTS (passwd_seeds), passwd_seeds },
+};
+
 int
 main (int argc, char **argv)
 {
-  gboolean check = argc == 4 && strcmp (argv[1], "--check") == 0;
-  const char *kind = check ? argv[2] : argv[1];
-  const char *dir = check ? argv[3] : argv[2];
-  const SeedSpec *seeds;
-  gsize n_seeds;
-  int status = 0;
-
-  if (!(argc == 3 || check))
-    {
-      fprintf (stderr, "usage: %s [--check] guest-spec|guest-passwd DIR\n", argv[0]);
-      return 2;
-    }
-  if (strcmp (kind, "guest-spec") == 0)
-    {
-      seeds = spec_seeds;
-      n_seeds = G_N_ELEMENTS (spec_seeds);
-    }
-  else if (strcmp (kind, "guest-passwd") == 0)
-    {
-      seeds = passwd_seeds;
-      n_seeds = G_N_ELEMENTS (passwd_seeds);
-    }
-  else
-    {
-      fprintf (stderr, "%s: unknown corpus '%s' (expected 'guest-spec' or 'guest-passwd')\n",
-               argv[0], kind);
-      return 2;
-    }
-
-  for (gsize i = 0; i < n_seeds; i++)
-    {
-      g_autoptr (GByteArray) bytes = g_byte_array_new ();
-      g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-
-      seeds[i].build (bytes);
-      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
-    }
-  return status;
+  return corpus_seed_main (argc, argv, guest_corpora, G_N_ELEMENTS (guest_corpora));
 }

@@ -322,30 +322,25 @@ static const SeedSpec seeds[] = {
   { "port-unspec", seed_port_unspec },
 };
 
+/* Seed @i: the header, then the fake address space the seed filled in. */
+static GByteArray *
+build_seed (gsize i, const char **ret_name)
+{
+  GByteArray *bytes = g_byte_array_new ();
+  Seed s;
+
+  seed_init (&s);
+  seeds[i].build (&s);
+  g_byte_array_append (bytes, s.header, sizeof s.header);
+  g_byte_array_append (bytes, s.mem, (guint) s.mem_len);
+  *ret_name = seeds[i].name;
+  return bytes;
+}
+
+static const CorpusSet msghdr = { .n_seeds = G_N_ELEMENTS (seeds), .seed_build = build_seed };
+
 int
 main (int argc, char **argv)
 {
-  gboolean check = argc == 3 && strcmp (argv[1], "--check") == 0;
-  const char *dir = check ? argv[2] : argv[1];
-  int status = 0;
-
-  if (!(argc == 2 || check))
-    {
-      fprintf (stderr, "usage: %s [--check] DIR\n", argv[0]);
-      return 2;
-    }
-
-  for (gsize i = 0; i < G_N_ELEMENTS (seeds); i++)
-    {
-      Seed s;
-      g_autoptr (GByteArray) bytes = g_byte_array_new ();
-      g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-
-      seed_init (&s);
-      seeds[i].build (&s);
-      g_byte_array_append (bytes, s.header, sizeof s.header);
-      g_byte_array_append (bytes, s.mem, (guint) s.mem_len);
-      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
-    }
-  return status;
+  return corpus_seed_main (argc, argv, &msghdr, 1);
 }

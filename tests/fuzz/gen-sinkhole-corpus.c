@@ -162,25 +162,6 @@ seed_raw (GByteArray *s)
   sb_raw (s, "\x00\x01\x02\x03\xff", 5);
 }
 
-static AirlockSinkholeRecord *
-record_new (AirlockSinkholeRecordKind kind, gint64 t, int family, const char *address,
-            guint16 port, guint16 client_port)
-{
-  AirlockSinkholeRecord *r = g_new0 (AirlockSinkholeRecord, 1);
-
-  r->kind = kind;
-  r->time_us = r->end_us = t;
-  r->family = family;
-  r->address_text = g_strdup (address);
-  inet_pton (family, address, r->address);
-  r->port = port;
-  r->client_port = client_port;
-  r->dns.answers = g_ptr_array_new_with_free_func (g_free);
-  r->client_bytes = g_bytes_new (NULL, 0);
-  r->server_bytes = g_bytes_new (NULL, 0);
-  return r;
-}
-
 static void
 add_line (GByteArray *s, AirlockSinkholeRecord *r)
 {
@@ -197,14 +178,14 @@ records (GByteArray *s, gboolean end)
 {
   AirlockSinkholeRecord *r;
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_DNS, 1000, AF_INET, "10.0.2.3", 53, 40000);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_DNS, 1000, AF_INET, "10.0.2.3", 53, 40000);
   r->dns_transport = g_strdup ("udp");
   r->dns.question = g_strdup ("example.com.");
   r->dns.qtype = 1;
   g_ptr_array_add (r->dns.answers, g_strdup ("198.18.243.18"));
   add_line (s, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 2000, AF_INET, "198.18.243.18", 80, 40010);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 2000, AF_INET, "198.18.243.18", 80, 40010);
   r->end_us = 2500;
   r->name = g_strdup ("example.com.");
   r->detected.protocol = AIRLOCK_SINKHOLE_PROTOCOL_HTTP;
@@ -219,7 +200,7 @@ records (GByteArray *s, gboolean end)
   r->response = g_strdup ("closed");
   add_line (s, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3000, AF_INET6, "2001:db8:a1:0:5bb0:10db:71e2:3cfd",
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3000, AF_INET6, "2001:db8:a1:0:5bb0:10db:71e2:3cfd",
                   443, 40011);
   r->detected.protocol = AIRLOCK_SINKHOLE_PROTOCOL_TLS;
   r->detected.tls_sni = g_strdup ("example.com");
@@ -230,7 +211,7 @@ records (GByteArray *s, gboolean end)
   r->response = g_strdup ("fixture example.com:443");
   add_line (s, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3200, AF_INET, "203.0.113.9", 22, 40013);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3200, AF_INET, "203.0.113.9", 22, 40013);
   r->detected.protocol = AIRLOCK_SINKHOLE_PROTOCOL_SSH;
   r->detected.ssh_banner = g_strdup ("SSH-2.0-OpenSSH_9.2p1 Debian-2");
   g_bytes_unref (r->server_bytes);
@@ -238,19 +219,19 @@ records (GByteArray *s, gboolean end)
   r->bytes_out = 11;
   add_line (s, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3300, AF_INET, "10.0.2.3", 53, 40014);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3300, AF_INET, "10.0.2.3", 53, 40014);
   r->detected.protocol = AIRLOCK_SINKHOLE_PROTOCOL_DNS;
   r->detected.dns_questions = g_ptr_array_new_with_free_func (g_free);
   g_ptr_array_add (r->detected.dns_questions, g_strdup ("pypi.org."));
   add_line (s, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_UDP, 4000, AF_INET, "198.51.100.9", 123, 40020);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_UDP, 4000, AF_INET, "198.51.100.9", 123, 40020);
   g_bytes_unref (r->client_bytes);
   r->client_bytes = g_bytes_new_static ("\x23\x00\x00\x00", 4);
   r->bytes_in = 48;
   add_line (s, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_ICMP, 5000, AF_INET6, "2001:db8::1", 0, 0);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_ICMP, 5000, AF_INET6, "2001:db8::1", 0, 0);
   add_line (s, r);
 
   if (end)
@@ -274,10 +255,7 @@ seed_records_incomplete (GByteArray *s)
   records (s, FALSE);
 }
 
-static const struct {
-  const char *name;
-  void (*build) (GByteArray *s);
-} seeds[] = {
+static const CorpusSeed seeds[] = {
   { "http-curl", seed_http_curl },
   { "http-partial", seed_http_partial },
   { "tls13-hello", seed_tls13 },
@@ -297,26 +275,12 @@ static const struct {
   { "records-incomplete", seed_records_incomplete },
 };
 
+/* fuzz-sinkhole reads the connections' first bytes and the record files
+ * alike: one corpus. */
+static const CorpusSet sinkhole = { .n_seeds = G_N_ELEMENTS (seeds), .seeds = seeds };
+
 int
 main (int argc, char **argv)
 {
-  gboolean check = argc == 3 && strcmp (argv[1], "--check") == 0;
-  const char *dir = check ? argv[2] : argv[1];
-  int status = 0;
-
-  if (!(argc == 2 || check))
-    {
-      fprintf (stderr, "usage: %s [--check] DIR\n", argv[0]);
-      return 2;
-    }
-
-  for (gsize i = 0; i < G_N_ELEMENTS (seeds); i++)
-    {
-      g_autoptr (GByteArray) bytes = g_byte_array_new ();
-      g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-
-      seeds[i].build (bytes);
-      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
-    }
-  return status;
+  return corpus_seed_main (argc, argv, &sinkhole, 1);
 }

@@ -363,7 +363,7 @@ static const struct {
 };
 
 static GByteArray *
-build (gsize i)
+build (gsize i, const char **ret_name)
 {
   Run r = { 0 };
   GByteArray *out = g_byte_array_new ();
@@ -386,27 +386,14 @@ build (gsize i)
   g_byte_array_append (out, r.parts->data, r.parts->len);
   g_byte_array_unref (r.parts);
   g_byte_array_unref (r.pcap);
+  *ret_name = seeds[i].name;
   return out;
 }
+
+static const CorpusSet verdict = { .n_seeds = G_N_ELEMENTS (seeds), .seed_build = build };
 
 int
 main (int argc, char **argv)
 {
-  gboolean check = argc == 3 && strcmp (argv[1], "--check") == 0;
-  const char *dir = check ? argv[2] : argv[1];
-  int status = 0;
-
-  if (!(argc == 2 || check))
-    {
-      fprintf (stderr, "usage: %s [--check] DIR\n", argv[0]);
-      return 2;
-    }
-  for (gsize i = 0; i < G_N_ELEMENTS (seeds); i++)
-    {
-      g_autoptr (GByteArray) bytes = build (i);
-      g_autofree char *path = g_build_filename (dir, seeds[i].name, NULL);
-
-      status |= corpus_seed_put (path, bytes->data, bytes->len, check, argv[0]);
-    }
-  return status;
+  return corpus_seed_main (argc, argv, &verdict, 1);
 }

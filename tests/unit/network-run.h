@@ -19,6 +19,7 @@
 #include "wire.h"
 
 #include "capture-frames.h"
+#include "sinkhole-bytes.h"
 
 #include <netinet/in.h>
 
@@ -94,19 +95,7 @@ static inline AirlockSinkholeRecord *
 network_run_record (NetworkRun *n, AirlockSinkholeRecordKind kind, const char *ip, guint16 port,
                     guint16 client_port)
 {
-  AirlockSinkholeRecord *rec = g_new0 (AirlockSinkholeRecord, 1);
-
-  rec->kind = kind;
-  rec->time_us = rec->end_us = n->time_us += 1000;
-  rec->family = AF_INET;
-  g_assert (inet_pton (AF_INET, ip, rec->address) == 1);
-  rec->address_text = g_strdup (ip);
-  rec->port = port;
-  rec->client_port = client_port;
-  rec->dns.answers = g_ptr_array_new_with_free_func (g_free);
-  rec->client_bytes = g_bytes_new (NULL, 0);
-  rec->server_bytes = g_bytes_new (NULL, 0);
-  return rec;
+  return sb_record_new (kind, n->time_us += 1000, AF_INET, ip, port, client_port);
 }
 
 /* The guest asks the resolver for @name's A record and the sinkhole

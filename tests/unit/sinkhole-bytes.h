@@ -1,9 +1,13 @@
 /* Bytes a sinkhole client sends, built by hand for tests/unit/test-sinkhole.c
  * and tests/fuzz/gen-sinkhole-corpus.c: a TLS ClientHello laid out the way a
  * TLS 1.3 client writes it (no TLS library: the parser is checked against the
- * format, not against another implementation).  Header-only. */
+ * format, not against another implementation); and an empty record of what
+ * the sinkhole served, for them and network-run.h.  Header-only. */
 #pragma once
 
+#include "sinkhole/sinkhole.h"
+
+#include <arpa/inet.h>
 #include <glib.h>
 #include <string.h>
 
@@ -159,4 +163,26 @@ sb_in_records (GByteArray *msg, gsize fragment)
     }
   g_byte_array_unref (msg);
   return out;
+}
+
+/* A record of @kind at @time_us (its start and end) for @address (text of
+ * @family) and @port, from the guest's @client_port: no DNS answers and no
+ * bytes yet.  Free with airlock_sinkhole_record_free(). */
+static inline AirlockSinkholeRecord *
+sb_record_new (AirlockSinkholeRecordKind kind, gint64 time_us, int family, const char *address,
+               guint16 port, guint16 client_port)
+{
+  AirlockSinkholeRecord *r = g_new0 (AirlockSinkholeRecord, 1);
+
+  r->kind = kind;
+  r->time_us = r->end_us = time_us;
+  r->family = family;
+  r->address_text = g_strdup (address);
+  g_assert_cmpint (inet_pton (family, address, r->address), ==, 1);
+  r->port = port;
+  r->client_port = client_port;
+  r->dns.answers = g_ptr_array_new_with_free_func (g_free);
+  r->client_bytes = g_bytes_new (NULL, 0);
+  r->server_bytes = g_bytes_new (NULL, 0);
+  return r;
 }

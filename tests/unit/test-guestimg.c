@@ -6,6 +6,7 @@
 
 #include <airlock.h>
 
+#include "fsutil-private.h"
 #include "guestimg/bzimage-private.h"
 #include "guestimg/cpio-private.h"
 #include "guestimg/modules-private.h"
@@ -25,23 +26,6 @@
 #define TEST_RELEASE "9.9.9-test"
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static void
-rm_rf (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir && (name = g_dir_read_name (dir)))
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        rm_rf (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
 
 static void
 put_le16 (guint8 *p, guint16 v)
@@ -315,7 +299,7 @@ test_cpio_file_source (void)
     g_assert_nonnull (error);
     g_assert_nonnull (strstr (error->message, "'gone'"));
   }
-  rm_rf (dir);
+  airlock_rm_rf (dir);
 }
 
 /* Symlinks and explicit directories (the testroot's links and its 1777
@@ -1064,7 +1048,7 @@ test_recipe_kernels_ini (void)
   assert_recipe_error (dir, "[amd64\npackage=x\n", NULL);
   g_unlink (path);
   assert_recipe_error (dir, NULL, NULL);
-  rm_rf (dir);
+  airlock_rm_rf (dir);
 }
 
 /* ---- the pipeline, with a custom kernel --------------------------------- */
@@ -1110,9 +1094,9 @@ pipeline_setup (Pipeline *p, gconstpointer user_data)
 static void
 pipeline_teardown (Pipeline *p, gconstpointer user_data)
 {
-  rm_rf (p->root);
-  rm_rf (p->data_dir);
-  rm_rf (p->guest_dir);
+  airlock_rm_rf (p->root);
+  airlock_rm_rf (p->data_dir);
+  airlock_rm_rf (p->guest_dir);
   g_free (p->root);
   g_free (p->data_dir);
   g_free (p->guest_dir);
@@ -1717,7 +1701,7 @@ fetch_setup (Fetch *f, gconstpointer user_data)
 static void
 fetch_teardown (Fetch *f, gconstpointer user_data)
 {
-  rm_rf (f->root);
+  airlock_rm_rf (f->root);
   g_free (f->root);
   g_free (f->downloads);
   g_free (f->local);
@@ -1831,7 +1815,7 @@ test_fetch_local_dir_when_apt_fails (Fetch *f, gconstpointer user_data)
   /* Once fetched, the copy is used as it is: no source is asked again. */
   g_ptr_array_set_size (f->stages, 0);
   g_clear_pointer (&path, g_free);
-  rm_rf (f->local);
+  airlock_rm_rf (f->local);
   path = airlock_kernel_pin_fetch (pin, AIRLOCK_ARCH_AMD64, f->downloads, &sources,
                                    fetch_progress, f, &error);
   g_assert_no_error (error);
@@ -2228,7 +2212,7 @@ test_transfer_refuses_foreign_archives (void)
     g_assert_true (g_file_get_contents (installed, &contents, NULL, NULL));
     g_assert_cmpstr (contents, ==, "kernel bytes");
   }
-  rm_rf (root);
+  airlock_rm_rf (root);
 }
 
 typedef struct {
@@ -2340,6 +2324,6 @@ main (int argc, char **argv)
               test_fetch_snapshot_before_local, fetch_teardown);
 
   status = g_test_run ();
-  rm_rf (env_root);
+  airlock_rm_rf (env_root);
   return status;
 }

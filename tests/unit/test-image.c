@@ -34,23 +34,6 @@
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static void
-rm_rf (const char *path)
-{
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  const char *name;
-
-  while (dir && (name = g_dir_read_name (dir)))
-    {
-      g_autofree char *child = g_build_filename (path, name, NULL);
-      if (g_file_test (child, G_FILE_TEST_IS_DIR) && !g_file_test (child, G_FILE_TEST_IS_SYMLINK))
-        rm_rf (child);
-      else
-        g_unlink (child);
-    }
-  g_rmdir (path);
-}
-
 static char *
 sha256_of (GBytes *bytes)
 {
@@ -382,7 +365,7 @@ fixture_setup (Fixture *f, gconstpointer data)
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-  rm_rf (f->dir);
+  airlock_rm_rf (f->dir);
   g_assert_false (g_file_test (f->dir, G_FILE_TEST_EXISTS));
   g_free (f->dir);
 }
@@ -576,44 +559,45 @@ check_multi_arch (const char *ref, const char *index_digest, const Built *amd, c
   g_assert_cmpstr (image->platform, ==, arm_platform);
 }
 
+/* One multi-arch resolution: the layout written by @write (under @name),
+ * its arm64 manifest's platform variant @arm_variant (NULL: none), so the
+ * platform resolved for arm64 is @arm_platform; @tagged: the reference
+ * with ":latest" resolves the same. */
+typedef struct {
+  char *(*write) (Fixture *f, Layout *l, const char *name);
+  const char *name;
+  const char *arm_variant;
+  const char *arm_platform;
+  gboolean tagged;
+} MultiArchCase;
+
+static const MultiArchCase oci_multi_arch = {
+  write_oci, "img", "v8", "linux/arm64/v8", TRUE,
+};
+static const MultiArchCase oci_arm64_no_variant = {
+  write_oci, "img", NULL, "linux/arm64", FALSE,
+};
+static const MultiArchCase oci_archive_multi_arch = {
+  write_oci_archive, "img.tar", "v8", "linux/arm64/v8", TRUE,
+};
+
 static void
-test_oci_multi_arch (Fixture *f, gconstpointer data)
+test_multi_arch (Fixture *f, gconstpointer data)
 {
+  const MultiArchCase *c = data;
   g_autoptr (Layout) l = layout_new ();
   g_auto (Built) amd = { NULL };
   g_auto (Built) arm = { NULL };
-  g_autofree char *index_digest = multi_arch_layout (l, "v8", &amd, &arm);
-  g_autofree char *ref = write_oci (f, l, "img");
-  g_autofree char *tagged = g_strconcat (ref, ":latest", NULL);
+  g_autofree char *index_digest = multi_arch_layout (l, c->arm_variant, &amd, &arm);
+  g_autofree char *ref = c->write (f, l, c->name);
 
-  check_multi_arch (ref, index_digest, &amd, &arm, "linux/arm64/v8");
-  check_multi_arch (tagged, index_digest, &amd, &arm, "linux/arm64/v8");
-}
+  check_multi_arch (ref, index_digest, &amd, &arm, c->arm_platform);
+  if (c->tagged)
+    {
+      g_autofree char *tagged = g_strconcat (ref, ":latest", NULL);
 
-static void
-test_oci_arm64_no_variant (Fixture *f, gconstpointer data)
-{
-  g_autoptr (Layout) l = layout_new ();
-  g_auto (Built) amd = { NULL };
-  g_auto (Built) arm = { NULL };
-  g_autofree char *index_digest = multi_arch_layout (l, NULL, &amd, &arm);
-  g_autofree char *ref = write_oci (f, l, "img");
-
-  check_multi_arch (ref, index_digest, &amd, &arm, "linux/arm64");
-}
-
-static void
-test_oci_archive_multi_arch (Fixture *f, gconstpointer data)
-{
-  g_autoptr (Layout) l = layout_new ();
-  g_auto (Built) amd = { NULL };
-  g_auto (Built) arm = { NULL };
-  g_autofree char *index_digest = multi_arch_layout (l, "v8", &amd, &arm);
-  g_autofree char *ref = write_oci_archive (f, l, "img.tar");
-  g_autofree char *tagged = g_strconcat (ref, ":latest", NULL);
-
-  check_multi_arch (ref, index_digest, &amd, &arm, "linux/arm64/v8");
-  check_multi_arch (tagged, index_digest, &amd, &arm, "linux/arm64/v8");
+      check_multi_arch (tagged, index_digest, &amd, &arm, c->arm_platform);
+    }
 }
 
 static void
@@ -2196,10 +2180,10 @@ main (int argc, char **argv)
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
   g_test_add_func ("/image/disk-check/host-kernel", test_disk_check_host_kernel);
   ADD ("/image/oci/single-arch", test_oci_single_arch);
-  ADD ("/image/oci/multi-arch-variant-v8", test_oci_multi_arch);
-  ADD ("/image/oci/arm64-without-variant", test_oci_arm64_no_variant);
+  g_test_add ("/image/oci/multi-arch-variant-v8", Fixture, &oci_multi_arch, fixture_setup, test_multi_arch, fixture_teardown);
+  g_test_add ("/image/oci/arm64-without-variant", Fixture, &oci_arm64_no_variant, fixture_setup, test_multi_arch, fixture_teardown);
   ADD ("/image/oci/tag-selection", test_oci_tag_selection);
-  ADD ("/image/oci-archive/multi-arch", test_oci_archive_multi_arch);
+  g_test_add ("/image/oci-archive/multi-arch", Fixture, &oci_archive_multi_arch, fixture_setup, test_multi_arch, fixture_teardown);
   ADD ("/image/docker-archive/resolve", test_docker_archive);
   ADD ("/image/docker-archive/config-name-is-its-digest", test_docker_archive_bad_config_name);
   ADD ("/image/docker-archive/tampered-layer", test_docker_archive_tampered_layer);

@@ -749,25 +749,6 @@ strings (const char *first, ...)
   return a;
 }
 
-static AirlockSinkholeRecord *
-record_new (AirlockSinkholeRecordKind kind, gint64 t, int family, const char *address,
-            guint16 port, guint16 client_port)
-{
-  AirlockSinkholeRecord *r = g_new0 (AirlockSinkholeRecord, 1);
-
-  r->kind = kind;
-  r->time_us = r->end_us = t;
-  r->family = family;
-  r->address_text = g_strdup (address);
-  g_assert_cmpint (inet_pton (family, address, r->address), ==, 1);
-  r->port = port;
-  r->client_port = client_port;
-  r->dns.answers = g_ptr_array_new_with_free_func (g_free);
-  r->client_bytes = g_bytes_new (NULL, 0);
-  r->server_bytes = g_bytes_new (NULL, 0);
-  return r;
-}
-
 /* One of each kind, with every member the format has. */
 static GPtrArray *
 sample_records (void)
@@ -775,14 +756,14 @@ sample_records (void)
   GPtrArray *records = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_sinkhole_record_free);
   AirlockSinkholeRecord *r;
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_DNS, 1000, AF_INET, "10.0.2.3", 53, 40000);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_DNS, 1000, AF_INET, "10.0.2.3", 53, 40000);
   r->dns_transport = g_strdup ("udp");
   r->dns.question = g_strdup ("example.com.");
   r->dns.qtype = 1;
   g_ptr_array_add (r->dns.answers, g_strdup ("198.18.243.18"));
   g_ptr_array_add (records, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_DNS, 1100, AF_INET6, "fd00::3", 53, 40001);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_DNS, 1100, AF_INET6, "fd00::3", 53, 40001);
   r->dns_transport = g_strdup ("tcp");
   r->dns.question = g_strdup ("example.com.");
   r->dns.qtype = 28;
@@ -790,12 +771,12 @@ sample_records (void)
   g_ptr_array_add (records, r);
 
   /* An unanswered message: no question, FORMERR. */
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_DNS, 1150, AF_INET, "10.0.2.3", 53, 40002);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_DNS, 1150, AF_INET, "10.0.2.3", 53, 40002);
   r->dns_transport = g_strdup ("udp");
   r->dns.rcode = 1;
   g_ptr_array_add (records, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 2000, AF_INET, "198.18.243.18", 80, 40010);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 2000, AF_INET, "198.18.243.18", 80, 40010);
   r->end_us = 2500;
   r->name = g_strdup ("example.com.");
   r->detected.protocol = P (HTTP);
@@ -813,7 +794,7 @@ sample_records (void)
   r->response = g_strdup ("fixture example.com:80");
   g_ptr_array_add (records, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3000, AF_INET6, "2001:db8:a1:0:5bb0:10db:71e2:3cfd",
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3000, AF_INET6, "2001:db8:a1:0:5bb0:10db:71e2:3cfd",
                   443, 40011);
   r->end_us = 3900;
   r->name = g_strdup ("example.com.");
@@ -828,35 +809,35 @@ sample_records (void)
   g_ptr_array_add (records, r);
 
   /* TLS that offered no ALPN: the empty list survives. */
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3100, AF_INET, "198.19.107.205", 443, 40012);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3100, AF_INET, "198.19.107.205", 443, 40012);
   r->detected.protocol = P (TLS);
   r->detected.tls_alpn = g_ptr_array_new_with_free_func (g_free);
   r->response = g_strdup ("closed");
   g_ptr_array_add (records, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3200, AF_INET, "203.0.113.9", 22, 40013);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3200, AF_INET, "203.0.113.9", 22, 40013);
   r->detected.protocol = P (SSH);
   r->detected.ssh_banner = g_strdup ("SSH-2.0-OpenSSH_9.2p1 Debian-2");
   r->response = g_strdup ("closed");
   g_ptr_array_add (records, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3300, AF_INET, "10.0.2.3", 53, 40014);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3300, AF_INET, "10.0.2.3", 53, 40014);
   r->detected.protocol = P (DNS);
   r->detected.dns_questions = strings ("example.com.", "pypi.org.", NULL);
   r->response = g_strdup ("closed");
   g_ptr_array_add (records, r);
 
   /* Nothing sent, no response yet decided. */
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3400, AF_INET, "198.51.100.7", 7001, 40015);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 3400, AF_INET, "198.51.100.7", 7001, 40015);
   g_ptr_array_add (records, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_UDP, 4000, AF_INET, "198.51.100.9", 123, 40020);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_UDP, 4000, AF_INET, "198.51.100.9", 123, 40020);
   g_bytes_unref (r->client_bytes);
   r->client_bytes = g_bytes_new_static ("\x23\x00\x00\x00", 4);
   r->bytes_in = 48;
   g_ptr_array_add (records, r);
 
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_ICMP, 5000, AF_INET6, "2001:db8::1", 0, 0);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_ICMP, 5000, AF_INET6, "2001:db8::1", 0, 0);
   g_bytes_unref (r->client_bytes);
   r->client_bytes = g_bytes_new_static ("ping", 4);
   r->bytes_in = 4;
@@ -975,7 +956,7 @@ test_records_name_for_address (void)
   guint8 address[16];
 
   /* A record whose address was named by the process, not by an answer. */
-  r = record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 6000, AF_INET, "198.18.7.56", 443, 40030);
+  r = sb_record_new (AIRLOCK_SINKHOLE_RECORD_TCP, 6000, AF_INET, "198.18.7.56", 443, 40030);
   r->name = g_strdup ("files.pythonhosted.org.");
   g_ptr_array_add (records, r);
   file = record_file (records, 0, TRUE);

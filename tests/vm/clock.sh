@@ -13,32 +13,10 @@
 # guest still waits for its answers.  TAP output.
 set -u
 
-cli="${AIRLOCK_CLI:?run through meson test}"
+# shellcheck source=tap-lib.sh
+. "$(dirname "$0")/tap-lib.sh"
 image="${AIRLOCK_HOSTILE_IMAGE:?run through meson test}"
-work=$(mktemp -d)
-out="$work/out.txt"
-trap 'rm -rf "$work"' EXIT
 echo "1..10"
-n=0
-
-check () {   # check NAME WANT_STATUS STATUS [grep -E patterns that must match]...
-  local name="$1" want="$2" status="$3"
-  shift 3
-  n=$((n + 1))
-  if [ "$status" -ne "$want" ]; then
-    echo "not ok $n $name # exit status $status, want $want"
-    sed 's/^/# /' "$out"
-    return
-  fi
-  for pattern in "$@"; do
-    if ! grep -Eq -- "$pattern" "$out"; then
-      echo "not ok $n $name # no line matches '$pattern'"
-      sed 's/^/# /' "$out"
-      return
-    fi
-  done
-  echo "ok $n $name"
-}
 
 # Fails when a line matches @pattern (the attempt that must not be made).
 check_absent () {   # check_absent NAME PATTERN

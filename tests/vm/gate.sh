@@ -9,32 +9,12 @@
 # not exist are inconclusive on both arches, with the reason.  TAP output.
 set -u
 
-cli="${AIRLOCK_CLI:?run through meson test}"
+# shellcheck source=tap-lib.sh
+. "$(dirname "$0")/tap-lib.sh"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
 echo "1..8"
-n=0
-out=$(mktemp)
-derived=$(mktemp -d)
-trap 'rm -rf "$out" "$derived"' EXIT
-
-check () {   # check NAME WANT_STATUS [grep patterns that must match]...
-  local name="$1" want="$2" status="$3"
-  shift 3
-  n=$((n + 1))
-  if [ "$status" -ne "$want" ]; then
-    echo "not ok $n $name # exit status $status, want $want"
-    sed 's/^/# /' "$out"
-    return
-  fi
-  for pattern in "$@"; do
-    if ! grep -Eq -- "$pattern" "$out"; then
-      echo "not ok $n $name # no line matches '$pattern'"
-      sed 's/^/# /' "$out"
-      return
-    fi
-  done
-  echo "ok $n $name"
-}
+derived="$work/derived"
+mkdir "$derived"
 
 "$cli" gate --image "oci:$samples/clean" >"$out" 2>&1
 check /gate/clean-passes 0 $? \

@@ -9,10 +9,9 @@
 # Nothing but 127.0.0.1 is contacted.  TAP output.
 set -u
 
-cli="${AIRLOCK_CLI:?run through meson test}"
+# shellcheck source=tap-lib.sh
+. "$(dirname "$0")/tap-lib.sh"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-work=$(mktemp -d)
-out="$work/out.txt"
 . "$(dirname "$0")/registry-lib.sh"
 cleanup () {
   registry_stop
@@ -20,9 +19,6 @@ cleanup () {
 }
 trap cleanup EXIT
 export AIRLOCK_CACHE_DIR="$work/cache"
-n=0
-ok () { n=$((n + 1)); echo "ok $n $1"; }
-not_ok () { n=$((n + 1)); echo "not ok $n $1 # $2"; sed 's/^/# /' "$out"; }
 skip () { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
 digests () {  # JSON of `images inspect` → "arch index manifest" lines
   python3 -c '

@@ -10,16 +10,12 @@
 # TAP output.
 set -u
 
-cli="${AIRLOCK_CLI:?run through meson test}"
+# shellcheck source=tap-lib.sh
+. "$(dirname "$0")/tap-lib.sh"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-work=$(mktemp -d)
-out="$work/out.txt"
 . "$(dirname "$0")/registry-lib.sh"
 fetched=  # the registry's copy in the cache, when this test made it
 trap 'registry_stop; rm -rf "$work" ${fetched:+"$fetched"}' EXIT
-n=0
-ok () { n=$((n + 1)); echo "ok $n $1"; }
-not_ok () { n=$((n + 1)); echo "not ok $n $1 # $2"; sed 's/^/# /' "$out"; }
 manifest_of () {  # REF: its amd64 manifest digest, as airlock resolves it
   "$cli" images inspect "$1" --arch amd64 --json \
     | python3 -c 'import json, sys; print([json.loads(l) for l in sys.stdin if l.strip()][0]["manifest_digest"])'

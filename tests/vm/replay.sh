@@ -7,14 +7,9 @@
 # cache); usage errors.  TAP output.
 set -u
 
-cli="${AIRLOCK_CLI:?run through meson test}"
+# shellcheck source=tap-lib.sh
+. "$(dirname "$0")/tap-lib.sh"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-work=$(mktemp -d)
-out="$work/out.txt"
-trap 'rm -rf "$work"' EXIT
-n=0
-ok () { n=$((n + 1)); echo "ok $n $1"; }
-not_ok () { n=$((n + 1)); echo "not ok $n $1 # $2"; sed 's/^/# /' "$out"; }
 
 echo "1..6"
 

@@ -10,15 +10,9 @@
 # (exit 1 for the last); usage errors exit 2.  TAP output.
 set -u
 
-cli="${AIRLOCK_CLI:?run through meson test}"
+# shellcheck source=tap-lib.sh
+. "$(dirname "$0")/tap-lib.sh"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-work=$(mktemp -d)
-out="$work/out.txt"
-trap 'rm -rf "$work"' EXIT
-n=0
-
-ok () { n=$((n + 1)); echo "ok $n $1"; }
-not_ok () { n=$((n + 1)); echo "not ok $n $1 # $2"; sed 's/^/# /' "$out"; }
 
 # The attempts table's rows: lines under "amd64: attempts (" up to the
 # next "amd64: " line, without the header and the note under the table.

@@ -9,6 +9,8 @@
 
 #include <airlock.h>
 
+#include "vm-test-util.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,28 +19,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static AirlockGuestImage *images[AIRLOCK_N_ARCHES];
-static char *image_errors[AIRLOCK_N_ARCHES];
+static VmTestImages guest_images;
 
 static AirlockGuestImage *
 image_for (AirlockArch arch)
 {
-  if (!images[arch] && !image_errors[arch])
-    {
-      g_autoptr (GError) error = NULL;
-      AirlockGuestImageOptions o = { 0 };
+  AirlockGuestImageOptions o = { 0 };
 
-      images[arch] = airlock_guest_image_ensure (arch, &o, &error);
-      if (!images[arch])
-        image_errors[arch] = g_strdup (error->message);
-    }
-  if (!images[arch])
-    {
-      g_autofree char *msg = g_strdup_printf ("no %s guest image: %s", airlock_arch_to_string (arch),
-                                              image_errors[arch]);
-      g_test_skip (msg);
-    }
-  return images[arch];
+  return vm_test_guest_image (&guest_images, arch, &o, "guest image");
 }
 
 static guint qemu_children (void);
@@ -62,16 +50,10 @@ boot (AirlockArch arch, const char *mode, guint tolerance_ms)
     .boot_timeout_ms = 60000,
     .test_mode = mode,
   };
-  g_autoptr (GError) error = NULL;
-  g_autoptr (AirlockVm) vm = NULL;
 
   if (!image)
     return NULL;
-  vm = airlock_vm_new (arch, image, &o, &error);
-  g_assert_no_error (error);
-  g_assert_true (airlock_vm_run (vm, &error));
-  g_assert_no_error (error);
-  return g_steal_pointer (&vm);
+  return vm_test_run (arch, image, &o);
 }
 
 static void
@@ -96,7 +78,7 @@ test_handshake (gconstpointer data)
   hello = airlock_channel_get_hello (ch);
   g_assert_nonnull (hello);
   g_assert_cmpstr (hello->arch, ==, airlock_arch_to_uname (arch));
-  g_assert_cmpstr (hello->kernel_release, ==, images[arch]->kernel_release);
+  g_assert_cmpstr (hello->kernel_release, ==, guest_images.images[arch]->kernel_release);
   /* The kernel refused the guest's second open of the evidence port. */
   g_assert_cmpuint (hello->second_open_errno, ==, EBUSY);
 

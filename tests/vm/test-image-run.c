@@ -26,6 +26,7 @@
 #include "evidence/event.h"
 #include "protocol.h"
 #include "probe-controls.h"
+#include "vm-test-util.h"
 
 #include <string.h>
 #include <sys/stat.h>
@@ -79,8 +80,7 @@ static const char egress_stdout[] =
   "egress-probe: done\n";
 
 static char *cache_dir;
-static AirlockGuestImage *images[AIRLOCK_N_ARCHES];
-static char *image_errors[AIRLOCK_N_ARCHES];
+static VmTestImages guest_images;
 
 /* The clean disk of each arch as the first run saw it, for the cached run. */
 static char *clean_disks[AIRLOCK_N_ARCHES];
@@ -89,22 +89,9 @@ static struct stat clean_disk_stats[AIRLOCK_N_ARCHES];
 static AirlockGuestImage *
 guest_image_for (AirlockArch arch)
 {
-  if (!images[arch] && !image_errors[arch])
-    {
-      g_autoptr (GError) error = NULL;
-      AirlockGuestImageOptions o = { .cache_dir = cache_dir };
+  AirlockGuestImageOptions o = { .cache_dir = cache_dir };
 
-      images[arch] = airlock_guest_image_ensure (arch, &o, &error);
-      if (!images[arch])
-        image_errors[arch] = g_strdup (error->message);
-    }
-  if (!images[arch])
-    {
-      g_autofree char *msg = g_strdup_printf ("no %s guest image: %s", airlock_arch_to_string (arch),
-                                              image_errors[arch]);
-      g_test_skip (msg);
-    }
-  return images[arch];
+  return vm_test_guest_image (&guest_images, arch, &o, "guest image");
 }
 
 /* "oci:<samples>/NAME" or "oci-archive:<samples>/NAME.tar", or NULL (the
@@ -266,12 +253,6 @@ dump_run (AirlockVm *vm, const char *what)
   g_test_message ("%s: console:\n%s", what, console_text);
 }
 
-static int
-compare_strings (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
 /* TRUE when the key lines of @events are exactly the multiset @expected;
  * otherwise fails the test, listing what is missing and what is extra. */
 static gboolean
@@ -280,7 +261,6 @@ check_records (AirlockVm *vm, const char *what, GPtrArray *events, const char *c
   g_autoptr (GPtrArray) got = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) want = g_ptr_array_new ();
   g_autoptr (GString) diff = g_string_new (NULL);
-  guint i = 0, j = 0;
 
   for (guint k = 0; k < events->len; k++)
     {
@@ -295,19 +275,7 @@ check_records (AirlockVm *vm, const char *what, GPtrArray *events, const char *c
     }
   for (const char *const *r = expected; *r; r++)
     g_ptr_array_add (want, (gpointer) *r);
-  g_ptr_array_sort (got, compare_strings);
-  g_ptr_array_sort (want, compare_strings);
-  while (i < got->len || j < want->len)
-    {
-      int cmp = i == got->len ? 1 : j == want->len ? -1 : strcmp (got->pdata[i], want->pdata[j]);
-
-      if (cmp == 0)
-        i++, j++;
-      else if (cmp < 0)
-        g_string_append_printf (diff, "\n  unexpected: %s", (const char *) got->pdata[i++]);
-      else
-        g_string_append_printf (diff, "\n  missing:    %s", (const char *) want->pdata[j++]);
-    }
+  vm_test_diff_lines (got, want, diff);
   if (diff->len > 0)
     {
       dump_run (vm, what);
@@ -731,12 +699,9 @@ main (int argc, char **argv)
       g_test_add_data_func (cached, GINT_TO_POINTER (a), test_clean_cached);
     }
   status = g_test_run ();
+  vm_test_images_clear (&guest_images);
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-    {
-      airlock_guest_image_free (images[a]);
-      g_free (image_errors[a]);
-      g_free (clean_disks[a]);
-    }
+    g_free (clean_disks[a]);
   g_free (cache_dir);
   return status;
 }

@@ -18,6 +18,7 @@
 
 #include "evidence/event.h"
 #include "expected-records.h"
+#include "vm-test-util.h"
 #include "protocol.h"
 
 #include <stdlib.h>
@@ -27,28 +28,14 @@
 #define RUN_TIMEOUT_MS 30000
 #define HOSTNAME "airlock-test"
 
-static AirlockGuestImage *images[AIRLOCK_N_ARCHES];
-static char *image_errors[AIRLOCK_N_ARCHES];
+static VmTestImages guest_images;
 
 static AirlockGuestImage *
 image_for (AirlockArch arch)
 {
-  if (!images[arch] && !image_errors[arch])
-    {
-      g_autoptr (GError) error = NULL;
-      AirlockGuestImageOptions o = { .with_testroot = TRUE };
+  AirlockGuestImageOptions o = { .with_testroot = TRUE };
 
-      images[arch] = airlock_guest_image_ensure (arch, &o, &error);
-      if (!images[arch])
-        image_errors[arch] = g_strdup (error->message);
-    }
-  if (!images[arch])
-    {
-      g_autofree char *msg = g_strdup_printf ("no %s guest image with the testroot: %s",
-                                              airlock_arch_to_string (arch), image_errors[arch]);
-      g_test_skip (msg);
-    }
-  return images[arch];
+  return vm_test_guest_image (&guest_images, arch, &o, "guest image with the testroot");
 }
 
 typedef struct {
@@ -86,16 +73,10 @@ run_command (AirlockArch arch, const char *command, gboolean clock_warp)
     .clock_warp = clock_warp,
     .wall_timeout_ms = RUN_TIMEOUT_MS,
   };
-  g_autoptr (GError) error = NULL;
-  g_autoptr (AirlockVm) vm = NULL;
 
   if (!image)
     return NULL;
-  vm = airlock_vm_new (arch, image, &o, &error);
-  g_assert_no_error (error);
-  g_assert_true (airlock_vm_run (vm, &error));
-  g_assert_no_error (error);
-  return g_steal_pointer (&vm);
+  return vm_test_run (arch, image, &o);
 }
 
 static char *
@@ -155,12 +136,6 @@ woke_after_hour (GPtrArray *lines)
   return FALSE;
 }
 
-static int
-compare_strings (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
 /* Fails, listing what is missing and what is extra, unless the key lines
  * of @events are exactly the multiset @expected. */
 static gboolean
@@ -169,7 +144,6 @@ assert_records (const Case *c, GPtrArray *events, const char *console)
   g_autoptr (GPtrArray) got = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) want = g_ptr_array_new ();
   g_autoptr (GString) diff = g_string_new (NULL);
-  guint i = 0, j = 0;
 
   for (guint k = 0; k < events->len; k++)
     {
@@ -194,21 +168,7 @@ assert_records (const Case *c, GPtrArray *events, const char *console)
         }
       g_ptr_array_add (want, (gpointer) *r);
     }
-  g_ptr_array_sort (got, compare_strings);
-  g_ptr_array_sort (want, compare_strings);
-
-  /* A merge of the two sorted lists. */
-  while (i < got->len || j < want->len)
-    {
-      int cmp = i == got->len ? 1 : j == want->len ? -1 : strcmp (got->pdata[i], want->pdata[j]);
-
-      if (cmp == 0)
-        i++, j++;
-      else if (cmp < 0)
-        g_string_append_printf (diff, "\n  unexpected: %s", (const char *) got->pdata[i++]);
-      else
-        g_string_append_printf (diff, "\n  missing:    %s", (const char *) want->pdata[j++]);
-    }
+  vm_test_diff_lines (got, want, diff);
   if (diff->len > 0)
     {
       g_test_message ("console of %s %s:\n%s", airlock_arch_to_string (c->arch),
@@ -491,10 +451,6 @@ main (int argc, char **argv)
         g_test_add_data_func (path, &cases[a][i], test_behaviour);
       }
   status = g_test_run ();
-  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-    {
-      airlock_guest_image_free (images[a]);
-      g_free (image_errors[a]);
-    }
+  vm_test_images_clear (&guest_images);
   return status;
 }

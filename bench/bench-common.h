@@ -1,0 +1,42 @@
+/* What several benchmarks do around their measurements: note the machine's
+ * load (a busy machine explains a noisy run), wait for other QEMUs to end,
+ * find the clean sample image and report an image build's progress one
+ * line per stage.  Statistics live in stats.h. */
+#pragma once
+
+#include <glib.h>
+
+/* /proc/loadavg's 1, 5 and 15 minute load averages as "a b c", or
+ * "unknown".  Free with g_free(). */
+char *bench_load_average (void);
+
+/* The QEMU processes running now that are not zombies.  Other QEMUs compete
+ * for the CPUs and make the numbers noisy; a benchmark's own are all gone
+ * between its runs, so any QEMU seen then is someone else's. */
+guint bench_count_other_qemus (void);
+
+/* Waits up to @max_s seconds for other QEMUs to end, saying so on stderr
+ * prefixed with @name ("bench/boot") when there are any.  Returns how many
+ * still run. */
+guint bench_wait_for_other_qemus (const char *name, int max_s);
+
+/* "oci:$AIRLOCK_SAMPLE_DIR/clean", the image a benchmark gates when not
+ * given --image; or NULL after saying on stderr (prefixed with @name) that
+ * one of the two is needed.  Free with g_free(). */
+char *bench_clean_sample_reference (const char *name);
+
+/* The progress_data of bench_stage_progress: @name prefixes each line
+ * ("bench/boot"); @last_stage is the stage last printed (owned: declare
+ * the log g_auto (BenchStageLog), or call bench_stage_log_clear()). */
+typedef struct {
+  const char *name;
+  char *last_stage;
+} BenchStageLog;
+
+void bench_stage_log_clear (BenchStageLog *log);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (BenchStageLog, bench_stage_log_clear)
+
+/* An AirlockProgressFunc for image and disk builds: prints each stage once,
+ * on stderr ("bench/boot: STAGE").  One line per stage: the output goes to
+ * logs more often than to a terminal.  @user_data is a BenchStageLog. */
+void bench_stage_progress (const char *stage, guint64 done, guint64 total, gpointer user_data);
