@@ -17,43 +17,6 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
-G_DEFINE_QUARK (airlock-image-error-quark, airlock_image_error)
-
-/* printable-private.h.  Here, next to the error domain, because every file
- * of the intake uses them and every build of the intake (the library, the
- * fuzz harnesses) compiles this file. */
-char *
-airlock_image_printable (const char *s)
-{
-  g_autofree char *head = NULL;
-  g_autofree char *escaped = NULL;
-  gsize len;
-
-  if (!s)
-    return g_strdup ("(none)");
-  len = strlen (s);
-  if (len <= AIRLOCK_IMAGE_PRINTABLE_MAX)
-    return g_strescape (s, NULL);
-  /* Cut before escaping: the escaped form of a cut-off UTF-8 sequence is
-   * octal like any other byte, and the work stays bounded. */
-  head = g_strndup (s, AIRLOCK_IMAGE_PRINTABLE_MAX);
-  escaped = g_strescape (head, NULL);
-  return g_strdup_printf ("%s… (%" G_GSIZE_FORMAT " bytes)", escaped, len);
-}
-
-void
-airlock_image_printable_list_bound (GString *list)
-{
-  gsize cut = AIRLOCK_IMAGE_PRINTABLE_LIST_MAX;
-
-  if (list->len <= cut)
-    return;
-  while (cut > 0 && ((guchar) list->str[cut] & 0xc0) == 0x80)
-    cut--;
-  g_string_truncate (list, cut);
-  g_string_append (list, "…");
-}
-
 /* Bounds on what an image may ask of us. */
 #define MAX_JSON_BLOB (4 * 1024 * 1024)
 #define MAX_LAYERS 1000
