@@ -232,22 +232,11 @@ airlock_image_docker_open (AirlockImageSource *source, GError **error)
   /* Layers are named by path; their digests are the config's diff_ids
    * (docker save stores them uncompressed), so the config's digest binds
    * every byte of the image. */
+  diff_ids = airlock_image_config_diff_ids (config, layers, what, "manifest.json", config_what,
+                                            error);
+  if (!diff_ids)
+    return FALSE;
   n_layers = json_array_get_length (layers);
-  if (n_layers > AIRLOCK_IMAGE_MAX_LAYERS)
-    {
-      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_LIMIT,
-                   "%s: %u layers, more than the %d allowed", what, n_layers,
-                   AIRLOCK_IMAGE_MAX_LAYERS);
-      return FALSE;
-    }
-  diff_ids = airlock_json_get_array (airlock_json_get_object (config, "rootfs"), "diff_ids");
-  if (!diff_ids || json_array_get_length (diff_ids) != n_layers)
-    {
-      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "%s: rootfs.diff_ids lists %u layers, manifest.json %u", config_what,
-                   diff_ids ? json_array_get_length (diff_ids) : 0, n_layers);
-      return FALSE;
-    }
   for (guint i = 0; i < n_layers; i++)
     {
       JsonNode *path_node = json_array_get_element (layers, i);

@@ -21,4 +21,12 @@ AirlockImage *airlock_image_new_for_choice (AirlockImageSource *source, AirlockA
 gboolean airlock_image_take_config (JsonObject *config, const char *what, AirlockImage *image,
                                     GError **error);
 
+/* The config's rootfs.diff_ids, once @layers (the list @layers_what
+ * holds, @whose in messages: "the manifest", "manifest.json") is within
+ * AIRLOCK_IMAGE_MAX_LAYERS (LIMIT otherwise) and the config lists as many
+ * (MALFORMED otherwise, @config_what first).  Borrowed from @config. */
+JsonArray *airlock_image_config_diff_ids (JsonObject *config, JsonArray *layers,
+                                          const char *layers_what, const char *whose,
+                                          const char *config_what, GError **error);
+
 G_END_DECLS

@@ -1,6 +1,7 @@
 /* The AirlockImage (image-private.h, and airlock_image_free() of
  * image.h): made by oci.c and docker-archive.c for one platform, with the
- * run settings of the image's config. */
+ * run settings of the image's config and its layer list held against the
+ * config's diff_ids. */
 #include "config.h"
 
 #include "image/image-private.h"
@@ -61,6 +62,31 @@ airlock_image_take_config (JsonObject *config, const char *what, AirlockImage *i
   image->working_dir = working_dir && *working_dir ? g_strdup (working_dir) : NULL;
   image->user = user && *user ? g_strdup (user) : NULL;
   return TRUE;
+}
+
+JsonArray *
+airlock_image_config_diff_ids (JsonObject *config, JsonArray *layers, const char *layers_what,
+                               const char *whose, const char *config_what, GError **error)
+{
+  guint n_layers = json_array_get_length (layers);
+  JsonArray *diff_ids;
+
+  if (n_layers > AIRLOCK_IMAGE_MAX_LAYERS)
+    {
+      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_LIMIT,
+                   "%s: %u layers, more than the %d allowed", layers_what, n_layers,
+                   AIRLOCK_IMAGE_MAX_LAYERS);
+      return NULL;
+    }
+  diff_ids = airlock_json_get_array (airlock_json_get_object (config, "rootfs"), "diff_ids");
+  if (!diff_ids || json_array_get_length (diff_ids) != n_layers)
+    {
+      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
+                   "%s: rootfs.diff_ids lists %u layers, %s %u", config_what,
+                   diff_ids ? json_array_get_length (diff_ids) : 0, whose, n_layers);
+      return NULL;
+    }
+  return diff_ids;
 }
 
 AirlockImage *

@@ -421,7 +421,7 @@ airlock_image_oci_resolve (AirlockImageSource *source, AirlockArch arch,
   g_autofree char *config_what = NULL;
   g_auto (AirlockImageDescriptor) manifest_d = { NULL };
   JsonObject *manifest, *config;
-  JsonArray *layers, *diff_ids;
+  JsonArray *layers;
   const char *config_os, *config_arch, *config_variant;
   AirlockArch config_is;
   guint n_layers;
@@ -472,22 +472,12 @@ airlock_image_oci_resolve (AirlockImageSource *source, AirlockArch arch,
                    "%s: no 'layers' list", manifest_what);
       return NULL;
     }
+  /* OCI layers are named by their stored digest; the diff_ids are only
+   * counted, so the config and the manifest describe the same image. */
+  if (!airlock_image_config_diff_ids (config, layers, manifest_what, "the manifest", config_what,
+                                      error))
+    return NULL;
   n_layers = json_array_get_length (layers);
-  if (n_layers > AIRLOCK_IMAGE_MAX_LAYERS)
-    {
-      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_LIMIT,
-                   "%s: %u layers, more than the %d allowed", manifest_what, n_layers,
-                   AIRLOCK_IMAGE_MAX_LAYERS);
-      return NULL;
-    }
-  diff_ids = airlock_json_get_array (airlock_json_get_object (config, "rootfs"), "diff_ids");
-  if (!diff_ids || json_array_get_length (diff_ids) != n_layers)
-    {
-      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
-                   "%s: rootfs.diff_ids lists %u layers, the manifest %u", config_what,
-                   diff_ids ? json_array_get_length (diff_ids) : 0, n_layers);
-      return NULL;
-    }
   for (guint i = 0; i < n_layers; i++)
     {
       g_auto (AirlockImageDescriptor) d = { NULL };
