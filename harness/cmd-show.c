@@ -369,9 +369,7 @@ add_json (JsonBuilder *b, const AirlockBundleView *v, const ShowFilter *f)
       json_builder_set_member_name (b, "image");
       json_builder_begin_object (b);
       airlock_json_set_str (b, "reference", v->reference);
-      airlock_json_set_str (b, "index", v->index_digest);
-      airlock_json_set_str (b, "manifest", v->manifest_digest);
-      airlock_json_set_str (b, "config", v->config_digest);
+      airlock_json_set_image_digests (b, v->index_digest, v->manifest_digest, v->config_digest);
       json_builder_end_object (b);
       json_builder_set_member_name (b, "kernel");
       json_builder_begin_object (b);

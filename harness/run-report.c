@@ -157,9 +157,7 @@ run_report_json_run (AirlockArch arch, AirlockResult *result)
       airlock_json_set_str (b, "arch", arch_name);
       airlock_json_set_str (b, "reference", oci->reference);
       airlock_json_set_str (b, "platform", oci->platform);
-      airlock_json_set_str (b, "index", oci->index_digest);
-      airlock_json_set_str (b, "manifest", oci->manifest_digest);
-      airlock_json_set_str (b, "config", oci->config_digest);
+      airlock_json_set_image_digests (b, oci->index_digest, oci->manifest_digest, oci->config_digest);
       json_builder_end_object (b);
       print_line (b);
     }

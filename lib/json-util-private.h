@@ -15,6 +15,13 @@ void airlock_json_set_int (JsonBuilder *b, const char *name, gint64 value);
 void airlock_json_set_bool (JsonBuilder *b, const char *name, gboolean value);
 /* An array of the strings; null for a NULL @strv. */
 void airlock_json_set_strv (JsonBuilder *b, const char *name, const char *const *strv);
+/* An image's three digests as members of the object being built:
+ * "index", "manifest", "config", in that order (NULL is JSON null: an
+ * image with no index).  One writer for every place that names an image
+ * by them: the bundle's manifest and verdict.json, `airlock show --json`,
+ * the gate's --json image line. */
+void airlock_json_set_image_digests (JsonBuilder *b, const char *index, const char *manifest,
+                                     const char *config);
 /* The builder's document as text, pretty with a final '\n' or on one line
  * without.  Transfer full. */
 char *airlock_json_builder_to_text (JsonBuilder *b, gboolean pretty);

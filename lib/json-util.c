@@ -48,6 +48,15 @@ airlock_json_set_strv (JsonBuilder *b, const char *name, const char *const *strv
   json_builder_end_array (b);
 }
 
+void
+airlock_json_set_image_digests (JsonBuilder *b, const char *index, const char *manifest,
+                                const char *config)
+{
+  airlock_json_set_str (b, "index", index);
+  airlock_json_set_str (b, "manifest", manifest);
+  airlock_json_set_str (b, "config", config);
+}
+
 char *
 airlock_json_builder_to_text (JsonBuilder *b, gboolean pretty)
 {

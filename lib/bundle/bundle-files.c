@@ -77,9 +77,8 @@ airlock_bundle_verdict_json (const AirlockBundleFacts *facts)
   json_builder_set_member_name (b, "image");
   json_builder_begin_object (b);
   airlock_json_set_str (b, "reference", facts->reference);
-  airlock_json_set_str (b, "index", facts->index_digest);
-  airlock_json_set_str (b, "manifest", facts->manifest_digest);
-  airlock_json_set_str (b, "config", facts->config_digest);
+  airlock_json_set_image_digests (b, facts->index_digest, facts->manifest_digest,
+                                  facts->config_digest);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "controls");

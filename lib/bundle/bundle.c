@@ -320,9 +320,8 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in, const AirlockRunR
       json_builder_begin_object (b);
       airlock_json_set_str (b, "reference", in->image->reference);
       airlock_json_set_str (b, "platform", in->image->platform);
-      airlock_json_set_str (b, "index", in->image->index_digest);
-      airlock_json_set_str (b, "manifest", in->image->manifest_digest);
-      airlock_json_set_str (b, "config", in->image->config_digest);
+      airlock_json_set_image_digests (b, in->image->index_digest, in->image->manifest_digest,
+                                      in->image->config_digest);
       json_builder_set_member_name (b, "layers");
       json_builder_begin_array (b);
       for (guint i = 0; i < in->image->layers->len; i++)

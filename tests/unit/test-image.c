@@ -267,6 +267,7 @@ typedef struct {
   const char *config_arch;        /* NULL: arch */
   const char *manifest_text;      /* instead of the manifest built here */
   const char *user;               /* the config's User, as JSON text; NULL: nobody:nogroup */
+  const char *cmd_member;         /* instead of the config's "Cmd":["cat /hello"] */
   GBytes *layer;                  /* the stored layer (in @compression), instead of /hello's */
 } ImageSpec;
 
@@ -297,10 +298,11 @@ add_image (Layout *l, const ImageSpec *spec, Built *ret)
   variant = spec->variant ? g_strdup_printf (",\"variant\":\"%s\"", spec->variant) : g_strdup ("");
   config = g_strdup_printf (
     "{\"architecture\":\"%s\",\"os\":\"linux\"%s,"
-    "\"config\":{\"Entrypoint\":[\"/bin/sh\",\"-c\"],\"Cmd\":[\"cat /hello\"],"
+    "\"config\":{\"Entrypoint\":[\"/bin/sh\",\"-c\"],%s,"
     "\"Env\":[\"PATH=/usr/bin:/bin\",\"ARCH=%s\"],\"WorkingDir\":\"/srv\",\"User\":\"%s\"},"
     "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[\"sha256:%s\"]}}",
-    spec->config_arch ? spec->config_arch : spec->arch, variant, spec->arch,
+    spec->config_arch ? spec->config_arch : spec->arch, variant,
+    spec->cmd_member ? spec->cmd_member : "\"Cmd\":[\"cat /hello\"]", spec->arch,
     spec->user ? spec->user : "nobody:nogroup", diff_id);
   ret->config_digest = layout_blob_text (l, config);
   manifest = spec->manifest_text
@@ -1302,6 +1304,57 @@ test_bad_config_arch_lies (Fixture *f, gconstpointer data)
   expect_resolve_error (ref, AIRLOCK_IMAGE_ERROR_MALFORMED, b.config_digest);
 }
 
+/* The config's command lists (Entrypoint, Cmd, Env) as they are read:
+ * absent or null is unset, and anything but a list of strings refuses the
+ * image rather than running part of what it said. */
+typedef struct {
+  const char *path;
+  const char *cmd_member;
+  gboolean malformed;
+  int n_cmd;                  /* -1: unset */
+} ConfigListRow;
+
+static const ConfigListRow config_list_rows[] = {
+  { "/image/config/cmd/list", "\"Cmd\":[\"sh\",\"-c\"]", FALSE, 2 },
+  { "/image/config/cmd/empty-list", "\"Cmd\":[]", FALSE, 0 },
+  { "/image/config/cmd/null-is-unset", "\"Cmd\":null", FALSE, -1 },
+  { "/image/config/cmd/absent-is-unset", "\"Hostname\":\"\"", FALSE, -1 },
+  { "/image/config/cmd/bad/element-not-a-string", "\"Cmd\":[\"sh\",1]", TRUE, 0 },
+  { "/image/config/cmd/bad/string-not-a-list", "\"Cmd\":\"sh\"", TRUE, 0 },
+  { "/image/config/cmd/bad/object-not-a-list", "\"Cmd\":{}", TRUE, 0 },
+};
+
+static void
+test_config_list (Fixture *f, gconstpointer data)
+{
+  const ConfigListRow *row = data;
+  g_autoptr (Layout) l = layout_new ();
+  g_auto (Built) b = { NULL };
+  ImageSpec spec = { .arch = "amd64", .compression = AIRLOCK_LAYER_GZIP,
+                     .cmd_member = row->cmd_member };
+  g_autofree char *ref = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockImageSource) source = NULL;
+  g_autoptr (AirlockImage) image = NULL;
+
+  single_layout (l, &spec, &b, 0, NULL);
+  ref = write_oci (f, l, "img");
+  if (row->malformed)
+    {
+      expect_resolve_error (ref, AIRLOCK_IMAGE_ERROR_MALFORMED, b.config_digest);
+      return;
+    }
+  source = airlock_image_source_open (ref, &error);
+  g_assert_no_error (error);
+  image = airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error);
+  g_assert_no_error (error);
+  if (row->n_cmd < 0)
+    g_assert_null (image->cmd);
+  else
+    g_assert_cmpuint (g_strv_length (image->cmd), ==, row->n_cmd);
+  g_assert_cmpstr (image->entrypoint[0], ==, "/bin/sh");
+}
+
 static void
 test_bad_not_gzip (Fixture *f, gconstpointer data)
 {
@@ -2208,6 +2261,9 @@ main (int argc, char **argv)
   ADD ("/image/shown/docker-archive-strings-escaped", test_hostile_docker_archive);
   ADD ("/image/shown/archive-member-escaped", test_hostile_archive_member);
 #undef ADD
+  for (guint i = 0; i < G_N_ELEMENTS (config_list_rows); i++)
+    g_test_add (config_list_rows[i].path, Fixture, &config_list_rows[i], fixture_setup,
+                test_config_list, fixture_teardown);
   g_test_add_func ("/image/bad/reference", test_bad_reference);
   g_test_add_func ("/image/bad/bare-path-gets-its-transport", test_bare_path_suggestion);
   g_test_add_func ("/image/remote/loopback-registry", test_loopback_registry);

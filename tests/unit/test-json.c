@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "json-bounded-private.h"
+#include "json-util-private.h"
 #include "bundle/bundle-read.h"
 #include "bundle/bundle.h"
 #include "fsutil-private.h"
@@ -199,6 +200,24 @@ test_bundle_deep_manifest (void)
   g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
 }
 
+/* The image's digests, as the bundle, `show --json` and the gate's --json
+ * line write them: three members in a fixed order, no index as null. */
+static void
+test_image_digests (void)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autofree char *text = NULL;
+
+  json_builder_begin_object (b);
+  airlock_json_set_str (b, "reference", "oci:x");
+  airlock_json_set_image_digests (b, NULL, "sha256:m", "sha256:c");
+  json_builder_end_object (b);
+  text = airlock_json_builder_to_text (b, FALSE);
+  g_assert_cmpstr (text, ==,
+                   "{\"reference\":\"oci:x\",\"index\":null,\"manifest\":\"sha256:m\","
+                   "\"config\":\"sha256:c\"}");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -211,6 +230,7 @@ main (int argc, char **argv)
   g_test_add_func ("/json/depth/not-plain-json-refused", test_depth_not_plain_json);
   g_test_add_func ("/json/parse/errors", test_parse_errors);
   g_test_add_func ("/json/bundle/deep-manifest-refused", test_bundle_deep_manifest);
+  g_test_add_func ("/json/util/image-digests", test_image_digests);
 
   return g_test_run ();
 }
