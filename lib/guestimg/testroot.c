@@ -8,8 +8,8 @@
 #include "guestimg/package-private.h"
 
 /* The behaviours list the test program dispatches on: one source for its
- * table and for the links made here. */
-#include "../../tests/guest/behaviours.h"
+ * table and for the links made here (guest/behaviours.h). */
+#include "behaviours.h"
 
 #include <errno.h>
 #include <gio/gio.h>

@@ -39,7 +39,7 @@
 #include "image/printable-private.h"
 #include "fsutil-private.h"
 #include "json-bounded-private.h"
-#include "vm/libvirt-env-private.h"
+#include "libvirt-env-private.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -20,9 +20,7 @@ declare -A allowed=(
   [record]="evidence net sinkhole"
   [gate]="evidence net policy record sinkhole"
   [vm]="evidence guestimg net record sinkhole"
-  # image -> vm: lib/image/disk.c sets libvirt's log through
-  # vm/libvirt-env-private.h (an open issue: the house issue moves it).
-  [image]="vm"
+  [image]=""
   # The bundle holds the sinkhole's record file and checks it against the capture.
   [bundle]="evidence gate guestimg image net policy record sinkhole vm"
   [case]="bundle evidence gate image net record vm"
