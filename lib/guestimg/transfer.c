@@ -5,6 +5,7 @@
 #include "guestimg/transfer-private.h"
 
 #include "airlock-version.h"
+#include "cache-dir-private.h"
 #include "fsutil-private.h"
 #include "guestimg/guest-image.h"
 #include "guestimg/manifest-private.h"
@@ -734,6 +735,10 @@ airlock_guest_images_import (const char *cache_dir_option, const char *file,
       g_autofree char *from = g_build_filename (scratch, rel, NULL);
       g_autofree char *to = g_build_filename (cache_dir, rel, NULL);
       g_autofree char *arch_dir = g_path_get_dirname (to);
+      g_autofree char *stage = g_strdup_printf ("wait for another airlock building the %s guest image",
+                                                airlock_arch_to_string (any->arch));
+      const AirlockCacheDir cd = { arch_dir, AIRLOCK_GUEST_IMAGE_ERROR,
+                                   AIRLOCK_GUEST_IMAGE_ERROR_FAILED };
       gboolean moved;
       int lock_fd;
 
@@ -747,10 +752,10 @@ airlock_guest_images_import (const char *cache_dir_option, const char *file,
         }
       /* Under the builders' lock: a build of the same directory meanwhile
        * waits, and then finds it. */
-      lock_fd = airlock_guest_lock_arch_dir (arch_dir, any->arch, NULL, NULL, error);
+      lock_fd = airlock_cache_lock (&cd, stage, error);
       if (lock_fd < 0)
         goto out;
-      moved = airlock_guest_install_dir (from, to, arch_dir, error);
+      moved = airlock_cache_install (&cd, from, to, "guest image", error);
       close (lock_fd);
       if (!moved)
         goto out;
