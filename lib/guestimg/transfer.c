@@ -10,6 +10,7 @@
 #include "guestimg/guest-image.h"
 #include "guestimg/manifest-private.h"
 #include "json-bounded-private.h"
+#include "json-util-private.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -210,12 +211,9 @@ export_index (GPtrArray *files)
   char *text;
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "format");
-  json_builder_add_string_value (b, AIRLOCK_GUEST_EXPORT_FORMAT);
-  json_builder_set_member_name (b, "builder");
-  json_builder_add_string_value (b, AIRLOCK_GUEST_IMAGE_BUILDER);
-  json_builder_set_member_name (b, "airlock");
-  json_builder_add_string_value (b, AIRLOCK_VERSION);
+  airlock_json_set_str (b, "format", AIRLOCK_GUEST_EXPORT_FORMAT);
+  airlock_json_set_str (b, "builder", AIRLOCK_GUEST_IMAGE_BUILDER);
+  airlock_json_set_str (b, "airlock", AIRLOCK_VERSION);
   json_builder_set_member_name (b, "files");
   json_builder_begin_array (b);
   for (guint i = 0; i < files->len; i++)
@@ -223,12 +221,9 @@ export_index (GPtrArray *files)
       ExportFile *f = files->pdata[i];
 
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "path");
-      json_builder_add_string_value (b, f->rel);
-      json_builder_set_member_name (b, "size");
-      json_builder_add_int_value (b, f->size);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, f->sha256);
+      airlock_json_set_str (b, "path", f->rel);
+      airlock_json_set_int (b, "size", f->size);
+      airlock_json_set_str (b, "sha256", f->sha256);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
@@ -419,7 +414,6 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
   g_autoptr (JsonNode) root = airlock_json_parse_bounded (data, len, AIRLOCK_GUEST_EXPORT_INDEX,
                                                           error);
   JsonObject *o;
-  JsonNode *format, *files;
   JsonArray *array;
 
   if (!root)
@@ -428,17 +422,13 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
       return NULL;
     }
   o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
-  format = o ? json_object_get_member (o, "format") : NULL;
-  if (!format || !JSON_NODE_HOLDS_VALUE (format)
-      || json_node_get_value_type (format) != G_TYPE_STRING
-      || !g_str_equal (json_node_get_string (format), AIRLOCK_GUEST_EXPORT_FORMAT))
+  if (g_strcmp0 (airlock_json_get_string (o, "format"), AIRLOCK_GUEST_EXPORT_FORMAT) != 0)
     {
       bad_archive (error, file, "its " AIRLOCK_GUEST_EXPORT_INDEX " is not of format '"
                                 AIRLOCK_GUEST_EXPORT_FORMAT "'");
       return NULL;
     }
-  files = json_object_get_member (o, "files");
-  array = files && JSON_NODE_HOLDS_ARRAY (files) ? json_node_get_array (files) : NULL;
+  array = airlock_json_get_array (o, "files");
   if (!array)
     {
       bad_archive (error, file, "its " AIRLOCK_GUEST_EXPORT_INDEX " has no 'files' list");
@@ -448,16 +438,13 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
     {
       JsonNode *e = json_array_get_element (array, i);
       JsonObject *fo = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
-      JsonNode *path = fo ? json_object_get_member (fo, "path") : NULL;
-      JsonNode *size = fo ? json_object_get_member (fo, "size") : NULL;
-      JsonNode *sha256 = fo ? json_object_get_member (fo, "sha256") : NULL;
+      const char *path = airlock_json_get_string (fo, "path");
+      const char *sha256 = airlock_json_get_string (fo, "sha256");
       g_autoptr (ImportFile) f = NULL;
       g_autofree char *why = NULL;
+      gint64 size;
 
-      if (!path || !size || !sha256 || !JSON_NODE_HOLDS_VALUE (path)
-          || json_node_get_value_type (path) != G_TYPE_STRING || !JSON_NODE_HOLDS_VALUE (size)
-          || json_node_get_value_type (size) != G_TYPE_INT64 || !JSON_NODE_HOLDS_VALUE (sha256)
-          || json_node_get_value_type (sha256) != G_TYPE_STRING)
+      if (!path || !sha256 || !airlock_json_get_int (fo, "size", &size))
         {
           why = g_strdup_printf ("file %u of its " AIRLOCK_GUEST_EXPORT_INDEX " lacks a path, "
                                  "size or sha256", i + 1);
@@ -465,11 +452,10 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
           return NULL;
         }
       f = g_new0 (ImportFile, 1);
-      f->path = g_strdup (json_node_get_string (path));
-      f->sha256 = g_strdup (json_node_get_string (sha256));
+      f->path = g_strdup (path);
+      f->sha256 = g_strdup (sha256);
       if (!member_path_is_valid (f->path, &f->arch, &f->dir) || !is_hex (f->sha256, 64)
-          || json_node_get_int (size) < 0 || (guint64) json_node_get_int (size) > FILE_MAX
-          || g_hash_table_contains (table, f->path))
+          || size < 0 || (guint64) size > FILE_MAX || g_hash_table_contains (table, f->path))
         {
           g_autofree char *shown = g_strescape (f->path, NULL);
           why = g_strdup_printf ("its " AIRLOCK_GUEST_EXPORT_INDEX " lists '%s' with an invalid "
@@ -477,7 +463,7 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
           bad_archive (error, file, why);
           return NULL;
         }
-      f->size = json_node_get_int (size);
+      f->size = size;
       g_hash_table_insert (table, f->path, f);
       g_steal_pointer (&f);
     }
