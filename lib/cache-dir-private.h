@@ -85,6 +85,16 @@ JsonNode *airlock_cache_manifest_read (const char *path, struct stat *ret_st, GE
  * manifest for other inputs describes another entry. */
 gboolean airlock_cache_manifest_matches (JsonObject *root, const char *builder, const char *key);
 
+/* A cache lookup's read of the manifest @path, called @name in reasons
+ * ("manifest", "kernel.json"): read and matched to @builder and @key.
+ * Returns its root node (an object); NULL with the reason in @ret_why
+ * (never an error: whatever is wrong, the answer is to build):
+ * @absent_why when there is none ("not built yet"), "its @name cannot be
+ * read: …", or "its @name is for other inputs". */
+JsonNode *airlock_cache_manifest_lookup (const char *path, const char *name, const char *builder,
+                                         const char *key, const char *absent_why,
+                                         struct stat *ret_st, char **ret_why);
+
 /* Whether a file of the entry (@st) was modified after its manifest
  * (@manifest_st) was written: then the manifest does not describe it. */
 gboolean airlock_cache_modified_after (const struct stat *st, const struct stat *manifest_st);

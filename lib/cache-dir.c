@@ -172,6 +172,30 @@ airlock_cache_manifest_matches (JsonObject *root, const char *builder, const cha
          && g_strcmp0 (airlock_json_get_string (root, "key"), key) == 0;
 }
 
+JsonNode *
+airlock_cache_manifest_lookup (const char *path, const char *name, const char *builder,
+                               const char *key, const char *absent_why, struct stat *ret_st,
+                               char **ret_why)
+{
+  g_autoptr (GError) local_error = NULL;
+  g_autoptr (JsonNode) parsed = airlock_cache_manifest_read (path, ret_st, &local_error);
+
+  if (!parsed)
+    {
+      if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
+        *ret_why = g_strdup (absent_why);
+      else
+        *ret_why = g_strdup_printf ("its %s cannot be read: %s", name, local_error->message);
+      return NULL;
+    }
+  if (!airlock_cache_manifest_matches (json_node_get_object (parsed), builder, key))
+    {
+      *ret_why = g_strdup_printf ("its %s is for other inputs", name);
+      return NULL;
+    }
+  return g_steal_pointer (&parsed);
+}
+
 gboolean
 airlock_cache_modified_after (const struct stat *st, const struct stat *manifest_st)
 {

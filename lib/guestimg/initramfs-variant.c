@@ -105,27 +105,16 @@ airlock_initramfs_variant_cache_load (const AirlockInitramfsVariantKind *kind, c
   g_autofree char *manifest_path = g_build_filename (dir, kind->manifest_file, NULL);
   g_autofree char *path = g_build_filename (dir, kind->initramfs_file, NULL);
   g_autoptr (JsonNode) parsed = NULL;
-  g_autoptr (GError) local_error = NULL;
   JsonObject *root, *initramfs;
   const char *sha256;
   gint64 size;
   struct stat manifest_st, st;
 
-  parsed = airlock_cache_manifest_read (manifest_path, &manifest_st, &local_error);
+  parsed = airlock_cache_manifest_lookup (manifest_path, "manifest", kind->builder, key,
+                                          "not built yet", &manifest_st, ret_why);
   if (!parsed)
-    {
-      if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-        *ret_why = g_strdup ("not built yet");
-      else
-        *ret_why = g_strdup ("its manifest cannot be read");
-      return FALSE;
-    }
+    return FALSE;
   root = json_node_get_object (parsed);
-  if (!airlock_cache_manifest_matches (root, kind->builder, key))
-    {
-      *ret_why = g_strdup ("its manifest is for other inputs");
-      return FALSE;
-    }
   initramfs = airlock_json_get_object (root, "initramfs");
   sha256 = airlock_json_get_string (initramfs, "sha256");
   if (!sha256 || !airlock_json_get_int (initramfs, "size", &size))

@@ -129,27 +129,16 @@ airlock_guest_manifest_load (AirlockGuestInputs *in, const char *dir, char **ret
 {
   g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_GUEST_MANIFEST_FILE, NULL);
   g_autoptr (JsonNode) parsed = NULL;
-  g_autoptr (GError) local_error = NULL;
   g_autoptr (AirlockGuestImage) image = NULL;
   JsonObject *root, *outputs;
   const char *kernel_file, *kernel_sha256, *initramfs_file, *initramfs_sha256, *release;
   struct stat manifest_st;
 
-  parsed = airlock_cache_manifest_read (manifest_path, &manifest_st, &local_error);
+  parsed = airlock_cache_manifest_lookup (manifest_path, "manifest", AIRLOCK_GUEST_IMAGE_BUILDER,
+                                          in->key, "not built yet", &manifest_st, ret_why);
   if (!parsed)
-    {
-      if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-        *ret_why = g_strdup ("not built yet");
-      else
-        *ret_why = g_strdup_printf ("its manifest cannot be read: %s", local_error->message);
-      return NULL;
-    }
+    return NULL;
   root = json_node_get_object (parsed);
-  if (!airlock_cache_manifest_matches (root, AIRLOCK_GUEST_IMAGE_BUILDER, in->key))
-    {
-      *ret_why = g_strdup ("its manifest is for other inputs");
-      return NULL;
-    }
   outputs = airlock_json_get_object (root, "outputs");
   release = airlock_json_get_string (outputs, "kernel_release");
   if (!release)
@@ -397,7 +386,6 @@ airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_wh
 {
   g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_GUEST_STAGE_MANIFEST_FILE, NULL);
   g_autoptr (JsonNode) parsed = NULL;
-  g_autoptr (GError) local_error = NULL;
   g_autoptr (AirlockGuestBuild) build = g_new0 (AirlockGuestBuild, 1);
   JsonObject *root, *kernel;
   JsonArray *files;
@@ -406,21 +394,12 @@ airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_wh
   struct stat manifest_st;
 
   *ret_why = NULL;
-  parsed = airlock_cache_manifest_read (manifest_path, &manifest_st, &local_error);
+  parsed = airlock_cache_manifest_lookup (manifest_path, "kernel.json", AIRLOCK_GUEST_IMAGE_BUILDER,
+                                          in->kernel_key, "not extracted yet", &manifest_st,
+                                          ret_why);
   if (!parsed)
-    {
-      if (g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND))
-        *ret_why = g_strdup ("not extracted yet");
-      else
-        *ret_why = g_strdup ("its kernel.json cannot be read");
-      return NULL;
-    }
+    return NULL;
   root = json_node_get_object (parsed);
-  if (!airlock_cache_manifest_matches (root, AIRLOCK_GUEST_IMAGE_BUILDER, in->kernel_key))
-    {
-      *ret_why = g_strdup ("its kernel.json is for other inputs");
-      return NULL;
-    }
   kernel = airlock_json_get_object (root, "kernel");
   files = airlock_json_get_array (root, "files");
   build->release = g_strdup (airlock_json_get_string (root, "kernel_release"));
