@@ -206,8 +206,6 @@ static GBytes *
 export_index (GPtrArray *files)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
   char *text;
 
   json_builder_begin_object (b);
@@ -228,10 +226,7 @@ export_index (GPtrArray *files)
     }
   json_builder_end_array (b);
   json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  text = json_generator_to_data (gen, NULL);
+  text = airlock_json_builder_to_text (b, TRUE);
   return g_bytes_new_take (text, strlen (text));
 }
 
