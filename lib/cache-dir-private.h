@@ -99,6 +99,16 @@ JsonNode *airlock_cache_manifest_lookup (const char *path, const char *name, con
  * (@manifest_st) was written: then the manifest does not describe it. */
 gboolean airlock_cache_modified_after (const struct stat *st, const struct stat *manifest_st);
 
+/* Checks the entry's file @dir/@file against its manifest's record, the
+ * way every cache lookup does (hashing each output on every lookup would
+ * cost too much: a damaged or edited file changes what is checked here):
+ * a regular file (not through a symlink) of @size bytes, not modified
+ * after the manifest (@manifest_st) was written.  FALSE with the reason in
+ * @ret_why: "'@file' is missing", "'@file' is N bytes, the manifest says
+ * M", or "'@file' was modified after it was built". */
+gboolean airlock_cache_check_file (const char *dir, const char *file, gint64 size,
+                                   const struct stat *manifest_st, char **ret_why);
+
 /* Writes the document of @b to @path as pretty JSON (two-space indent, no
  * final newline), with @flags, at 0644. */
 gboolean airlock_cache_manifest_write (JsonBuilder *b, const char *path,

@@ -205,6 +205,32 @@ airlock_cache_modified_after (const struct stat *st, const struct stat *manifest
 }
 
 gboolean
+airlock_cache_check_file (const char *dir, const char *file, gint64 size,
+                          const struct stat *manifest_st, char **ret_why)
+{
+  g_autofree char *path = g_build_filename (dir, file, NULL);
+  struct stat st;
+
+  if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      *ret_why = g_strdup_printf ("'%s' is missing", file);
+      return FALSE;
+    }
+  if (st.st_size != size)
+    {
+      *ret_why = g_strdup_printf ("'%s' is %" G_GINT64_FORMAT " bytes, the manifest says %"
+                                  G_GINT64_FORMAT, file, (gint64) st.st_size, size);
+      return FALSE;
+    }
+  if (airlock_cache_modified_after (&st, manifest_st))
+    {
+      *ret_why = g_strdup_printf ("'%s' was modified after it was built", file);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
 airlock_cache_manifest_write (JsonBuilder *b, const char *path, GFileSetContentsFlags flags,
                               GError **error)
 {

@@ -108,7 +108,7 @@ airlock_initramfs_variant_cache_load (const AirlockInitramfsVariantKind *kind, c
   JsonObject *root, *initramfs;
   const char *sha256;
   gint64 size;
-  struct stat manifest_st, st;
+  struct stat manifest_st;
 
   parsed = airlock_cache_manifest_lookup (manifest_path, "manifest", kind->builder, key,
                                           "not built yet", &manifest_st, ret_why);
@@ -122,21 +122,8 @@ airlock_initramfs_variant_cache_load (const AirlockInitramfsVariantKind *kind, c
       *ret_why = g_strdup ("its manifest has no valid initramfs output");
       return FALSE;
     }
-  if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
-    {
-      *ret_why = g_strdup_printf ("'%s' is missing", kind->initramfs_file);
-      return FALSE;
-    }
-  if (st.st_size != size)
-    {
-      *ret_why = g_strdup_printf ("'%s' is not the size its manifest says", kind->initramfs_file);
-      return FALSE;
-    }
-  if (airlock_cache_modified_after (&st, &manifest_st))
-    {
-      *ret_why = g_strdup_printf ("'%s' was modified after it was built", kind->initramfs_file);
-      return FALSE;
-    }
+  if (!airlock_cache_check_file (dir, kind->initramfs_file, size, &manifest_st, ret_why))
+    return FALSE;
   *ret_path = g_steal_pointer (&path);
   *ret_sha256 = g_strdup (sha256);
   return TRUE;

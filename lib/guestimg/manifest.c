@@ -92,8 +92,6 @@ check_output (JsonObject *outputs, const char *member, const char *dir,
   const char *file = airlock_json_get_string (o, "file");
   const char *sha256 = airlock_json_get_string (o, "sha256");
   gint64 size;
-  g_autofree char *path = NULL;
-  struct stat st;
 
   /* The manifest names a file in this directory, nothing else. */
   if (!file || !*file || strchr (file, '/') || g_str_equal (file, ".") || g_str_equal (file, "..")
@@ -102,23 +100,8 @@ check_output (JsonObject *outputs, const char *member, const char *dir,
       *ret_why = g_strdup_printf ("its manifest has no valid '%s' output", member);
       return FALSE;
     }
-  path = g_build_filename (dir, file, NULL);
-  if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
-    {
-      *ret_why = g_strdup_printf ("'%s' is missing", file);
-      return FALSE;
-    }
-  if (st.st_size != size)
-    {
-      *ret_why = g_strdup_printf ("'%s' is %" G_GINT64_FORMAT " bytes, the manifest says %" G_GINT64_FORMAT,
-                                  file, (gint64) st.st_size, size);
-      return FALSE;
-    }
-  if (airlock_cache_modified_after (&st, manifest_st))
-    {
-      *ret_why = g_strdup_printf ("'%s' was modified after it was built", file);
-      return FALSE;
-    }
+  if (!airlock_cache_check_file (dir, file, size, manifest_st, ret_why))
+    return FALSE;
   *ret_file = file;
   *ret_sha256 = sha256;
   return TRUE;
@@ -359,28 +342,6 @@ string_array (JsonObject *o, const char *name)
   return g_steal_pointer (&strings);
 }
 
-/* Checked like an image's outputs (see check_output): present, the recorded
- * size, not modified after kernel.json was written. */
-static gboolean
-check_stage_file (const char *dir, AirlockGuestFile *f, const struct stat *manifest_st,
-                  char **ret_why)
-{
-  g_autofree char *path = g_build_filename (dir, f->path, NULL);
-  struct stat st;
-
-  if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode) || (guint64) st.st_size != f->size)
-    {
-      *ret_why = g_strdup_printf ("'%s' is missing or not the recorded size", f->path);
-      return FALSE;
-    }
-  if (airlock_cache_modified_after (&st, manifest_st))
-    {
-      *ret_why = g_strdup_printf ("'%s' was modified after it was extracted", f->path);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 AirlockGuestBuild *
 airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_why)
 {
@@ -440,7 +401,8 @@ airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_wh
           return NULL;
         }
       f->size = size;
-      if (!check_stage_file (dir, f, &manifest_st, ret_why))
+      /* Checked like an image's outputs (see check_output). */
+      if (!airlock_cache_check_file (dir, f->path, f->size, &manifest_st, ret_why))
         return NULL;
     }
   *ret_why = NULL;
