@@ -1,5 +1,11 @@
-#define _GNU_SOURCE
-
+/* The guest image cache (guest-image.h): airlock_guest_image_ensure()
+ * finds the base image (kernel + initramfs) for an arch's inputs in
+ * <cache>/guest/<arch>/, or builds it there under the arch's lock — the
+ * kernel stage first (kernel-stage.c, reused while the kernel and the
+ * modules list stay), then the initramfs of the guest programs and the
+ * stage's files — and then its testroot and shell variants
+ * (initramfs-variant.c).  What the keys cover is inputs.c's; how an entry
+ * is locked, built aside and moved in is cache-dir.c's. */
 #include "config.h"
 
 #include "guestimg/guest-image.h"
@@ -137,17 +143,18 @@ lock_arch (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GErr
 /* Moves the finished @tmp to @dir in one step, so a reader sees the old
  * image or the new one, never a mix. */
 static gboolean
-install_build (AirlockGuestInputs *in, const char *tmp, const char *dir, GError **error)
+install_build (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, const char *tmp,
+               const char *dir, GError **error)
 {
-  const AirlockCacheDir cd = arch_cache (in, &(AirlockGuestImageOptions) { NULL });
+  const AirlockCacheDir cd = arch_cache (in, options);
 
   return airlock_cache_install (&cd, tmp, dir, "guest image", error);
 }
 
 static char *
-make_build_dir (AirlockGuestInputs *in, GError **error)
+make_build_dir (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GError **error)
 {
-  const AirlockCacheDir cd = arch_cache (in, &(AirlockGuestImageOptions) { NULL });
+  const AirlockCacheDir cd = arch_cache (in, options);
 
   return airlock_cache_new_build (&cd, TRUE, "a build directory", error);
 }
@@ -168,11 +175,11 @@ ensure_kernel_stage (AirlockGuestInputs *in, const char *stage_dir,
       if (stage)
         return stage;
     }
-  tmp = make_build_dir (in, error);
+  tmp = make_build_dir (in, options, error);
   if (!tmp)
     return NULL;
   if (!airlock_guest_kernel_stage_build (in, tmp, options, error)
-      || !install_build (in, tmp, stage_dir, error))
+      || !install_build (in, options, tmp, stage_dir, error))
     {
       airlock_rm_rf (tmp);
       return NULL;
@@ -266,17 +273,21 @@ ensure_base_image (AirlockArch arch, const AirlockGuestImageOptions *options,
         goto out;
     }
 
-  airlock_cache_remove_stale (&(const AirlockCacheDir) { .dir = in->arch_dir });
+  {
+    const AirlockCacheDir cd = arch_cache (in, options);
+
+    airlock_cache_remove_stale (&cd);
+  }
   stage = ensure_kernel_stage (in, stage_dir, options, &local_error);
   if (!stage)
     {
       propagate_in_domain (error, g_steal_pointer (&local_error));
       goto out;
     }
-  tmp = make_build_dir (in, &local_error);
+  tmp = make_build_dir (in, options, &local_error);
   if (!tmp
       || !build_image (in, stage_dir, stage, tmp, options, &local_error)
-      || !install_build (in, tmp, dir, &local_error))
+      || !install_build (in, options, tmp, dir, &local_error))
     {
       if (tmp)
         airlock_rm_rf (tmp);
@@ -384,11 +395,11 @@ ensure_variant (AirlockGuestInputs *in, AirlockGuestImage *image,
         {
           if (options->progress)
             options->progress (v->stage, 0, 0, options->progress_data);
-          tmp = make_build_dir (in, &local_error);
+          tmp = make_build_dir (in, options, &local_error);
           if (!tmp
               || !v->build (recipe, key, image->initramfs_path, image->initramfs_sha256, downloads,
                             tmp, options->progress, options->progress_data, &local_error)
-              || !install_build (in, tmp, dir, &local_error))
+              || !install_build (in, options, tmp, dir, &local_error))
             {
               if (tmp)
                 airlock_rm_rf (tmp);
