@@ -205,6 +205,8 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
   g_autofree char *sha256 = NULL;
   g_autofree char *identity = NULL;
   JsonObject *o;
+  const char *recorded_sha256;
+  gint64 builder_version = 0, size = -1;
   struct stat st;
   gboolean have_disk = g_stat (paths->disk, &st) == 0;
   gboolean have_meta = g_file_test (paths->meta, G_FILE_TEST_EXISTS);
@@ -230,23 +232,25 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
       return FALSE;
     }
   o = json_node_get_object (parsed);
-  if (json_object_get_int_member_with_default (o, "builder_version", 0)
-          != AIRLOCK_IMAGE_DISK_BUILDER_VERSION
-      || g_strcmp0 (json_object_get_string_member_with_default (o, "manifest_digest", NULL),
-                    image->manifest_digest) != 0)
+  /* A member of the wrong type reads as absent: the record describes
+   * another disk, or one of unknown size, identity or SHA-256. */
+  (void) airlock_json_get_int (o, "builder_version", &builder_version);
+  (void) airlock_json_get_int (o, "size", &size);
+  recorded_sha256 = airlock_json_get_string (o, "sha256");
+  if (builder_version != AIRLOCK_IMAGE_DISK_BUILDER_VERSION
+      || g_strcmp0 (airlock_json_get_string (o, "manifest_digest"), image->manifest_digest) != 0)
     {
       *ret_why = g_strdup_printf ("'%s' describes another disk", paths->meta);
       return FALSE;
     }
-  if ((guint64) st.st_size != (guint64) json_object_get_int_member_with_default (o, "size", -1))
+  if ((guint64) st.st_size != (guint64) size)
     {
       *ret_why = g_strdup_printf ("its size is %" G_GUINT64_FORMAT " bytes, not %" G_GINT64_FORMAT,
-                                  (guint64) st.st_size,
-                                  json_object_get_int_member_with_default (o, "size", -1));
+                                  (guint64) st.st_size, size);
       return FALSE;
     }
   identity = disk_identity (&st);
-  if (g_strcmp0 (identity, json_object_get_string_member_with_default (o, "identity", NULL)) == 0)
+  if (g_strcmp0 (identity, airlock_json_get_string (o, "identity")) == 0)
     return TRUE;
   sha256 = airlock_image_disk_sha256 (paths->disk, &local_error);
   if (!sha256)
@@ -254,10 +258,10 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
       *ret_why = g_strdup (local_error->message);
       return FALSE;
     }
-  if (g_strcmp0 (sha256, json_object_get_string_member_with_default (o, "sha256", NULL)) != 0)
+  if (g_strcmp0 (sha256, recorded_sha256) != 0)
     {
       *ret_why = g_strdup_printf ("its SHA-256 is %s, not the %s recorded when it was built",
-                                  sha256, json_object_get_string_member_with_default (o, "sha256", "?"));
+                                  sha256, recorded_sha256 ? recorded_sha256 : "?");
       return FALSE;
     }
   /* Whole, under a new identity: record it, so the next run need not hash
