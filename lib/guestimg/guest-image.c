@@ -1,45 +1,31 @@
-#define _GNU_SOURCE
-
+/* The guest image cache (guest-image.h): airlock_guest_image_ensure()
+ * finds the base image (kernel + initramfs) for an arch's inputs in
+ * <cache>/guest/<arch>/, or builds it there under the arch's lock — the
+ * kernel stage first (kernel-stage.c, reused while the kernel and the
+ * modules list stay), then the initramfs of the guest programs and the
+ * stage's files — and then its testroot and shell variants
+ * (initramfs-variant.c).  What the keys cover is inputs.c's; how an entry
+ * is locked, built aside and moved in is cache-dir.c's. */
 #include "config.h"
 
 #include "guestimg/guest-image.h"
+#include "cache-dir-private.h"
 #include "fsutil-private.h"
 
 #include "guestimg/bzimage-private.h"
 #include "guestimg/cpio-private.h"
+#include "guestimg/inputs-private.h"
+#include "guestimg/kernel-stage-private.h"
 #include "guestimg/manifest-private.h"
-#include "guestimg/modules-private.h"
-#include "guestimg/package-private.h"
-#include "guestimg/recipe-private.h"
 #include "guestimg/testroot-private.h"
 #include "guestimg/shell-private.h"
-#include "guestimg/transfer-private.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
-#include <json-glib/json-glib.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 G_DEFINE_QUARK (airlock-guest-image-error-quark, airlock_guest_image_error)
-
-/* The static guest programs that go into every initramfs: @name-<arch> in
- * airlock_guest_programs_dir(), stored at @path.  (The supervisor is part of
- * init; the probe is the negative controls it runs before the image.) */
-static const struct {
-  const char *name;
-  const char *path;
-  guint mode;
-} guest_programs[] = {
-  { "init", "init", 0755 },
-  { "probe", "airlock/controls/bin/probe", 0755 },
-};
 
 void
 airlock_guest_image_free (AirlockGuestImage *image)
@@ -57,545 +43,15 @@ airlock_guest_image_free (AirlockGuestImage *image)
   g_free (image);
 }
 
-static void
-report (const AirlockGuestImageOptions *options, const char *stage, guint64 done, guint64 total)
+/* The arch directory <cache>/guest/<arch> as a cache directory: the base
+ * images, their kernel stages and the initramfs variants, all built under
+ * its one lock. */
+static AirlockCacheDir
+arch_cache (AirlockGuestInputs *in, const AirlockGuestImageOptions *options)
 {
-  if (options->progress)
-    options->progress (stage, done, total, options->progress_data);
-}
-
-static gboolean
-set_io_error (GError **error, int saved_errno, const char *what, const char *path)
-{
-  g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-               "cannot %s '%s': %s", what, path, g_strerror (saved_errno));
-  return FALSE;
-}
-
-static int
-compare_strings (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(char *const *) a, *(char *const *) b);
-}
-
-/* A fingerprint of a modules tree from names, sizes and mtimes: hashing
- * hundreds of megabytes on every lookup would cost seconds, and a rebuilt
- * module changes its mtime.  Symlinks (build, source) are recorded, not
- * followed. */
-static void
-fingerprint_dir (GChecksum *sum, const char *root, const char *rel)
-{
-  g_autofree char *path = rel ? g_build_filename (root, rel, NULL) : g_strdup (root);
-  g_autoptr (GDir) dir = g_dir_open (path, 0, NULL);
-  g_autoptr (GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
-  const char *name;
-
-  while (dir && (name = g_dir_read_name (dir)))
-    g_ptr_array_add (names, g_strdup (name));
-  g_ptr_array_sort (names, compare_strings);
-  for (guint i = 0; i < names->len; i++)
-    {
-      g_autofree char *child_rel = rel ? g_build_filename (rel, names->pdata[i], NULL)
-                                       : g_strdup (names->pdata[i]);
-      g_autofree char *child = g_build_filename (root, child_rel, NULL);
-      g_autofree char *line = NULL;
-      struct stat st;
-
-      if (lstat (child, &st) < 0)
-        continue;
-      line = g_strdup_printf ("%s %o %" G_GINT64_FORMAT " %" G_GINT64_FORMAT ".%09ld\n",
-                              child_rel, (guint) st.st_mode, (gint64) st.st_size,
-                              (gint64) st.st_mtim.tv_sec, (long) st.st_mtim.tv_nsec);
-      g_checksum_update (sum, (const guchar *) line, -1);
-      if (S_ISDIR (st.st_mode))
-        fingerprint_dir (sum, root, child_rel);
-    }
-}
-
-static gboolean
-release_is_valid (const char *release)
-{
-  if (!g_ascii_isalnum (release[0]))
-    return FALSE;
-  for (const char *p = release; *p; p++)
-    if (!g_ascii_isalnum (*p) && !strchr ("._-+~", *p))
-      return FALSE;
-  return TRUE;
-}
-
-static gboolean
-load_custom_kernel (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GError **error)
-{
-  g_autoptr (GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
-
-  if (!options->modules_dir)
-    {
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_MODULES,
-                   "cannot use kernel '%s': no modules directory given for it "
-                   "(its lib/modules/<release> directory)", options->kernel_path);
-      return FALSE;
-    }
-  in->custom_kernel = g_canonicalize_filename (options->kernel_path, NULL);
-  in->custom_modules_dir = g_canonicalize_filename (options->modules_dir, NULL);
-  in->custom_release = g_path_get_basename (in->custom_modules_dir);
-  if (!g_file_test (in->custom_modules_dir, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_MODULES,
-                   "cannot use modules directory '%s': not a directory", in->custom_modules_dir);
-      return FALSE;
-    }
-  if (!release_is_valid (in->custom_release))
-    {
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_MODULES,
-                   "cannot use modules directory '%s': its name '%s' is not a kernel release "
-                   "(give the lib/modules/<release> directory itself)",
-                   in->custom_modules_dir, in->custom_release);
-      return FALSE;
-    }
-  in->custom_kernel_sha256 = airlock_sha256_file (in->custom_kernel, error);
-  if (!in->custom_kernel_sha256)
-    {
-      g_prefix_error (error, "cannot use kernel '%s': ", in->custom_kernel);
-      return FALSE;
-    }
-  fingerprint_dir (sum, in->custom_modules_dir, NULL);
-  in->custom_modules_fingerprint = g_strdup (g_checksum_get_string (sum));
-  return TRUE;
-}
-
-/* The cache keys: SHA-256 over one line per input, in a fixed order.  Every
- * value was checked to hold no newline (pins, names, releases, hex), so the
- * serialisation is unambiguous.  The kernel stage's key covers the kernel
- * and the modules list; the image's key covers that and the programs. */
-static void
-compute_keys (AirlockGuestInputs *in)
-{
-  g_autoptr (GString) s = g_string_new (NULL);
-
-  g_string_append_printf (s, "builder %s\narch %s\n", AIRLOCK_GUEST_IMAGE_BUILDER,
-                          airlock_arch_to_string (in->arch));
-  if (in->pin)
-    g_string_append_printf (s, "kernel debian\npackage %s\nversion %s\nsha256 %s\nsize %" G_GUINT64_FORMAT "\n",
-                            in->pin->package, in->pin->version, in->pin->sha256, in->pin->size);
-  else
-    g_string_append_printf (s, "kernel custom\nkernel-sha256 %s\nrelease %s\nmodules-fingerprint %s\n",
-                            in->custom_kernel_sha256, in->custom_release,
-                            in->custom_modules_fingerprint);
-  for (guint i = 0; i < in->requests->len; i++)
-    {
-      AirlockModuleRequest *r = in->requests->pdata[i];
-      g_string_append_printf (s, "module %s%s\n", r->name, r->optional ? "?" : "");
-    }
-  in->kernel_key = g_compute_checksum_for_string (G_CHECKSUM_SHA256, s->str, s->len);
-  for (guint i = 0; i < in->n_programs; i++)
-    g_string_append_printf (s, "program %s %s %o %s\n", in->programs[i].name, in->programs[i].path,
-                            in->programs[i].mode, in->programs[i].sha256);
-  in->key = g_compute_checksum_for_string (G_CHECKSUM_SHA256, s->str, s->len);
-}
-
-/* A file of airlock_data_dir() (@what: "guest kernel recipe", …) must be
- * there before it is read.  When it is not, the usual cause is a build
- * tree's airlock run directly: without `meson devenv` it looks in the
- * datadir it would be installed to, which an uninstalled checkout never
- * filled, and the reader's "No such file or directory" alone does not say
- * what to do about it. */
-static gboolean
-check_data_file (const char *path, const char *what, GError **error)
-{
-  g_autofree char *name = NULL;
-
-  if (g_file_test (path, G_FILE_TEST_EXISTS))
-    return TRUE;
-  name = g_path_get_basename (path);
-  g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_RECIPE,
-               "cannot read %s '%s': no such file (airlock's data files are not in '%s': "
-               "run a build tree's airlock as `meson devenv -C BUILD airlock …`, or point "
-               "$AIRLOCK_DATA_DIR at the directory holding %s)",
-               what, path, airlock_data_dir (), name);
-  return FALSE;
-}
-
-static AirlockGuestInputs *
-load_inputs (AirlockArch arch, const AirlockGuestImageOptions *options, GError **error)
-{
-  g_autoptr (AirlockGuestInputs) in = g_new0 (AirlockGuestInputs, 1);
-  const char *data_dir = airlock_data_dir ();
-  g_autofree char *modules_list = g_build_filename (data_dir, "modules.list", NULL);
-
-  in->arch = arch;
-  /* Absolute: the paths handed back go to libvirt and QEMU, which do not
-   * share our working directory. */
-  if (options->cache_dir)
-    in->cache_dir = g_canonicalize_filename (options->cache_dir, NULL);
-  else
-    {
-      g_autofree char *cache_dir = airlock_default_cache_dir ();
-      in->cache_dir = g_canonicalize_filename (cache_dir, NULL);
-    }
-  in->arch_dir = g_build_filename (in->cache_dir, "guest", airlock_arch_to_string (arch), NULL);
-
-  if (options->kernel_path)
-    {
-      if (!load_custom_kernel (in, options, error))
-        return NULL;
-    }
-  else
-    {
-      g_autofree char *kernels_ini = g_build_filename (data_dir, "kernels.ini", NULL);
-
-      if (options->modules_dir)
-        {
-          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                       "cannot use modules directory '%s' without the kernel it belongs to",
-                       options->modules_dir);
-          return NULL;
-        }
-      if (!check_data_file (kernels_ini, "guest kernel recipe", error))
-        return NULL;
-      in->pin = airlock_kernel_pin_load (kernels_ini, arch, error);
-      if (!in->pin)
-        return NULL;
-    }
-
-  if (!check_data_file (modules_list, "module list", error))
-    return NULL;
-  in->requests = airlock_modules_list_load (modules_list, error);
-  if (!in->requests)
-    return NULL;
-
-  in->n_programs = G_N_ELEMENTS (guest_programs);
-  in->programs = g_new0 (AirlockGuestProgram, in->n_programs);
-  for (guint i = 0; i < in->n_programs; i++)
-    {
-      AirlockGuestProgram *p = &in->programs[i];
-      g_autofree char *file = g_strdup_printf ("%s-%s", guest_programs[i].name,
-                                               airlock_arch_to_string (arch));
-      g_autoptr (GError) local_error = NULL;
-
-      p->name = guest_programs[i].name;
-      p->path = guest_programs[i].path;
-      p->mode = guest_programs[i].mode;
-      p->host_path = g_build_filename (airlock_guest_programs_dir (), file, NULL);
-      p->sha256 = airlock_sha256_file (p->host_path, &local_error);
-      if (!p->sha256)
-        {
-          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_GUEST_PROGRAM,
-                       "cannot use guest program '%s' for %s: %s (build airlock and run a "
-                       "build tree's airlock as `meson devenv -C BUILD airlock …`, or point "
-                       "$AIRLOCK_GUEST_DIR at the directory holding %s)",
-                       p->host_path, airlock_arch_to_string (arch), local_error->message, file);
-          return NULL;
-        }
-    }
-  compute_keys (in);
-  return g_steal_pointer (&in);
-}
-
-/* "kernel/fs/ext4/ext4.ko.xz" → "kernel/fs/ext4/ext4.ko": the initramfs
- * holds modules decompressed, so the guest's init loads any of them the
- * same way. */
-static char *
-module_stored_path (const char *path)
-{
-  if (g_str_has_suffix (path, ".ko.xz") || g_str_has_suffix (path, ".ko.gz"))
-    return g_strndup (path, strlen (path) - 3);
-  if (g_str_has_suffix (path, ".ko.zst"))
-    return g_strndup (path, strlen (path) - 4);
-  return g_strdup (path);
-}
-
-/* Writes @data to @dir/@rel, creating the directories on the way. */
-static gboolean
-write_stage_file (const char *dir, const char *rel, GBytes *data, GError **error)
-{
-  g_autofree char *path = g_build_filename (dir, rel, NULL);
-  g_autofree char *parent = g_path_get_dirname (path);
-
-  if (g_mkdir_with_parents (parent, 0755) < 0)
-    return set_io_error (error, errno, "create directory", parent);
-  return g_file_set_contents_full (path, g_bytes_get_data (data, NULL), g_bytes_get_size (data),
-                                   G_FILE_SET_CONTENTS_NONE, 0644, error);
-}
-
-static AirlockGuestFile *
-stage_file_new (const char *name, const char *path, GBytes *data)
-{
-  AirlockGuestFile *f = g_new0 (AirlockGuestFile, 1);
-
-  f->name = g_strdup (name);
-  f->path = g_strdup (path);
-  f->size = g_bytes_get_size (data);
-  f->sha256 = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, data);
-  return f;
-}
-
-/* Copies one module into the stage, decompressed, and records it.  With
- * @strip_signature (Debian's pinned kernels), without the signature its
- * build appended: the guest kernel would verify it at every load (SHA-256
- * of the whole module and an RSA check, under TCG ~40% of a module's load:
- * ext4.ko 260 → 170 ms on amd64), and it vouches for nothing the pin has
- * not: the package was checked against its pinned SHA-256 before anything
- * was taken from it, which no other signed Debian module would match.  The
- * kernel does not enforce signatures there (no lockdown without Secure
- * Boot), so an unsigned module loads; a custom kernel (--kernel), which
- * may enforce them, keeps its modules as they are. */
-static gboolean
-stage_module (const char *stage_dir, const char *modules_dir, const char *release,
-              const char *rel, gboolean strip_signature, GPtrArray *files, GError **error)
-{
-  g_autofree char *source = g_build_filename (modules_dir, rel, NULL);
-  g_autofree char *stored = module_stored_path (rel);
-  g_autofree char *dest = g_build_filename ("lib", "modules", release, stored, NULL);
-  g_autofree char *what = g_strdup_printf ("module '%s'", source);
-  g_autofree char *name = airlock_module_name_from_path (rel);
-  g_autoptr (GMappedFile) mapped = NULL;
-  g_autoptr (GBytes) contents = NULL;
-  g_autoptr (GBytes) ko = NULL;
-  const guint8 *data;
-  gsize len;
-
-  mapped = g_mapped_file_new (source, FALSE, error);
-  if (!mapped)
-    {
-      g_prefix_error (error, "cannot read %s: ", what);
-      return FALSE;
-    }
-  contents = g_mapped_file_get_bytes (mapped);
-  data = g_bytes_get_data (contents, &len);
-  if (g_str_has_suffix (rel, ".ko.xz"))
-    ko = airlock_xz_decompress (data, len, 0, what, error);
-  else if (g_str_has_suffix (rel, ".ko.gz"))
-    ko = airlock_gzip_decompress (data, len, 0, what, error);
-  else if (g_str_has_suffix (rel, ".ko.zst"))
-    {
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_MODULES,
-                   "cannot use %s: it is zstd-compressed and airlock reads .ko, .ko.xz and "
-                   ".ko.gz modules; decompress the modules into a copy of the directory "
-                   "(zstd -d) and pass that", what);
-      return FALSE;
-    }
-  else
-    ko = g_bytes_ref (contents);
-  if (ko && strip_signature)
-    {
-      GBytes *unsigned_ko = airlock_module_strip_signature (ko, what, error);
-
-      g_bytes_unref (ko);
-      ko = unsigned_ko;
-    }
-  if (!ko || !write_stage_file (stage_dir, dest, ko, error))
-    return FALSE;
-  g_ptr_array_add (files, stage_file_new (name, dest, ko));
-  return TRUE;
-}
-
-/* The modules of the closure, then their indexes: modules.dep for exactly
- * these modules (as depmod wrote it for the full tree: the closure is
- * closed under dependencies, so every line is complete), and load.list, the
- * order the guest's init loads them in. */
-static gboolean
-stage_modules (const char *stage_dir, const char *modules_dir, AirlockGuestBuild *build,
-               AirlockModuleDep *dep, GPtrArray *load_order, gboolean strip_signatures,
-               GError **error)
-{
-  g_autoptr (GString) load_list = g_string_new (NULL);
-  g_autofree char *dep_path = g_build_filename ("lib", "modules", build->release, "modules.dep", NULL);
-  g_autofree char *dep_text = airlock_module_dep_format (dep, load_order, module_stored_path);
-  g_autoptr (GBytes) dep_bytes = NULL;
-  g_autoptr (GBytes) list_bytes = NULL;
-
-  build->files = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_guest_file_free);
-  for (guint i = 0; i < load_order->len; i++)
-    {
-      AirlockGuestFile *f;
-
-      if (!stage_module (stage_dir, modules_dir, build->release, load_order->pdata[i],
-                         strip_signatures, build->files, error))
-        return FALSE;
-      f = build->files->pdata[build->files->len - 1];
-      g_string_append_printf (load_list, "%s\n", f->path);
-    }
-  dep_bytes = g_bytes_new (dep_text, strlen (dep_text));
-  list_bytes = g_string_free_to_bytes (g_steal_pointer (&load_list));
-  if (!write_stage_file (stage_dir, dep_path, dep_bytes, error)
-      || !write_stage_file (stage_dir, "lib/modules/load.list", list_bytes, error))
-    return FALSE;
-  g_ptr_array_add (build->files, stage_file_new (NULL, dep_path, dep_bytes));
-  g_ptr_array_add (build->files, stage_file_new (NULL, "lib/modules/load.list", list_bytes));
-  return TRUE;
-}
-
-static const char *
-boot_format_name (AirlockBootKernelFormat format)
-{
-  switch (format)
-    {
-    case AIRLOCK_BOOT_KERNEL_VMLINUX_PVH:
-      return "vmlinux-pvh";
-    case AIRLOCK_BOOT_KERNEL_BZIMAGE:
-      return "bzimage";
-    case AIRLOCK_BOOT_KERNEL_ARM64_IMAGE:
-      return "arm64-image";
-    }
-  return "unknown";
-}
-
-/* Builds the kernel stage into the empty directory @tmp: the kernel to boot,
- * the modules the guest needs and their indexes, kernel.json.  Scratch
- * files (the extracted package, ~400 MB) go to @tmp/.work and are removed
- * on success; on failure the caller removes @tmp. */
-static gboolean
-build_kernel_stage (AirlockGuestInputs *in, const char *tmp,
-                    const AirlockGuestImageOptions *options, GError **error)
-{
-  g_autoptr (AirlockGuestBuild) build = g_new0 (AirlockGuestBuild, 1);
-  g_autoptr (AirlockBootKernel) kernel = NULL;
-  g_autoptr (AirlockModuleClosure) closure = NULL;
-  g_autofree char *work = g_build_filename (tmp, ".work", NULL);
-  g_autofree char *what = NULL;
-  g_autofree char *kernel_file = NULL;
-  g_autofree char *modules_dir = NULL;
-  g_autofree char *kernel_out = NULL;
-  g_autofree char *manifest_out = g_build_filename (tmp, AIRLOCK_GUEST_STAGE_MANIFEST_FILE, NULL);
-  g_autofree char *depmod_root = NULL;
-  g_autofree char *link_dir = NULL;
-  g_autofree char *link = NULL;
-  g_autofree char *depmod_text = NULL;
-  g_autofree char *depmod_origin = NULL;
-  g_autofree char *builtin_path = NULL;
-  g_autofree char *builtin_text = NULL;
-  g_autofree char *stage = NULL;
-  g_autoptr (GHashTable) builtin = NULL;
-  g_autoptr (AirlockModuleDep) dep = NULL;
-  g_autoptr (GMappedFile) mapped = NULL;
-  g_autoptr (GBytes) kernel_bytes = NULL;
-
-  if (g_mkdir (work, 0755) < 0)
-    return set_io_error (error, errno, "create directory", work);
-
-  if (in->pin)
-    {
-      g_autofree char *downloads = g_build_filename (in->cache_dir, "downloads", NULL);
-      g_autofree char *pkg = g_build_filename (work, "pkg", NULL);
-      g_autofree char *deb = NULL;
-      g_autofree char *kernel_member = NULL;
-      g_autofree char *modules_member = NULL;
-      g_autoptr (AirlockDebKernelLayout) layout = NULL;
-      const char *members[3] = { NULL };
-      AirlockPinSources sources = { .local_dir = options->kernel_dir };
-
-      what = g_strdup_printf ("kernel package '%s' version '%s'", in->pin->package, in->pin->version);
-      deb = airlock_kernel_pin_fetch (in->pin, in->arch, downloads, &sources, options->progress,
-                                      options->progress_data, error);
-      if (!deb)
-        return FALSE;
-      layout = airlock_deb_kernel_layout (deb, what, error);
-      if (!layout)
-        return FALSE;
-      if (!release_is_valid (layout->release))
-        {
-          g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_KERNEL_FORMAT,
-                       "cannot use %s: its kernel release '%s' is not a valid release name",
-                       what, layout->release);
-          return FALSE;
-        }
-      stage = g_strdup_printf ("extract %s", in->pin->package);
-      report (options, stage, 0, 0);
-      kernel_member = g_strconcat ("./", layout->kernel, NULL);
-      modules_member = g_strconcat ("./", layout->modules_dir, NULL);
-      members[0] = kernel_member;
-      members[1] = modules_member;
-      if (g_mkdir (pkg, 0755) < 0)
-        return set_io_error (error, errno, "create directory", pkg);
-      if (!airlock_deb_extract (deb, pkg, members, what, error))
-        return FALSE;
-      build->release = g_strdup (layout->release);
-      kernel_file = g_build_filename (pkg, layout->kernel, NULL);
-      modules_dir = g_build_filename (pkg, layout->modules_dir, NULL);
-    }
-  else
-    {
-      what = g_strdup_printf ("kernel '%s'", in->custom_kernel);
-      build->release = g_strdup (in->custom_release);
-      kernel_file = g_strdup (in->custom_kernel);
-      modules_dir = g_strdup (in->custom_modules_dir);
-    }
-
-  /* depmod wants <root>/lib/modules/<release>: give it a root of its own
-   * that links to the modules, wherever they are (a user's directory, which
-   * stays untouched; a merged-/usr package's usr/lib/modules). */
-  depmod_root = g_build_filename (work, "depmod", NULL);
-  link_dir = g_build_filename (depmod_root, "lib", "modules", NULL);
-  link = g_build_filename (link_dir, build->release, NULL);
-  if (g_mkdir_with_parents (link_dir, 0755) < 0)
-    return set_io_error (error, errno, "create directory", link_dir);
-  if (symlink (modules_dir, link) < 0)
-    return set_io_error (error, errno, "create symlink", link);
-
-  /* The kernel. */
-  g_clear_pointer (&stage, g_free);
-  stage = g_strdup_printf ("prepare kernel %s", build->release);
-  report (options, stage, 0, 0);
-  mapped = g_mapped_file_new (kernel_file, FALSE, error);
-  if (!mapped)
-    {
-      g_prefix_error (error, "cannot read %s: ", what);
-      return FALSE;
-    }
-  kernel_bytes = g_mapped_file_get_bytes (mapped);
-  kernel = airlock_boot_kernel_prepare (in->arch, kernel_bytes, what, error);
-  if (!kernel)
-    return FALSE;
-  if (kernel->release && !g_str_equal (kernel->release, build->release))
-    {
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_MODULES,
-                   "cannot use %s: it is release '%s', but its modules are for release '%s' "
-                   "('%s'); modules only load into the kernel they were built with",
-                   what, kernel->release, build->release, modules_dir);
-      return FALSE;
-    }
-  kernel_out = g_build_filename (tmp, kernel->file_name, NULL);
-  if (!g_file_set_contents_full (kernel_out, g_bytes_get_data (kernel->image, NULL),
-                                 g_bytes_get_size (kernel->image),
-                                 G_FILE_SET_CONTENTS_NONE, 0644, error))
-    return FALSE;
-  build->kernel_file = g_strdup (kernel->file_name);
-  build->kernel_format = g_strdup (boot_format_name (kernel->format));
-  build->kernel_how = g_strdup (kernel->how);
-  build->kernel_size = g_bytes_get_size (kernel->image);
-  build->kernel_sha256 = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, kernel->image);
-
-  /* The modules: depmod over the whole tree (only it knows which symbols
-   * each module needs), then the closure of modules.list over that. */
-  g_clear_pointer (&stage, g_free);
-  stage = g_strdup_printf ("resolve modules of %s", build->release);
-  report (options, stage, 0, 0);
-  depmod_text = airlock_depmod_show (depmod_root, build->release, error);
-  if (!depmod_text)
-    return FALSE;
-  build->depmod_version = airlock_depmod_version ();
-  depmod_origin = g_strdup_printf ("depmod output for '%s'", modules_dir);
-  dep = airlock_module_dep_parse (depmod_text, depmod_origin, error);
-  if (!dep)
-    return FALSE;
-  builtin_path = g_build_filename (modules_dir, "modules.builtin", NULL);
-  if (!g_file_get_contents (builtin_path, &builtin_text, NULL, NULL))
-    builtin_text = g_strdup ("");   /* a kernel without built-in modules, or an odd tree */
-  builtin = airlock_modules_builtin_parse (builtin_text);
-  closure = airlock_modules_closure (dep, builtin, in->requests, build->release, error);
-  if (!closure)
-    return FALSE;
-  build->builtin = g_ptr_array_ref (closure->builtin);
-  build->absent_optional = g_ptr_array_ref (closure->absent_optional);
-  build->module_signatures = g_strdup (in->pin ? "stripped" : "kept");
-  if (!stage_modules (tmp, modules_dir, build, dep, closure->load_order, in->pin != NULL, error))
-    return FALSE;
-
-  /* Last: kernel.json's mtime vouches for the files written before it. */
-  if (!airlock_guest_stage_write (in, build, manifest_out, error))
-    return FALSE;
-  airlock_rm_rf (work);
-  return TRUE;
+  return (AirlockCacheDir) { in->arch_dir, AIRLOCK_GUEST_IMAGE_ERROR,
+                             AIRLOCK_GUEST_IMAGE_ERROR_FAILED, options->progress,
+                             options->progress_data };
 }
 
 static void
@@ -603,7 +59,8 @@ cpio_progress (guint done, guint total, gpointer user_data)
 {
   const AirlockGuestImageOptions *options = user_data;
 
-  report (options, "write initramfs", done, total);
+  if (options->progress)
+    options->progress ("write initramfs", done, total, options->progress_data);
 }
 
 /* Builds the image into the empty directory @tmp from the kernel stage in
@@ -657,7 +114,11 @@ build_image (AirlockGuestInputs *in, const char *stage_dir, AirlockGuestBuild *b
       return FALSE;
     }
   if (g_stat (initramfs_out, &st) < 0)
-    return set_io_error (error, errno, "read", initramfs_out);
+    {
+      const AirlockCacheDir cd = arch_cache (in, options);
+
+      return airlock_cache_set_io_error (&cd, error, errno, "read", initramfs_out);
+    }
   build->initramfs_size = st.st_size;
   build->initramfs_sha256 = airlock_sha256_file (initramfs_out, error);
   if (!build->initramfs_sha256)
@@ -667,113 +128,35 @@ build_image (AirlockGuestInputs *in, const char *stage_dir, AirlockGuestBuild *b
   return airlock_guest_manifest_write (in, build, manifest_out, error);
 }
 
-int
-airlock_guest_lock_arch_dir (const char *arch_dir, AirlockArch arch, AirlockProgressFunc progress,
-                             gpointer progress_data, GError **error)
-{
-  g_autofree char *path = g_build_filename (arch_dir, ".lock", NULL);
-  g_autofree char *stage = NULL;
-  int fd = open (path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  int r;
-
-  if (fd < 0)
-    {
-      set_io_error (error, errno, "open lock file", path);
-      return -1;
-    }
-  r = flock (fd, LOCK_EX | LOCK_NB);
-  if (r < 0 && errno == EWOULDBLOCK)
-    {
-      stage = g_strdup_printf ("wait for another airlock building the %s guest image",
-                               airlock_arch_to_string (arch));
-      if (progress)
-        progress (stage, 0, 0, progress_data);
-      do
-        r = flock (fd, LOCK_EX);
-      while (r < 0 && errno == EINTR);
-    }
-  if (r < 0)
-    {
-      set_io_error (error, errno, "lock", path);
-      close (fd);
-      return -1;
-    }
-  return fd;
-}
-
 /* Serialises builders of one arch across processes.  Returns the locked
  * fd (closing it unlocks), or -1 with @error set. */
 static int
 lock_arch (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GError **error)
 {
-  return airlock_guest_lock_arch_dir (in->arch_dir, in->arch, options->progress,
-                                      options->progress_data, error);
-}
+  const AirlockCacheDir cd = arch_cache (in, options);
+  g_autofree char *stage = g_strdup_printf ("wait for another airlock building the %s guest image",
+                                            airlock_arch_to_string (in->arch));
 
-/* Leftovers of builders that died: whoever holds the arch lock is the only
- * builder, so any scratch directory present then is abandoned. */
-static void
-remove_stale_builds (const char *arch_dir)
-{
-  g_autoptr (GDir) dir = g_dir_open (arch_dir, 0, NULL);
-  const char *name;
-
-  while (dir && (name = g_dir_read_name (dir)))
-    if (g_str_has_prefix (name, ".build-") || g_str_has_prefix (name, ".old-"))
-      {
-        g_autofree char *path = g_build_filename (arch_dir, name, NULL);
-        airlock_rm_rf (path);
-      }
-}
-
-gboolean
-airlock_guest_install_dir (const char *tmp, const char *dir, const char *arch_dir, GError **error)
-{
-  g_autofree char *old_tmpl = NULL;
-  g_autofree char *old = NULL;
-
-  if (rename (tmp, dir) == 0)
-    return TRUE;
-  if (errno != ENOTEMPTY && errno != EEXIST)
-    return set_io_error (error, errno, "move the new guest image to", dir);
-  /* --force over an existing image: swap, then remove the old one. */
-  if (renameat2 (AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0)
-    {
-      airlock_rm_rf (tmp);
-      return TRUE;
-    }
-  /* Filesystems without RENAME_EXCHANGE: move the old one aside first. */
-  old_tmpl = g_build_filename (arch_dir, ".old-XXXXXX", NULL);
-  old = g_mkdtemp (g_steal_pointer (&old_tmpl));
-  if (!old)
-    return set_io_error (error, errno, "create a directory in", arch_dir);
-  if (rename (dir, old) < 0)
-    return set_io_error (error, errno, "move the old guest image", dir);
-  if (rename (tmp, dir) < 0)
-    return set_io_error (error, errno, "move the new guest image to", dir);
-  airlock_rm_rf (old);
-  return TRUE;
+  return airlock_cache_lock (&cd, stage, error);
 }
 
 /* Moves the finished @tmp to @dir in one step, so a reader sees the old
  * image or the new one, never a mix. */
 static gboolean
-install_build (const char *tmp, const char *dir, const char *arch_dir, GError **error)
+install_build (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, const char *tmp,
+               const char *dir, GError **error)
 {
-  return airlock_guest_install_dir (tmp, dir, arch_dir, error);
+  const AirlockCacheDir cd = arch_cache (in, options);
+
+  return airlock_cache_install (&cd, tmp, dir, "guest image", error);
 }
 
 static char *
-make_build_dir (AirlockGuestInputs *in, GError **error)
+make_build_dir (AirlockGuestInputs *in, const AirlockGuestImageOptions *options, GError **error)
 {
-  g_autofree char *tmpl = g_build_filename (in->arch_dir, ".build-XXXXXX", NULL);
+  const AirlockCacheDir cd = arch_cache (in, options);
 
-  if (!g_mkdtemp_full (tmpl, 0755))
-    {
-      set_io_error (error, errno, "create a build directory in", in->arch_dir);
-      return NULL;
-    }
-  return g_steal_pointer (&tmpl);
+  return airlock_cache_new_build (&cd, TRUE, "a build directory", error);
 }
 
 /* The kernel stage for @in in @stage_dir, extracted now unless a good one
@@ -792,10 +175,11 @@ ensure_kernel_stage (AirlockGuestInputs *in, const char *stage_dir,
       if (stage)
         return stage;
     }
-  tmp = make_build_dir (in, error);
+  tmp = make_build_dir (in, options, error);
   if (!tmp)
     return NULL;
-  if (!build_kernel_stage (in, tmp, options, error) || !install_build (tmp, stage_dir, in->arch_dir, error))
+  if (!airlock_guest_kernel_stage_build (in, tmp, options, error)
+      || !install_build (in, options, tmp, stage_dir, error))
     {
       airlock_rm_rf (tmp);
       return NULL;
@@ -838,7 +222,7 @@ ensure_base_image (AirlockArch arch, const AirlockGuestImageOptions *options,
   AirlockGuestImage *image = NULL;
   int lock_fd;
 
-  in = load_inputs (arch, options, &local_error);
+  in = airlock_guest_inputs_load (arch, options, &local_error);
   if (!in)
     {
       propagate_in_domain (error, g_steal_pointer (&local_error));
@@ -871,7 +255,9 @@ ensure_base_image (AirlockArch arch, const AirlockGuestImageOptions *options,
 
   if (g_mkdir_with_parents (in->arch_dir, 0755) < 0)
     {
-      set_io_error (error, errno, "create cache directory", in->arch_dir);
+      const AirlockCacheDir cd = arch_cache (in, options);
+
+      airlock_cache_set_io_error (&cd, error, errno, "create cache directory", in->arch_dir);
       return NULL;
     }
   lock_fd = lock_arch (in, options, error);
@@ -887,17 +273,21 @@ ensure_base_image (AirlockArch arch, const AirlockGuestImageOptions *options,
         goto out;
     }
 
-  remove_stale_builds (in->arch_dir);
+  {
+    const AirlockCacheDir cd = arch_cache (in, options);
+
+    airlock_cache_remove_stale (&cd);
+  }
   stage = ensure_kernel_stage (in, stage_dir, options, &local_error);
   if (!stage)
     {
       propagate_in_domain (error, g_steal_pointer (&local_error));
       goto out;
     }
-  tmp = make_build_dir (in, &local_error);
+  tmp = make_build_dir (in, options, &local_error);
   if (!tmp
       || !build_image (in, stage_dir, stage, tmp, options, &local_error)
-      || !install_build (tmp, dir, in->arch_dir, &local_error))
+      || !install_build (in, options, tmp, dir, &local_error))
     {
       if (tmp)
         airlock_rm_rf (tmp);
@@ -1003,12 +393,13 @@ ensure_variant (AirlockGuestInputs *in, AirlockGuestImage *image,
         ok = v->cache_load (dir, key, &path, &sha256, &why);
       if (!ok)
         {
-          report (options, v->stage, 0, 0);
-          tmp = make_build_dir (in, &local_error);
+          if (options->progress)
+            options->progress (v->stage, 0, 0, options->progress_data);
+          tmp = make_build_dir (in, options, &local_error);
           if (!tmp
               || !v->build (recipe, key, image->initramfs_path, image->initramfs_sha256, downloads,
                             tmp, options->progress, options->progress_data, &local_error)
-              || !install_build (tmp, dir, in->arch_dir, &local_error))
+              || !install_build (in, options, tmp, dir, &local_error))
             {
               if (tmp)
                 airlock_rm_rf (tmp);
@@ -1044,7 +435,7 @@ ensure_testroot (AirlockGuestInputs *in, AirlockGuestImage *image,
   g_autoptr (AirlockTestroot) testroot = NULL;
   g_autofree char *key = NULL;
 
-  if (!check_data_file (recipe, "testroot recipe", error))
+  if (!airlock_guest_check_data_file (recipe, "testroot recipe", error))
     return FALSE;
   testroot = airlock_testroot_load (in->arch, airlock_guest_programs_dir (), recipe, error);
   if (!testroot)
@@ -1063,7 +454,7 @@ ensure_shell (AirlockGuestInputs *in, AirlockGuestImage *image,
   g_autoptr (AirlockShellTools) tools = NULL;
   g_autofree char *key = NULL;
 
-  if (!check_data_file (recipe, "shell recipe", error))
+  if (!airlock_guest_check_data_file (recipe, "shell recipe", error))
     return FALSE;
   tools = airlock_shell_tools_load (in->arch, recipe, error);
   if (!tools)

@@ -1,7 +1,8 @@
 #include "config.h"
 
 #include "guestimg/manifest-private.h"
-#include "json-bounded-private.h"
+#include "cache-dir-private.h"
+#include "json-util-private.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
@@ -71,36 +72,6 @@ airlock_guest_inputs_describe_kernel (AirlockGuestInputs *in)
   return g_strdup_printf ("custom %s", in->custom_kernel);
 }
 
-/* Manifest accessors that treat a member of the wrong type as missing: a
- * damaged manifest means "rebuild", never a critical warning. */
-static JsonObject *
-member_object (JsonObject *o, const char *name)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  return n && JSON_NODE_HOLDS_OBJECT (n) ? json_node_get_object (n) : NULL;
-}
-
-static const char *
-member_string (JsonObject *o, const char *name)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-           ? json_node_get_string (n) : NULL;
-}
-
-static gboolean
-member_int (JsonObject *o, const char *name, gint64 *ret_value)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
-    return FALSE;
-  *ret_value = json_node_get_int (n);
-  return TRUE;
-}
-
 /* Reads the manifest's record of one output and checks the file against it.
  * Hashing the outputs on every lookup would cost too much: GChecksum's
  * SHA-256 runs at ~120 MB/s here, ~0.55 s for the 66 MB amd64 vmlinux (and
@@ -112,52 +83,25 @@ member_int (JsonObject *o, const char *name, gint64 *ret_value)
  * This guards against accidents, not against someone who can write the
  * cache: they could rewrite the manifest too. */
 
-/* A file written after the manifest was changed since the build: the
- * manifest is written last, so anything newer is not what it describes. */
-static gboolean
-modified_after (const struct stat *st, const struct stat *manifest_st)
-{
-  return st->st_mtim.tv_sec > manifest_st->st_mtim.tv_sec
-         || (st->st_mtim.tv_sec == manifest_st->st_mtim.tv_sec
-             && st->st_mtim.tv_nsec > manifest_st->st_mtim.tv_nsec);
-}
-
 static gboolean
 check_output (JsonObject *outputs, const char *member, const char *dir,
               const struct stat *manifest_st, const char **ret_file, const char **ret_sha256,
               char **ret_why)
 {
-  JsonObject *o = member_object (outputs, member);
-  const char *file = member_string (o, "file");
-  const char *sha256 = member_string (o, "sha256");
+  JsonObject *o = airlock_json_get_object (outputs, member);
+  const char *file = airlock_json_get_string (o, "file");
+  const char *sha256 = airlock_json_get_string (o, "sha256");
   gint64 size;
-  g_autofree char *path = NULL;
-  struct stat st;
 
   /* The manifest names a file in this directory, nothing else. */
   if (!file || !*file || strchr (file, '/') || g_str_equal (file, ".") || g_str_equal (file, "..")
-      || !sha256 || !member_int (o, "size", &size))
+      || !sha256 || !airlock_json_get_int (o, "size", &size))
     {
       *ret_why = g_strdup_printf ("its manifest has no valid '%s' output", member);
       return FALSE;
     }
-  path = g_build_filename (dir, file, NULL);
-  if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
-    {
-      *ret_why = g_strdup_printf ("'%s' is missing", file);
-      return FALSE;
-    }
-  if (st.st_size != size)
-    {
-      *ret_why = g_strdup_printf ("'%s' is %" G_GINT64_FORMAT " bytes, the manifest says %" G_GINT64_FORMAT,
-                                  file, (gint64) st.st_size, size);
-      return FALSE;
-    }
-  if (modified_after (&st, manifest_st))
-    {
-      *ret_why = g_strdup_printf ("'%s' was modified after it was built", file);
-      return FALSE;
-    }
+  if (!airlock_cache_check_file (dir, file, size, manifest_st, ret_why))
+    return FALSE;
   *ret_file = file;
   *ret_sha256 = sha256;
   return TRUE;
@@ -168,33 +112,18 @@ airlock_guest_manifest_load (AirlockGuestInputs *in, const char *dir, char **ret
 {
   g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_GUEST_MANIFEST_FILE, NULL);
   g_autoptr (JsonNode) parsed = NULL;
-  g_autoptr (GError) local_error = NULL;
   g_autoptr (AirlockGuestImage) image = NULL;
   JsonObject *root, *outputs;
   const char *kernel_file, *kernel_sha256, *initramfs_file, *initramfs_sha256, *release;
   struct stat manifest_st;
 
-  if (lstat (manifest_path, &manifest_st) < 0)
-    {
-      *ret_why = g_strdup ("not built yet");
-      return NULL;
-    }
-  parsed = airlock_json_load_bounded (manifest_path, NULL, &local_error);
-  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
-    {
-      *ret_why = g_strdup_printf ("its manifest cannot be read: %s",
-                                  local_error ? local_error->message : "not a JSON object");
-      return NULL;
-    }
+  parsed = airlock_cache_manifest_lookup (manifest_path, "manifest", AIRLOCK_GUEST_IMAGE_BUILDER,
+                                          in->key, "not built yet", &manifest_st, ret_why);
+  if (!parsed)
+    return NULL;
   root = json_node_get_object (parsed);
-  if (g_strcmp0 (member_string (root, "builder"), AIRLOCK_GUEST_IMAGE_BUILDER) != 0
-      || g_strcmp0 (member_string (root, "key"), in->key) != 0)
-    {
-      *ret_why = g_strdup ("its manifest is for other inputs");
-      return NULL;
-    }
-  outputs = member_object (root, "outputs");
-  release = member_string (outputs, "kernel_release");
+  outputs = airlock_json_get_object (root, "outputs");
+  release = airlock_json_get_string (outputs, "kernel_release");
   if (!release)
     {
       *ret_why = g_strdup ("its manifest has no kernel release");
@@ -224,31 +153,12 @@ add_kernel (JsonBuilder *b, AirlockGuestBuild *build)
 {
   json_builder_set_member_name (b, "kernel");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "file");
-  json_builder_add_string_value (b, build->kernel_file);
-  json_builder_set_member_name (b, "format");
-  json_builder_add_string_value (b, build->kernel_format);
-  json_builder_set_member_name (b, "how");
-  json_builder_add_string_value (b, build->kernel_how);
-  json_builder_set_member_name (b, "size");
-  json_builder_add_int_value (b, build->kernel_size);
-  json_builder_set_member_name (b, "sha256");
-  json_builder_add_string_value (b, build->kernel_sha256);
+  airlock_json_set_str (b, "file", build->kernel_file);
+  airlock_json_set_str (b, "format", build->kernel_format);
+  airlock_json_set_str (b, "how", build->kernel_how);
+  airlock_json_set_int (b, "size", build->kernel_size);
+  airlock_json_set_str (b, "sha256", build->kernel_sha256);
   json_builder_end_object (b);
-}
-
-static gboolean
-write_json (JsonBuilder *b, const char *path, GError **error)
-{
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = json_builder_get_root (b);
-  g_autofree char *text = NULL;
-
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  json_generator_set_indent (gen, 2);
-  text = json_generator_to_data (gen, NULL);
-  return g_file_set_contents_full (path, text, -1, G_FILE_SET_CONTENTS_NONE, 0644, error);
 }
 
 static void
@@ -257,7 +167,7 @@ add_string_array (JsonBuilder *b, const char *member, GPtrArray *strings)
   json_builder_set_member_name (b, member);
   json_builder_begin_array (b);
   for (guint i = 0; i < strings->len; i++)
-    json_builder_add_string_value (b, strings->pdata[i]);
+    airlock_json_set_str (b, NULL, strings->pdata[i]);
   json_builder_end_array (b);
 }
 
@@ -269,44 +179,30 @@ airlock_guest_manifest_write (AirlockGuestInputs *in, AirlockGuestBuild *result,
   g_autofree char *source = airlock_guest_inputs_describe_kernel (in);
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "builder");
-  json_builder_add_string_value (b, AIRLOCK_GUEST_IMAGE_BUILDER);
-  json_builder_set_member_name (b, "key");
-  json_builder_add_string_value (b, in->key);
-  json_builder_set_member_name (b, "arch");
-  json_builder_add_string_value (b, airlock_arch_to_string (in->arch));
+  airlock_json_set_str (b, "builder", AIRLOCK_GUEST_IMAGE_BUILDER);
+  airlock_json_set_str (b, "key", in->key);
+  airlock_json_set_str (b, "arch", airlock_arch_to_string (in->arch));
 
   json_builder_set_member_name (b, "inputs");
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "kernel");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "description");
-  json_builder_add_string_value (b, source);
+  airlock_json_set_str (b, "description", source);
   if (in->pin)
     {
-      json_builder_set_member_name (b, "source");
-      json_builder_add_string_value (b, "debian");
-      json_builder_set_member_name (b, "package");
-      json_builder_add_string_value (b, in->pin->package);
-      json_builder_set_member_name (b, "version");
-      json_builder_add_string_value (b, in->pin->version);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, in->pin->sha256);
-      json_builder_set_member_name (b, "size");
-      json_builder_add_int_value (b, in->pin->size);
+      airlock_json_set_str (b, "source", "debian");
+      airlock_json_set_str (b, "package", in->pin->package);
+      airlock_json_set_str (b, "version", in->pin->version);
+      airlock_json_set_str (b, "sha256", in->pin->sha256);
+      airlock_json_set_int (b, "size", in->pin->size);
     }
   else
     {
-      json_builder_set_member_name (b, "source");
-      json_builder_add_string_value (b, "custom");
-      json_builder_set_member_name (b, "path");
-      json_builder_add_string_value (b, in->custom_kernel);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, in->custom_kernel_sha256);
-      json_builder_set_member_name (b, "modules_dir");
-      json_builder_add_string_value (b, in->custom_modules_dir);
-      json_builder_set_member_name (b, "modules_fingerprint");
-      json_builder_add_string_value (b, in->custom_modules_fingerprint);
+      airlock_json_set_str (b, "source", "custom");
+      airlock_json_set_str (b, "path", in->custom_kernel);
+      airlock_json_set_str (b, "sha256", in->custom_kernel_sha256);
+      airlock_json_set_str (b, "modules_dir", in->custom_modules_dir);
+      airlock_json_set_str (b, "modules_fingerprint", in->custom_modules_fingerprint);
     }
   json_builder_end_object (b);
 
@@ -316,7 +212,7 @@ airlock_guest_manifest_write (AirlockGuestInputs *in, AirlockGuestBuild *result,
     {
       AirlockModuleRequest *r = in->requests->pdata[i];
       g_autofree char *word = g_strconcat (r->name, r->optional ? "?" : "", NULL);
-      json_builder_add_string_value (b, word);
+      airlock_json_set_str (b, NULL, word);
     }
   json_builder_end_array (b);
 
@@ -325,33 +221,26 @@ airlock_guest_manifest_write (AirlockGuestInputs *in, AirlockGuestBuild *result,
   for (guint i = 0; i < in->n_programs; i++)
     {
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "name");
-      json_builder_add_string_value (b, in->programs[i].name);
-      json_builder_set_member_name (b, "path");
-      json_builder_add_string_value (b, in->programs[i].path);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, in->programs[i].sha256);
+      airlock_json_set_str (b, "name", in->programs[i].name);
+      airlock_json_set_str (b, "path", in->programs[i].path);
+      airlock_json_set_str (b, "sha256", in->programs[i].sha256);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
 
-  json_builder_set_member_name (b, "depmod");
-  json_builder_add_string_value (b, result->depmod_version ? result->depmod_version : "unknown");
+  airlock_json_set_str (b, "depmod",
+                        result->depmod_version ? result->depmod_version : "unknown");
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "outputs");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "kernel_release");
-  json_builder_add_string_value (b, result->release);
+  airlock_json_set_str (b, "kernel_release", result->release);
   add_kernel (b, result);
   json_builder_set_member_name (b, "initramfs");
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "file");
-  json_builder_add_string_value (b, AIRLOCK_GUEST_INITRAMFS_FILE);
-  json_builder_set_member_name (b, "size");
-  json_builder_add_int_value (b, result->initramfs_size);
-  json_builder_set_member_name (b, "sha256");
-  json_builder_add_string_value (b, result->initramfs_sha256);
+  airlock_json_set_str (b, "file", AIRLOCK_GUEST_INITRAMFS_FILE);
+  airlock_json_set_int (b, "size", result->initramfs_size);
+  airlock_json_set_str (b, "sha256", result->initramfs_sha256);
   json_builder_end_object (b);
 
   json_builder_set_member_name (b, "modules");
@@ -363,23 +252,20 @@ airlock_guest_manifest_write (AirlockGuestInputs *in, AirlockGuestBuild *result,
       if (!f->name)
         continue;
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "name");
-      json_builder_add_string_value (b, f->name);
-      json_builder_set_member_name (b, "path");
-      json_builder_add_string_value (b, f->path);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, f->sha256);
+      airlock_json_set_str (b, "name", f->name);
+      airlock_json_set_str (b, "path", f->path);
+      airlock_json_set_str (b, "sha256", f->sha256);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
   add_string_array (b, "builtin_modules", result->builtin);
   add_string_array (b, "absent_optional_modules", result->absent_optional);
-  json_builder_set_member_name (b, "module_signatures");
-  json_builder_add_string_value (b, result->module_signatures ? result->module_signatures : "kept");
+  airlock_json_set_str (b, "module_signatures",
+                        result->module_signatures ? result->module_signatures : "kept");
   json_builder_end_object (b);
   json_builder_end_object (b);
 
-  return write_json (b, path, error);
+  return airlock_cache_manifest_write (b, path, G_FILE_SET_CONTENTS_NONE, error);
 }
 
 
@@ -390,14 +276,10 @@ airlock_guest_stage_write (AirlockGuestInputs *in, AirlockGuestBuild *build, con
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "builder");
-  json_builder_add_string_value (b, AIRLOCK_GUEST_IMAGE_BUILDER);
-  json_builder_set_member_name (b, "key");
-  json_builder_add_string_value (b, in->kernel_key);
-  json_builder_set_member_name (b, "arch");
-  json_builder_add_string_value (b, airlock_arch_to_string (in->arch));
-  json_builder_set_member_name (b, "kernel_release");
-  json_builder_add_string_value (b, build->release);
+  airlock_json_set_str (b, "builder", AIRLOCK_GUEST_IMAGE_BUILDER);
+  airlock_json_set_str (b, "key", in->kernel_key);
+  airlock_json_set_str (b, "arch", airlock_arch_to_string (in->arch));
+  airlock_json_set_str (b, "kernel_release", build->release);
   add_kernel (b, build);
   json_builder_set_member_name (b, "files");
   json_builder_begin_array (b);
@@ -408,26 +290,21 @@ airlock_guest_stage_write (AirlockGuestInputs *in, AirlockGuestBuild *build, con
       json_builder_begin_object (b);
       if (f->name)
         {
-          json_builder_set_member_name (b, "name");
-          json_builder_add_string_value (b, f->name);
+          airlock_json_set_str (b, "name", f->name);
         }
-      json_builder_set_member_name (b, "path");
-      json_builder_add_string_value (b, f->path);
-      json_builder_set_member_name (b, "size");
-      json_builder_add_int_value (b, f->size);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, f->sha256);
+      airlock_json_set_str (b, "path", f->path);
+      airlock_json_set_int (b, "size", f->size);
+      airlock_json_set_str (b, "sha256", f->sha256);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
   add_string_array (b, "builtin_modules", build->builtin);
   add_string_array (b, "absent_optional_modules", build->absent_optional);
-  json_builder_set_member_name (b, "module_signatures");
-  json_builder_add_string_value (b, build->module_signatures ? build->module_signatures : "kept");
-  json_builder_set_member_name (b, "depmod");
-  json_builder_add_string_value (b, build->depmod_version ? build->depmod_version : "unknown");
+  airlock_json_set_str (b, "module_signatures",
+                        build->module_signatures ? build->module_signatures : "kept");
+  airlock_json_set_str (b, "depmod", build->depmod_version ? build->depmod_version : "unknown");
   json_builder_end_object (b);
-  return write_json (b, path, error);
+  return airlock_cache_manifest_write (b, path, G_FILE_SET_CONTENTS_NONE, error);
 }
 
 /* A relative path with no "." or ".." components: stage files are opened
@@ -449,8 +326,7 @@ stage_path_is_safe (const char *path)
 static GPtrArray *
 string_array (JsonObject *o, const char *name)
 {
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-  JsonArray *a = n && JSON_NODE_HOLDS_ARRAY (n) ? json_node_get_array (n) : NULL;
+  JsonArray *a = airlock_json_get_array (o, name);
   g_autoptr (GPtrArray) strings = g_ptr_array_new_with_free_func (g_free);
 
   if (!a)
@@ -466,28 +342,6 @@ string_array (JsonObject *o, const char *name)
   return g_steal_pointer (&strings);
 }
 
-/* Checked like an image's outputs (see check_output): present, the recorded
- * size, not modified after kernel.json was written. */
-static gboolean
-check_stage_file (const char *dir, AirlockGuestFile *f, const struct stat *manifest_st,
-                  char **ret_why)
-{
-  g_autofree char *path = g_build_filename (dir, f->path, NULL);
-  struct stat st;
-
-  if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode) || (guint64) st.st_size != f->size)
-    {
-      *ret_why = g_strdup_printf ("'%s' is missing or not the recorded size", f->path);
-      return FALSE;
-    }
-  if (modified_after (&st, manifest_st))
-    {
-      *ret_why = g_strdup_printf ("'%s' was modified after it was extracted", f->path);
-      return FALSE;
-    }
-  return TRUE;
-}
-
 AirlockGuestBuild *
 airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_why)
 {
@@ -495,43 +349,31 @@ airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_wh
   g_autoptr (JsonNode) parsed = NULL;
   g_autoptr (AirlockGuestBuild) build = g_new0 (AirlockGuestBuild, 1);
   JsonObject *root, *kernel;
-  JsonNode *files;
+  JsonArray *files;
   const char *kernel_file, *kernel_sha256;
   gint64 kernel_size;
   struct stat manifest_st;
 
   *ret_why = NULL;
-  if (lstat (manifest_path, &manifest_st) < 0)
-    {
-      *ret_why = g_strdup ("not extracted yet");
-      return NULL;
-    }
-  parsed = airlock_json_load_bounded (manifest_path, NULL, NULL);
-  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
-    {
-      *ret_why = g_strdup ("its kernel.json cannot be read");
-      return NULL;
-    }
+  parsed = airlock_cache_manifest_lookup (manifest_path, "kernel.json", AIRLOCK_GUEST_IMAGE_BUILDER,
+                                          in->kernel_key, "not extracted yet", &manifest_st,
+                                          ret_why);
+  if (!parsed)
+    return NULL;
   root = json_node_get_object (parsed);
-  if (g_strcmp0 (member_string (root, "builder"), AIRLOCK_GUEST_IMAGE_BUILDER) != 0
-      || g_strcmp0 (member_string (root, "key"), in->kernel_key) != 0)
-    {
-      *ret_why = g_strdup ("its kernel.json is for other inputs");
-      return NULL;
-    }
-  kernel = member_object (root, "kernel");
-  files = json_object_get_member (root, "files");
-  build->release = g_strdup (member_string (root, "kernel_release"));
-  build->kernel_format = g_strdup (member_string (kernel, "format"));
-  build->kernel_how = g_strdup (member_string (kernel, "how"));
+  kernel = airlock_json_get_object (root, "kernel");
+  files = airlock_json_get_array (root, "files");
+  build->release = g_strdup (airlock_json_get_string (root, "kernel_release"));
+  build->kernel_format = g_strdup (airlock_json_get_string (kernel, "format"));
+  build->kernel_how = g_strdup (airlock_json_get_string (kernel, "how"));
   build->builtin = string_array (root, "builtin_modules");
   build->absent_optional = string_array (root, "absent_optional_modules");
-  build->depmod_version = g_strdup (member_string (root, "depmod"));
-  build->module_signatures = g_strdup (member_string (root, "module_signatures"));
+  build->depmod_version = g_strdup (airlock_json_get_string (root, "depmod"));
+  build->module_signatures = g_strdup (airlock_json_get_string (root, "module_signatures"));
   if (!build->release || !build->module_signatures || !build->kernel_format || !build->kernel_how || !build->builtin
-      || !build->absent_optional || !files || !JSON_NODE_HOLDS_ARRAY (files)
+      || !build->absent_optional || !files
       || !check_output (root, "kernel", dir, &manifest_st, &kernel_file, &kernel_sha256, ret_why)
-      || !member_int (kernel, "size", &kernel_size))
+      || !airlock_json_get_int (kernel, "size", &kernel_size))
     {
       if (!*ret_why)
         *ret_why = g_strdup ("its kernel.json is incomplete");
@@ -542,24 +384,25 @@ airlock_guest_stage_load (AirlockGuestInputs *in, const char *dir, char **ret_wh
   build->kernel_size = kernel_size;
 
   build->files = g_ptr_array_new_with_free_func ((GDestroyNotify) airlock_guest_file_free);
-  for (guint i = 0; i < json_array_get_length (json_node_get_array (files)); i++)
+  for (guint i = 0; i < json_array_get_length (files); i++)
     {
-      JsonNode *e = json_array_get_element (json_node_get_array (files), i);
+      JsonNode *e = json_array_get_element (files, i);
       JsonObject *o = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
       AirlockGuestFile *f = g_new0 (AirlockGuestFile, 1);
       gint64 size = -1;
 
       g_ptr_array_add (build->files, f);
-      f->name = g_strdup (member_string (o, "name"));
-      f->path = g_strdup (member_string (o, "path"));
-      f->sha256 = g_strdup (member_string (o, "sha256"));
-      if (!stage_path_is_safe (f->path) || !f->sha256 || !member_int (o, "size", &size) || size < 0)
+      f->name = g_strdup (airlock_json_get_string (o, "name"));
+      f->path = g_strdup (airlock_json_get_string (o, "path"));
+      f->sha256 = g_strdup (airlock_json_get_string (o, "sha256"));
+      if (!stage_path_is_safe (f->path) || !f->sha256 || !airlock_json_get_int (o, "size", &size) || size < 0)
         {
           *ret_why = g_strdup ("its kernel.json lists an invalid file");
           return NULL;
         }
       f->size = size;
-      if (!check_stage_file (dir, f, &manifest_st, ret_why))
+      /* Checked like an image's outputs (see check_output). */
+      if (!airlock_cache_check_file (dir, f->path, f->size, &manifest_st, ret_why))
         return NULL;
     }
   *ret_why = NULL;

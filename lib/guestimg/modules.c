@@ -1,3 +1,21 @@
+/* modules.list, modules.dep and their closure (modules-private.h).  The
+ * dependency table is parsed here from `depmod -n`'s text, not resolved
+ * with libkmod, for reasons measured (house issue, December 2026):
+ *
+ * - libkmod is not in the build: `kmod` is required as a program (depmod),
+ *   and `pkg-config libkmod` finds nothing here (no libkmod-dev).
+ * - libkmod looks modules up in the binary indexes of the modules
+ *   directory (modules.dep.bin, …), which a kernel package does not ship:
+ *   the pinned linux-image-6.1.0-50-amd64 has 4022 modules and no
+ *   modules.dep of either kind (its postinst runs depmod).  Using libkmod
+ *   means depmod writing its index files (10 in this host's own tree:
+ *   modules.dep, .alias, .symbols, … and their .bin) into the tree first,
+ *   and for --modules that tree is the user's directory, which airlock
+ *   promises to leave untouched (kernel-stage.c links to it from a root of
+ *   its own and runs `depmod -n`, which writes nothing).
+ * - What libkmod would replace is the parser, airlock_module_dep_parse()
+ *   (56 lines); the closure's load order, the built-in and optional
+ *   modules and modules.dep for the closure are ours either way. */
 #include "config.h"
 
 #include "guestimg/modules-private.h"

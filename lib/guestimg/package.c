@@ -4,6 +4,7 @@
 
 #include "guestimg/guest-image.h"
 #include "json-bounded-private.h"
+#include "json-util-private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -386,16 +387,6 @@ curl_fetch (const char *curl, const char *url, const char *cwd, const char *dest
   return TRUE;
 }
 
-/* A member of the snapshot archive's answer: a string, else NULL. */
-static const char *
-string_member (JsonObject *o, const char *name)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-           ? json_node_get_string (n) : NULL;
-}
-
 /* The list of builds is a few hundred bytes; anything bigger is not it. */
 #define SNAPSHOT_LIST_MAX (1024 * 1024)
 
@@ -415,7 +406,6 @@ source_snapshot (const AirlockKernelPin *pin, AirlockArch arch, const AirlockPin
                                             pin->package, pin->version);
   g_autoptr (JsonNode) root = NULL;
   g_autoptr (GError) local_error = NULL;
-  JsonNode *result;
   JsonArray *builds;
   const char *hash = NULL;
 
@@ -441,9 +431,8 @@ source_snapshot (const AirlockKernelPin *pin, AirlockArch arch, const AirlockPin
   if (!curl_fetch (curl, list_url, tmp, list, stage, SNAPSHOT_LIST_MAX, NULL, NULL, error))
     return FALSE;
   root = airlock_json_load_bounded (list, "the snapshot archive's list of builds", &local_error);
-  result = root && JSON_NODE_HOLDS_OBJECT (root)
-             ? json_object_get_member (json_node_get_object (root), "result") : NULL;
-  builds = result && JSON_NODE_HOLDS_ARRAY (result) ? json_node_get_array (result) : NULL;
+  builds = root && JSON_NODE_HOLDS_OBJECT (root)
+             ? airlock_json_get_array (json_node_get_object (root), "result") : NULL;
   if (!builds)
     {
       g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE,
@@ -455,8 +444,8 @@ source_snapshot (const AirlockKernelPin *pin, AirlockArch arch, const AirlockPin
     {
       JsonNode *e = json_array_get_element (builds, i);
       JsonObject *o = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
-      const char *a = string_member (o, "architecture");
-      const char *h = string_member (o, "hash");
+      const char *a = airlock_json_get_string (o, "architecture");
+      const char *h = airlock_json_get_string (o, "hash");
 
       if (g_strcmp0 (a, arch_name) != 0 || !h)
         continue;

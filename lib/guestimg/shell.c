@@ -1,10 +1,11 @@
 #include "config.h"
 
-#include "guestimg/testroot-private.h"
-
 #include "guestimg/shell-private.h"
 
 #include "fsutil-private.h"
+#include "guestimg/initramfs-variant-private.h"
+#include "guestimg/testroot-private.h"
+#include "json-util-private.h"
 #include "guestimg/guest-image.h"
 #include "guestimg/package-private.h"
 
@@ -80,6 +81,26 @@ airlock_shell_tools_key (AirlockShellTools *tools, const char *base_initramfs_sh
   return g_compute_checksum_for_string (G_CHECKSUM_SHA256, s->str, s->len);
 }
 
+static const AirlockInitramfsVariantKind shell_kind = {
+  "shell", AIRLOCK_SHELL_BUILDER, AIRLOCK_SHELL_MANIFEST_FILE, AIRLOCK_SHELL_INITRAMFS_FILE,
+};
+
+/* shell.json's own member: the package the binary came from. */
+static void
+describe_shell (JsonBuilder *b, gpointer user_data)
+{
+  AirlockShellTools *tools = user_data;
+  const AirlockKernelPin *pin = tools->package->pin;
+
+  json_builder_set_member_name (b, "package");
+  json_builder_begin_object (b);
+  airlock_json_set_str (b, "package", pin->package);
+  airlock_json_set_str (b, "version", pin->version);
+  airlock_json_set_str (b, "sha256", pin->sha256);
+  airlock_json_set_str (b, "file", tools->package->files[0]);
+  json_builder_end_object (b);
+}
+
 /* airlock_shell_tools_build() once the package's file is in @packages_dir. */
 static gboolean
 write_shell (AirlockShellTools *tools, const char *key, const char *base_path,
@@ -88,17 +109,6 @@ write_shell (AirlockShellTools *tools, const char *key, const char *base_path,
   g_autoptr (AirlockCpio) cpio = airlock_cpio_new ();
   g_autofree char *host_path = g_build_filename (packages_dir, tools->package->files[0], NULL);
   g_autofree char *binary = g_strdup_printf (AIRLOCK_SHELL_PATH "/bin/%s", tools->binary);
-  g_autofree char *out_path = g_build_filename (dir, AIRLOCK_SHELL_INITRAMFS_FILE, NULL);
-  g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_SHELL_MANIFEST_FILE, NULL);
-  g_autoptr (GFile) out_file = g_file_new_for_path (out_path);
-  g_autoptr (GFileOutputStream) file_out = NULL;
-  g_autoptr (GOutputStream) out = NULL;
-  g_autoptr (GMappedFile) base = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  g_autofree char *json = NULL;
-  g_autofree char *sha256 = NULL;
   const AirlockKernelPin *pin = tools->package->pin;
   GStatBuf st;
 
@@ -109,77 +119,12 @@ write_shell (AirlockShellTools *tools, const char *key, const char *base_path,
                    pin->package, pin->version, tools->package->files[0], pin->origin);
       return FALSE;
     }
-  if (!airlock_cpio_add_file (cpio, binary, 0755, host_path, error)
-      || !airlock_cpio_add_symlink (cpio, AIRLOCK_SHELL_PATH "/bin/sh", tools->binary, error))
-    return FALSE;
-  base = g_mapped_file_new (base_path, FALSE, error);
-  if (!base)
-    {
-      g_prefix_error (error, "cannot read initramfs '%s': ", base_path);
-      return FALSE;
-    }
-  file_out = g_file_create (out_file, G_FILE_CREATE_NONE, NULL, error);
-  if (!file_out)
-    return FALSE;
-  out = g_buffered_output_stream_new_sized (G_OUTPUT_STREAM (file_out), 1 << 20);
-  /* The base archive ends with its trailer, padded to 4 bytes: the kernel
-   * starts the next archive right after it. */
-  if (!g_output_stream_write_all (out, g_mapped_file_get_contents (base),
-                                  g_mapped_file_get_length (base), NULL, NULL, error)
-      || !airlock_cpio_write (cpio, out, NULL, NULL, error)
-      || !g_output_stream_close (out, NULL, error))
-    {
-      g_prefix_error (error, "cannot write shell initramfs '%s': ", out_path);
-      return FALSE;
-    }
-  if (g_stat (out_path, &st) < 0)
-    {
-      int saved_errno = errno;
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                   "cannot read '%s': %s", out_path, g_strerror (saved_errno));
-      return FALSE;
-    }
-  sha256 = airlock_sha256_file (out_path, error);
-  if (!sha256)
-    return FALSE;
-
-  /* Last: the manifest's mtime vouches for the file written before it. */
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "builder");
-  json_builder_add_string_value (b, AIRLOCK_SHELL_BUILDER);
-  json_builder_set_member_name (b, "key");
-  json_builder_add_string_value (b, key);
-  json_builder_set_member_name (b, "arch");
-  json_builder_add_string_value (b, airlock_arch_to_string (tools->arch));
-  json_builder_set_member_name (b, "base_initramfs_sha256");
-  json_builder_add_string_value (b, base_sha256);
-  json_builder_set_member_name (b, "package");
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "package");
-  json_builder_add_string_value (b, pin->package);
-  json_builder_set_member_name (b, "version");
-  json_builder_add_string_value (b, pin->version);
-  json_builder_set_member_name (b, "sha256");
-  json_builder_add_string_value (b, pin->sha256);
-  json_builder_set_member_name (b, "file");
-  json_builder_add_string_value (b, tools->package->files[0]);
-  json_builder_end_object (b);
-  json_builder_set_member_name (b, "initramfs");
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "file");
-  json_builder_add_string_value (b, AIRLOCK_SHELL_INITRAMFS_FILE);
-  json_builder_set_member_name (b, "size");
-  json_builder_add_int_value (b, st.st_size);
-  json_builder_set_member_name (b, "sha256");
-  json_builder_add_string_value (b, sha256);
-  json_builder_end_object (b);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  json = json_generator_to_data (gen, NULL);
-  return g_file_set_contents_full (manifest_path, json, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644,
-                                   error);
+  /* No progress: the archive is one file, and "write shell" was said. */
+  return airlock_cpio_add_file (cpio, binary, 0755, host_path, error)
+         && airlock_cpio_add_symlink (cpio, AIRLOCK_SHELL_PATH "/bin/sh", tools->binary, error)
+         && airlock_initramfs_variant_write (&shell_kind, cpio, key, tools->arch, base_path,
+                                             base_sha256, dir, describe_shell, tools, NULL, NULL,
+                                             error);
 }
 
 gboolean
@@ -218,8 +163,6 @@ gboolean
 airlock_shell_tools_cache_load (const char *dir, const char *key, char **ret_path,
                                 char **ret_sha256, char **ret_why)
 {
-  return airlock_initramfs_variant_cache_load (dir, key, AIRLOCK_SHELL_BUILDER,
-                                               AIRLOCK_SHELL_MANIFEST_FILE,
-                                               AIRLOCK_SHELL_INITRAMFS_FILE, ret_path, ret_sha256,
+  return airlock_initramfs_variant_cache_load (&shell_kind, dir, key, ret_path, ret_sha256,
                                                ret_why);
 }

@@ -92,13 +92,6 @@ gboolean airlock_testroot_build (AirlockTestroot *testroot, const char *key, con
  * @ret_why (never an error: whatever is wrong, the answer is to build).
  * Like the image's manifest check, it checks type, size and that the file
  * was not modified after the manifest, not the whole file's hash. */
-/* The cache check both initramfs variants share (the testroot's, the
- * shell's): @dir holds @manifest_file written by @builder for @key and the
- * @initramfs_file it names, of the recorded size, not modified since.  TRUE
- * with the path and its sha256; FALSE with why not (a sentence). */
-gboolean airlock_initramfs_variant_cache_load (const char *dir, const char *key, const char *builder,
-                                               const char *manifest_file, const char *initramfs_file,
-                                               char **ret_path, char **ret_sha256, char **ret_why);
 gboolean airlock_testroot_cache_load (const char *dir, const char *key, char **ret_path,
                                       char **ret_sha256, char **ret_why);
 

@@ -3,13 +3,14 @@
 #include "guestimg/testroot-private.h"
 
 #include "fsutil-private.h"
-#include "json-bounded-private.h"
+#include "json-util-private.h"
 #include "guestimg/guest-image.h"
+#include "guestimg/initramfs-variant-private.h"
 #include "guestimg/package-private.h"
 
 /* The behaviours list the test program dispatches on: one source for its
- * table and for the links made here. */
-#include "../../tests/guest/behaviours.h"
+ * table and for the links made here (guest/behaviours.h). */
+#include "behaviours.h"
 
 #include <errno.h>
 #include <gio/gio.h>
@@ -270,17 +271,53 @@ airlock_testroot_extract_packages (AirlockTestroot *testroot, const char *downlo
   return TRUE;
 }
 
-typedef struct {
-  AirlockProgressFunc progress;
-  gpointer progress_data;
-} ProgressClosure;
+static const AirlockInitramfsVariantKind testroot_kind = {
+  "testroot", AIRLOCK_TESTROOT_BUILDER, AIRLOCK_TESTROOT_MANIFEST_FILE,
+  AIRLOCK_TESTROOT_INITRAMFS_FILE,
+};
 
+/* testroot.json's own members: the programs, commands and packages. */
 static void
-cpio_progress (guint done, guint total, gpointer user_data)
+describe_testroot (JsonBuilder *b, gpointer user_data)
 {
-  ProgressClosure *c = user_data;
+  AirlockTestroot *testroot = user_data;
 
-  c->progress ("write testroot", done, total, c->progress_data);
+  json_builder_set_member_name (b, "programs");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < testroot->programs->len; i++)
+    {
+      AirlockTestrootProgram *prog = testroot->programs->pdata[i];
+
+      json_builder_begin_object (b);
+      airlock_json_set_str (b, "name", prog->name);
+      airlock_json_set_str (b, "path", prog->path);
+      airlock_json_set_str (b, "sha256", prog->sha256);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "commands");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < testroot->commands->len; i++)
+    airlock_json_set_str (b, NULL, testroot->commands->pdata[i]);
+  json_builder_end_array (b);
+  json_builder_set_member_name (b, "packages");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < testroot->packages->len; i++)
+    {
+      AirlockTestrootPackage *pkg = testroot->packages->pdata[i];
+
+      json_builder_begin_object (b);
+      airlock_json_set_str (b, "package", pkg->pin->package);
+      airlock_json_set_str (b, "version", pkg->pin->version);
+      airlock_json_set_str (b, "sha256", pkg->pin->sha256);
+      json_builder_set_member_name (b, "files");
+      json_builder_begin_array (b);
+      for (guint f = 0; pkg->files[f]; f++)
+        airlock_json_set_str (b, NULL, pkg->files[f]);
+      json_builder_end_array (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
 }
 
 /* airlock_testroot_build() once the packages are extracted. */
@@ -290,120 +327,11 @@ write_testroot (AirlockTestroot *testroot, const char *key, const char *base_pat
                 AirlockProgressFunc progress, gpointer progress_data, GError **error)
 {
   g_autoptr (AirlockCpio) cpio = airlock_cpio_new ();
-  g_autofree char *out_path = g_build_filename (dir, AIRLOCK_TESTROOT_INITRAMFS_FILE, NULL);
-  g_autofree char *manifest_path = g_build_filename (dir, AIRLOCK_TESTROOT_MANIFEST_FILE, NULL);
-  g_autoptr (GFile) out_file = g_file_new_for_path (out_path);
-  g_autoptr (GFileOutputStream) file_out = NULL;
-  g_autoptr (GOutputStream) out = NULL;
-  g_autoptr (GMappedFile) base = NULL;
-  g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  g_autofree char *json = NULL;
-  g_autofree char *sha256 = NULL;
-  ProgressClosure closure = { progress, progress_data };
-  GStatBuf st;
 
-  if (!airlock_testroot_add_to (testroot, cpio, packages_dir, error))
-    return FALSE;
-  base = g_mapped_file_new (base_path, FALSE, error);
-  if (!base)
-    {
-      g_prefix_error (error, "cannot read initramfs '%s': ", base_path);
-      return FALSE;
-    }
-  file_out = g_file_create (out_file, G_FILE_CREATE_NONE, NULL, error);
-  if (!file_out)
-    return FALSE;
-  out = g_buffered_output_stream_new_sized (G_OUTPUT_STREAM (file_out), 1 << 20);
-  /* The base archive ends with its trailer, padded to 4 bytes: the kernel
-   * starts the next archive right after it. */
-  if (!g_output_stream_write_all (out, g_mapped_file_get_contents (base),
-                                  g_mapped_file_get_length (base), NULL, NULL, error)
-      || !airlock_cpio_write (cpio, out, progress ? cpio_progress : NULL, &closure, error)
-      || !g_output_stream_close (out, NULL, error))
-    {
-      g_prefix_error (error, "cannot write testroot initramfs '%s': ", out_path);
-      return FALSE;
-    }
-  if (g_stat (out_path, &st) < 0)
-    {
-      int saved_errno = errno;
-      g_set_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED,
-                   "cannot read '%s': %s", out_path, g_strerror (saved_errno));
-      return FALSE;
-    }
-  sha256 = airlock_sha256_file (out_path, error);
-  if (!sha256)
-    return FALSE;
-
-  /* Last: the manifest's mtime vouches for the file written before it. */
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "builder");
-  json_builder_add_string_value (b, AIRLOCK_TESTROOT_BUILDER);
-  json_builder_set_member_name (b, "key");
-  json_builder_add_string_value (b, key);
-  json_builder_set_member_name (b, "arch");
-  json_builder_add_string_value (b, airlock_arch_to_string (testroot->arch));
-  json_builder_set_member_name (b, "base_initramfs_sha256");
-  json_builder_add_string_value (b, base_sha256);
-  json_builder_set_member_name (b, "programs");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < testroot->programs->len; i++)
-    {
-      AirlockTestrootProgram *prog = testroot->programs->pdata[i];
-
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "name");
-      json_builder_add_string_value (b, prog->name);
-      json_builder_set_member_name (b, "path");
-      json_builder_add_string_value (b, prog->path);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, prog->sha256);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "commands");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < testroot->commands->len; i++)
-    json_builder_add_string_value (b, testroot->commands->pdata[i]);
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "packages");
-  json_builder_begin_array (b);
-  for (guint i = 0; i < testroot->packages->len; i++)
-    {
-      AirlockTestrootPackage *pkg = testroot->packages->pdata[i];
-
-      json_builder_begin_object (b);
-      json_builder_set_member_name (b, "package");
-      json_builder_add_string_value (b, pkg->pin->package);
-      json_builder_set_member_name (b, "version");
-      json_builder_add_string_value (b, pkg->pin->version);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, pkg->pin->sha256);
-      json_builder_set_member_name (b, "files");
-      json_builder_begin_array (b);
-      for (guint f = 0; pkg->files[f]; f++)
-        json_builder_add_string_value (b, pkg->files[f]);
-      json_builder_end_array (b);
-      json_builder_end_object (b);
-    }
-  json_builder_end_array (b);
-  json_builder_set_member_name (b, "initramfs");
-  json_builder_begin_object (b);
-  json_builder_set_member_name (b, "file");
-  json_builder_add_string_value (b, AIRLOCK_TESTROOT_INITRAMFS_FILE);
-  json_builder_set_member_name (b, "size");
-  json_builder_add_int_value (b, st.st_size);
-  json_builder_set_member_name (b, "sha256");
-  json_builder_add_string_value (b, sha256);
-  json_builder_end_object (b);
-  json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  json = json_generator_to_data (gen, NULL);
-  return g_file_set_contents_full (manifest_path, json, -1, G_FILE_SET_CONTENTS_CONSISTENT, 0644, error);
+  return airlock_testroot_add_to (testroot, cpio, packages_dir, error)
+         && airlock_initramfs_variant_write (&testroot_kind, cpio, key, testroot->arch,
+                                             base_path, base_sha256, dir, describe_testroot,
+                                             testroot, progress, progress_data, error);
 }
 
 gboolean
@@ -431,87 +359,10 @@ airlock_testroot_build (AirlockTestroot *testroot, const char *key, const char *
   return ok;
 }
 
-static const char *
-member_string (JsonObject *o, const char *name)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-
-  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-           ? json_node_get_string (n) : NULL;
-}
-
-gboolean
-airlock_initramfs_variant_cache_load (const char *dir, const char *key, const char *builder,
-                                      const char *manifest_file, const char *initramfs_file,
-                                      char **ret_path, char **ret_sha256, char **ret_why)
-{
-  g_autofree char *manifest_path = g_build_filename (dir, manifest_file, NULL);
-  g_autofree char *path = g_build_filename (dir, initramfs_file, NULL);
-  g_autoptr (JsonNode) parsed = NULL;
-  JsonObject *root, *initramfs;
-  JsonNode *size_node;
-  const char *sha256;
-  struct stat manifest_st, st;
-
-  if (lstat (manifest_path, &manifest_st) < 0)
-    {
-      *ret_why = g_strdup ("not built yet");
-      return FALSE;
-    }
-  parsed = airlock_json_load_bounded (manifest_path, NULL, NULL);
-  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
-    {
-      *ret_why = g_strdup ("its manifest cannot be read");
-      return FALSE;
-    }
-  root = json_node_get_object (parsed);
-  if (g_strcmp0 (member_string (root, "builder"), builder) != 0
-      || g_strcmp0 (member_string (root, "key"), key) != 0)
-    {
-      *ret_why = g_strdup ("its manifest is for other inputs");
-      return FALSE;
-    }
-  initramfs = json_object_has_member (root, "initramfs")
-                  && JSON_NODE_HOLDS_OBJECT (json_object_get_member (root, "initramfs"))
-                ? json_object_get_object_member (root, "initramfs") : NULL;
-  sha256 = member_string (initramfs, "sha256");
-  size_node = initramfs ? json_object_get_member (initramfs, "size") : NULL;
-  if (!sha256 || !size_node || !JSON_NODE_HOLDS_VALUE (size_node)
-      || json_node_get_value_type (size_node) != G_TYPE_INT64)
-    {
-      *ret_why = g_strdup ("its manifest has no valid initramfs output");
-      return FALSE;
-    }
-  if (lstat (path, &st) < 0 || !S_ISREG (st.st_mode))
-    {
-      *ret_why = g_strdup_printf ("'%s' is missing", initramfs_file);
-      return FALSE;
-    }
-  if (st.st_size != json_node_get_int (size_node))
-    {
-      *ret_why = g_strdup_printf ("'%s' is not the size its manifest says",
-                                  initramfs_file);
-      return FALSE;
-    }
-  if (st.st_mtim.tv_sec > manifest_st.st_mtim.tv_sec
-      || (st.st_mtim.tv_sec == manifest_st.st_mtim.tv_sec
-          && st.st_mtim.tv_nsec > manifest_st.st_mtim.tv_nsec))
-    {
-      *ret_why = g_strdup_printf ("'%s' was modified after it was built",
-                                  initramfs_file);
-      return FALSE;
-    }
-  *ret_path = g_steal_pointer (&path);
-  *ret_sha256 = g_strdup (sha256);
-  return TRUE;
-}
-
 gboolean
 airlock_testroot_cache_load (const char *dir, const char *key, char **ret_path, char **ret_sha256,
                              char **ret_why)
 {
-  return airlock_initramfs_variant_cache_load (dir, key, AIRLOCK_TESTROOT_BUILDER,
-                                               AIRLOCK_TESTROOT_MANIFEST_FILE,
-                                               AIRLOCK_TESTROOT_INITRAMFS_FILE, ret_path, ret_sha256,
-                                               ret_why);
+  return airlock_initramfs_variant_cache_load (&testroot_kind, dir, key, ret_path,
+                                               ret_sha256, ret_why);
 }

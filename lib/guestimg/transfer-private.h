@@ -39,13 +39,4 @@ gboolean airlock_guest_images_export (const AirlockGuestImageOptions *options, c
 gboolean airlock_guest_images_import (const char *cache_dir, const char *file,
                                       GPtrArray **ret_dirs, GError **error);
 
-/* Shared with guest-image.c: the arch's build lock over @arch_dir (the
- * fd, closing it unlocks; -1 with @error), and the one-step move of a
- * finished directory @tmp to @dir. */
-int airlock_guest_lock_arch_dir (const char *arch_dir, AirlockArch arch,
-                                 AirlockProgressFunc progress, gpointer progress_data,
-                                 GError **error);
-gboolean airlock_guest_install_dir (const char *tmp, const char *dir, const char *arch_dir,
-                                    GError **error);
-
 G_END_DECLS

@@ -5,10 +5,12 @@
 #include "guestimg/transfer-private.h"
 
 #include "airlock-version.h"
+#include "cache-dir-private.h"
 #include "fsutil-private.h"
 #include "guestimg/guest-image.h"
 #include "guestimg/manifest-private.h"
 #include "json-bounded-private.h"
+#include "json-util-private.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -204,17 +206,12 @@ static GBytes *
 export_index (GPtrArray *files)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
   char *text;
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "format");
-  json_builder_add_string_value (b, AIRLOCK_GUEST_EXPORT_FORMAT);
-  json_builder_set_member_name (b, "builder");
-  json_builder_add_string_value (b, AIRLOCK_GUEST_IMAGE_BUILDER);
-  json_builder_set_member_name (b, "airlock");
-  json_builder_add_string_value (b, AIRLOCK_VERSION);
+  airlock_json_set_str (b, "format", AIRLOCK_GUEST_EXPORT_FORMAT);
+  airlock_json_set_str (b, "builder", AIRLOCK_GUEST_IMAGE_BUILDER);
+  airlock_json_set_str (b, "airlock", AIRLOCK_VERSION);
   json_builder_set_member_name (b, "files");
   json_builder_begin_array (b);
   for (guint i = 0; i < files->len; i++)
@@ -222,20 +219,14 @@ export_index (GPtrArray *files)
       ExportFile *f = files->pdata[i];
 
       json_builder_begin_object (b);
-      json_builder_set_member_name (b, "path");
-      json_builder_add_string_value (b, f->rel);
-      json_builder_set_member_name (b, "size");
-      json_builder_add_int_value (b, f->size);
-      json_builder_set_member_name (b, "sha256");
-      json_builder_add_string_value (b, f->sha256);
+      airlock_json_set_str (b, "path", f->rel);
+      airlock_json_set_int (b, "size", f->size);
+      airlock_json_set_str (b, "sha256", f->sha256);
       json_builder_end_object (b);
     }
   json_builder_end_array (b);
   json_builder_end_object (b);
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  text = json_generator_to_data (gen, NULL);
+  text = airlock_json_builder_to_text (b, TRUE);
   return g_bytes_new_take (text, strlen (text));
 }
 
@@ -418,7 +409,6 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
   g_autoptr (JsonNode) root = airlock_json_parse_bounded (data, len, AIRLOCK_GUEST_EXPORT_INDEX,
                                                           error);
   JsonObject *o;
-  JsonNode *format, *files;
   JsonArray *array;
 
   if (!root)
@@ -427,17 +417,13 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
       return NULL;
     }
   o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
-  format = o ? json_object_get_member (o, "format") : NULL;
-  if (!format || !JSON_NODE_HOLDS_VALUE (format)
-      || json_node_get_value_type (format) != G_TYPE_STRING
-      || !g_str_equal (json_node_get_string (format), AIRLOCK_GUEST_EXPORT_FORMAT))
+  if (g_strcmp0 (airlock_json_get_string (o, "format"), AIRLOCK_GUEST_EXPORT_FORMAT) != 0)
     {
       bad_archive (error, file, "its " AIRLOCK_GUEST_EXPORT_INDEX " is not of format '"
                                 AIRLOCK_GUEST_EXPORT_FORMAT "'");
       return NULL;
     }
-  files = json_object_get_member (o, "files");
-  array = files && JSON_NODE_HOLDS_ARRAY (files) ? json_node_get_array (files) : NULL;
+  array = airlock_json_get_array (o, "files");
   if (!array)
     {
       bad_archive (error, file, "its " AIRLOCK_GUEST_EXPORT_INDEX " has no 'files' list");
@@ -447,16 +433,13 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
     {
       JsonNode *e = json_array_get_element (array, i);
       JsonObject *fo = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
-      JsonNode *path = fo ? json_object_get_member (fo, "path") : NULL;
-      JsonNode *size = fo ? json_object_get_member (fo, "size") : NULL;
-      JsonNode *sha256 = fo ? json_object_get_member (fo, "sha256") : NULL;
+      const char *path = airlock_json_get_string (fo, "path");
+      const char *sha256 = airlock_json_get_string (fo, "sha256");
       g_autoptr (ImportFile) f = NULL;
       g_autofree char *why = NULL;
+      gint64 size;
 
-      if (!path || !size || !sha256 || !JSON_NODE_HOLDS_VALUE (path)
-          || json_node_get_value_type (path) != G_TYPE_STRING || !JSON_NODE_HOLDS_VALUE (size)
-          || json_node_get_value_type (size) != G_TYPE_INT64 || !JSON_NODE_HOLDS_VALUE (sha256)
-          || json_node_get_value_type (sha256) != G_TYPE_STRING)
+      if (!path || !sha256 || !airlock_json_get_int (fo, "size", &size))
         {
           why = g_strdup_printf ("file %u of its " AIRLOCK_GUEST_EXPORT_INDEX " lacks a path, "
                                  "size or sha256", i + 1);
@@ -464,11 +447,10 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
           return NULL;
         }
       f = g_new0 (ImportFile, 1);
-      f->path = g_strdup (json_node_get_string (path));
-      f->sha256 = g_strdup (json_node_get_string (sha256));
+      f->path = g_strdup (path);
+      f->sha256 = g_strdup (sha256);
       if (!member_path_is_valid (f->path, &f->arch, &f->dir) || !is_hex (f->sha256, 64)
-          || json_node_get_int (size) < 0 || (guint64) json_node_get_int (size) > FILE_MAX
-          || g_hash_table_contains (table, f->path))
+          || size < 0 || (guint64) size > FILE_MAX || g_hash_table_contains (table, f->path))
         {
           g_autofree char *shown = g_strescape (f->path, NULL);
           why = g_strdup_printf ("its " AIRLOCK_GUEST_EXPORT_INDEX " lists '%s' with an invalid "
@@ -476,7 +458,7 @@ parse_index (const char *file, const char *data, gsize len, GError **error)
           bad_archive (error, file, why);
           return NULL;
         }
-      f->size = json_node_get_int (size);
+      f->size = size;
       g_hash_table_insert (table, f->path, f);
       g_steal_pointer (&f);
     }
@@ -734,6 +716,10 @@ airlock_guest_images_import (const char *cache_dir_option, const char *file,
       g_autofree char *from = g_build_filename (scratch, rel, NULL);
       g_autofree char *to = g_build_filename (cache_dir, rel, NULL);
       g_autofree char *arch_dir = g_path_get_dirname (to);
+      g_autofree char *stage = g_strdup_printf ("wait for another airlock building the %s guest image",
+                                                airlock_arch_to_string (any->arch));
+      const AirlockCacheDir cd = { arch_dir, AIRLOCK_GUEST_IMAGE_ERROR,
+                                   AIRLOCK_GUEST_IMAGE_ERROR_FAILED };
       gboolean moved;
       int lock_fd;
 
@@ -747,10 +733,10 @@ airlock_guest_images_import (const char *cache_dir_option, const char *file,
         }
       /* Under the builders' lock: a build of the same directory meanwhile
        * waits, and then finds it. */
-      lock_fd = airlock_guest_lock_arch_dir (arch_dir, any->arch, NULL, NULL, error);
+      lock_fd = airlock_cache_lock (&cd, stage, error);
       if (lock_fd < 0)
         goto out;
-      moved = airlock_guest_install_dir (from, to, arch_dir, error);
+      moved = airlock_cache_install (&cd, from, to, "guest image", error);
       close (lock_fd);
       if (!moved)
         goto out;

@@ -37,9 +37,9 @@
 
 #include "image/disk-private.h"
 #include "image/printable-private.h"
-#include "fsutil-private.h"
-#include "json-bounded-private.h"
-#include "vm/libvirt-env-private.h"
+#include "cache-dir-private.h"
+#include "libvirt-env-private.h"
+#include "json-util-private.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -56,8 +56,6 @@
 
 #define DISK_FILE "rootfs.ext4"
 #define META_FILE "disk.json"
-#define LOCK_FILE ".lock"
-#define BUILD_PREFIX ".build-"
 
 /* Free space left in the file system beyond the estimate of what the
  * layers need: ext4's own metadata and whatever the estimate misses.  The
@@ -76,9 +74,10 @@ report (const AirlockImageDiskOptions *options, const char *stage, guint64 done,
 static gboolean
 set_io_error (GError **error, int errsv, const char *action, const char *path)
 {
-  g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_DISK, "cannot %s '%s': %s", action,
-               path, g_strerror (errsv));
-  return FALSE;
+  const AirlockCacheDir errors = { .error_domain = AIRLOCK_IMAGE_ERROR,
+                                   .error_code = AIRLOCK_IMAGE_ERROR_DISK };
+
+  return airlock_cache_set_io_error (&errors, error, errsv, action, path);
 }
 
 /* The hex part of "sha256:<64 hex>", or NULL: it becomes a directory name,
@@ -153,7 +152,6 @@ typedef struct {
   char *dir;
   char *disk;
   char *meta;
-  char *lock;
 } DiskPaths;
 
 static void
@@ -162,7 +160,6 @@ disk_paths_clear (DiskPaths *p)
   g_free (p->dir);
   g_free (p->disk);
   g_free (p->meta);
-  g_free (p->lock);
 }
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (DiskPaths, disk_paths_clear)
@@ -170,35 +167,13 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (DiskPaths, disk_paths_clear)
 /* Serialises everyone who checks or builds this disk.  Returns the locked
  * fd (closing it unlocks), or -1 with @error set. */
 static int
-lock_disk (const DiskPaths *paths, const AirlockImage *image,
-           const AirlockImageDiskOptions *options, GError **error)
+lock_disk (const AirlockCacheDir *cd, const AirlockImage *image, GError **error)
 {
-  int fd = open (paths->lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  int r;
+  g_autofree char *stage = g_strdup_printf (
+      "wait for another airlock building the disk of image '%s' (%s)", image->reference,
+      airlock_arch_to_string (image->arch));
 
-  if (fd < 0)
-    {
-      set_io_error (error, errno, "open lock file", paths->lock);
-      return -1;
-    }
-  r = flock (fd, LOCK_EX | LOCK_NB);
-  if (r < 0 && errno == EWOULDBLOCK)
-    {
-      g_autofree char *stage = g_strdup_printf (
-          "wait for another airlock building the disk of image '%s' (%s)", image->reference,
-          airlock_arch_to_string (image->arch));
-      report (options, stage, 0, 0);
-      do
-        r = flock (fd, LOCK_EX);
-      while (r < 0 && errno == EINTR);
-    }
-  if (r < 0)
-    {
-      set_io_error (error, errno, "lock", paths->lock);
-      close (fd);
-      return -1;
-    }
-  return fd;
+  return airlock_cache_lock (cd, stage, error);
 }
 
 /* The identity of the disk file as disk.json records it.  The ctime is
@@ -230,6 +205,8 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
   g_autofree char *sha256 = NULL;
   g_autofree char *identity = NULL;
   JsonObject *o;
+  const char *recorded_sha256;
+  gint64 builder_version = 0, size = -1;
   struct stat st;
   gboolean have_disk = g_stat (paths->disk, &st) == 0;
   gboolean have_meta = g_file_test (paths->meta, G_FILE_TEST_EXISTS);
@@ -248,30 +225,32 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
       *ret_why = g_strdup_printf ("'%s' is missing", META_FILE);
       return FALSE;
     }
-  parsed = airlock_json_load_bounded (paths->meta, NULL, &local_error);
-  if (!parsed || !JSON_NODE_HOLDS_OBJECT (parsed))
+  parsed = airlock_cache_manifest_read (paths->meta, NULL, &local_error);
+  if (!parsed)
     {
       *ret_why = g_strdup_printf ("'%s' does not parse", paths->meta);
       return FALSE;
     }
   o = json_node_get_object (parsed);
-  if (json_object_get_int_member_with_default (o, "builder_version", 0)
-          != AIRLOCK_IMAGE_DISK_BUILDER_VERSION
-      || g_strcmp0 (json_object_get_string_member_with_default (o, "manifest_digest", NULL),
-                    image->manifest_digest) != 0)
+  /* A member of the wrong type reads as absent: the record describes
+   * another disk, or one of unknown size, identity or SHA-256. */
+  (void) airlock_json_get_int (o, "builder_version", &builder_version);
+  (void) airlock_json_get_int (o, "size", &size);
+  recorded_sha256 = airlock_json_get_string (o, "sha256");
+  if (builder_version != AIRLOCK_IMAGE_DISK_BUILDER_VERSION
+      || g_strcmp0 (airlock_json_get_string (o, "manifest_digest"), image->manifest_digest) != 0)
     {
       *ret_why = g_strdup_printf ("'%s' describes another disk", paths->meta);
       return FALSE;
     }
-  if ((guint64) st.st_size != (guint64) json_object_get_int_member_with_default (o, "size", -1))
+  if ((guint64) st.st_size != (guint64) size)
     {
       *ret_why = g_strdup_printf ("its size is %" G_GUINT64_FORMAT " bytes, not %" G_GINT64_FORMAT,
-                                  (guint64) st.st_size,
-                                  json_object_get_int_member_with_default (o, "size", -1));
+                                  (guint64) st.st_size, size);
       return FALSE;
     }
   identity = disk_identity (&st);
-  if (g_strcmp0 (identity, json_object_get_string_member_with_default (o, "identity", NULL)) == 0)
+  if (g_strcmp0 (identity, airlock_json_get_string (o, "identity")) == 0)
     return TRUE;
   sha256 = airlock_image_disk_sha256 (paths->disk, &local_error);
   if (!sha256)
@@ -279,10 +258,10 @@ check_cached (const DiskPaths *paths, const AirlockImage *image, char **ret_why)
       *ret_why = g_strdup (local_error->message);
       return FALSE;
     }
-  if (g_strcmp0 (sha256, json_object_get_string_member_with_default (o, "sha256", NULL)) != 0)
+  if (g_strcmp0 (sha256, recorded_sha256) != 0)
     {
       *ret_why = g_strdup_printf ("its SHA-256 is %s, not the %s recorded when it was built",
-                                  sha256, json_object_get_string_member_with_default (o, "sha256", "?"));
+                                  sha256, recorded_sha256 ? recorded_sha256 : "?");
       return FALSE;
     }
   /* Whole, under a new identity: record it, so the next run need not hash
@@ -301,33 +280,22 @@ write_meta (const DiskPaths *paths, const AirlockImage *image, const char *sha25
 {
   struct stat st;
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  g_autoptr (JsonNode) root = NULL;
-  g_autofree char *text = NULL;
   guint i;
 
   json_builder_begin_object (b);
-  json_builder_set_member_name (b, "builder_version");
-  json_builder_add_int_value (b, AIRLOCK_IMAGE_DISK_BUILDER_VERSION);
-  json_builder_set_member_name (b, "reference");
-  json_builder_add_string_value (b, image->reference);
-  json_builder_set_member_name (b, "arch");
-  json_builder_add_string_value (b, airlock_arch_to_string (image->arch));
-  json_builder_set_member_name (b, "manifest_digest");
-  json_builder_add_string_value (b, image->manifest_digest);
-  json_builder_set_member_name (b, "config_digest");
-  json_builder_add_string_value (b, image->config_digest);
+  airlock_json_set_int (b, "builder_version", AIRLOCK_IMAGE_DISK_BUILDER_VERSION);
+  airlock_json_set_str (b, "reference", image->reference);
+  airlock_json_set_str (b, "arch", airlock_arch_to_string (image->arch));
+  airlock_json_set_str (b, "manifest_digest", image->manifest_digest);
+  airlock_json_set_str (b, "config_digest", image->config_digest);
   json_builder_set_member_name (b, "layers");
   json_builder_begin_array (b);
   for (i = 0; i < image->layers->len; i++)
-    json_builder_add_string_value (b, ((AirlockImageLayer *) image->layers->pdata[i])->digest);
+    airlock_json_set_str (b, NULL, ((AirlockImageLayer *) image->layers->pdata[i])->digest);
   json_builder_end_array (b);
-  json_builder_set_member_name (b, "file");
-  json_builder_add_string_value (b, DISK_FILE);
-  json_builder_set_member_name (b, "size");
-  json_builder_add_int_value (b, hashed->st_size);
-  json_builder_set_member_name (b, "sha256");
-  json_builder_add_string_value (b, sha256);
+  airlock_json_set_str (b, "file", DISK_FILE);
+  airlock_json_set_int (b, "size", hashed->st_size);
+  airlock_json_set_str (b, "sha256", sha256);
   /* The identity its SHA-256 vouches for. */
   if (g_stat (paths->disk, &st) == 0)
     {
@@ -335,41 +303,18 @@ write_meta (const DiskPaths *paths, const AirlockImage *image, const char *sha25
       g_autofree char *vouched = disk_identity (hashed);
 
       if (g_str_equal (identity, vouched))
-        {
-          json_builder_set_member_name (b, "identity");
-          json_builder_add_string_value (b, identity);
-        }
+        airlock_json_set_str (b, "identity", identity);
     }
   json_builder_end_object (b);
 
-  root = json_builder_get_root (b);
-  json_generator_set_root (gen, root);
-  json_generator_set_pretty (gen, TRUE);
-  text = json_generator_to_data (gen, NULL);
-  if (!g_file_set_contents_full (paths->meta, text, -1,
-                                 G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE, 0644,
-                                 error))
+  if (!airlock_cache_manifest_write (b, paths->meta,
+                                     G_FILE_SET_CONTENTS_CONSISTENT | G_FILE_SET_CONTENTS_DURABLE,
+                                     error))
     {
       g_prefix_error (error, "cannot record the disk of image '%s': ", image->reference);
       return FALSE;
     }
   return TRUE;
-}
-
-/* Leftovers of builders that died: whoever holds the lock is the only
- * builder, so any temporary disk present then is abandoned. */
-static void
-remove_stale_builds (const char *dir)
-{
-  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  while (d && (name = g_dir_read_name (d)))
-    if (g_str_has_prefix (name, BUILD_PREFIX))
-      {
-        g_autofree char *path = g_build_filename (dir, name, NULL);
-        (void) g_unlink (path);
-      }
 }
 
 /* ---- libguestfs ---- */
@@ -846,6 +791,8 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
 {
   static const AirlockImageDiskOptions no_options = { 0 };
   g_auto (DiskPaths) paths = { 0 };
+  AirlockCacheDir cd = { .error_domain = AIRLOCK_IMAGE_ERROR,
+                         .error_code = AIRLOCK_IMAGE_ERROR_DISK };
   g_autofree char *default_cache = NULL;
   g_autofree char *why = NULL;
   g_autofree char *tmp = NULL;
@@ -862,6 +809,8 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
   g_return_val_if_fail (open_layer != NULL, NULL);
   if (!options)
     options = &no_options;
+  cd.progress = options->progress;
+  cd.progress_data = options->progress_data;
   if (!image_size_bound (options, &max_image_bytes, error))
     return NULL;
 
@@ -883,14 +832,14 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
   paths.dir = g_build_filename (cache_dir, "image", key, NULL);
   paths.disk = g_build_filename (paths.dir, DISK_FILE, NULL);
   paths.meta = g_build_filename (paths.dir, META_FILE, NULL);
-  paths.lock = g_build_filename (paths.dir, LOCK_FILE, NULL);
+  cd.dir = paths.dir;
   if (g_mkdir_with_parents (paths.dir, 0755) < 0)
     {
       set_io_error (error, errno, "create the cache directory", paths.dir);
       return NULL;
     }
 
-  lock_fd = lock_disk (&paths, image, options, error);
+  lock_fd = lock_disk (&cd, image, error);
   if (lock_fd < 0)
     return NULL;
 
@@ -912,15 +861,10 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
         }
     }
 
-  remove_stale_builds (paths.dir);
-  tmp = g_build_filename (paths.dir, BUILD_PREFIX "XXXXXX", NULL);
-  fd = g_mkstemp_full (tmp, O_RDWR | O_CLOEXEC, 0644);
-  if (fd < 0)
-    {
-      set_io_error (error, errno, "create a disk in", paths.dir);
-      goto out;
-    }
-  close (fd);
+  airlock_cache_remove_stale (&cd);
+  tmp = airlock_cache_new_build (&cd, FALSE, "a disk", error);
+  if (!tmp)
+    goto out;
   if (!build_disk (image, hex, tmp, cache_dir, open_layer, open_data, options, max_image_bytes,
                    error))
     goto out_unlink;
@@ -943,11 +887,8 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
       set_io_error (error, errno, "remove", paths.meta);
       goto out_unlink;
     }
-  if (g_rename (tmp, paths.disk) < 0)
-    {
-      set_io_error (error, errno, "move the new disk to", paths.disk);
-      goto out_unlink;
-    }
+  if (!airlock_cache_install (&cd, tmp, paths.disk, "disk", error))
+    goto out_unlink;
   if (g_stat (paths.disk, &st) < 0)
     {
       set_io_error (error, errno, "read", paths.disk);

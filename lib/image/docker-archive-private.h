@@ -2,7 +2,7 @@
  * each image's config and layers by path. */
 #pragma once
 
-#include "image/source-private.h"
+#include "image/source-types-private.h"
 
 G_BEGIN_DECLS
 

@@ -2,7 +2,7 @@
  * resolved platform, its run settings taken from the image's config. */
 #pragma once
 
-#include "image/source-private.h"
+#include "image/source-types-private.h"
 
 G_BEGIN_DECLS
 

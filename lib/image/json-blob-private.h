@@ -4,7 +4,7 @@
 #pragma once
 
 #include "image/descriptor-private.h"
-#include "image/source-private.h"
+#include "image/source-types-private.h"
 
 G_BEGIN_DECLS
 

@@ -3,7 +3,7 @@
  * manifest of each platform → its config and layers. */
 #pragma once
 
-#include "image/source-private.h"
+#include "image/source-types-private.h"
 
 G_BEGIN_DECLS
 

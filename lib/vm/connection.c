@@ -5,7 +5,7 @@
 #include "fsutil-private.h"
 
 #include "vm/domain-xml-private.h"
-#include "vm/libvirt-env-private.h"
+#include "libvirt-env-private.h"
 #include "vm/vm.h"
 
 #include <errno.h>

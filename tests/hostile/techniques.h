@@ -4,7 +4,7 @@
  *
  *   X (command, function, arches)
  *
- * as in tests/guest/behaviours.h.  tests/hostile/test-hostile.c gates the
+ * as in guest/behaviours.h.  tests/hostile/test-hostile.c gates the
  * image once per technique and arch (`-- COMMAND` replaces its Cmd) and
  * checks what each must leave: a recorded attempt or a recorded denial, and
  * a `fail` verdict — never `pass`, never silence.

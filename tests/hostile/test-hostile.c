@@ -1,7 +1,7 @@
 /* The hostile sample image gated once per technique and arch, through the
  * case API's own GLib test integration (lib/testing): `-- COMMAND` picks
  * the technique (tests/hostile/techniques.h, and the hostile behaviours of
- * tests/guest/behaviours.h).  Each case asserts what a release gate relies
+ * guest/behaviours.h).  Each case asserts what a release gate relies
  * on when an image fights back:
  *   - the verdict is `fail` — never `pass`, never silence;
  *   - the evidence is whole (the channel ended with its trailer): the

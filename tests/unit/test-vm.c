@@ -7,7 +7,7 @@
 #include "vm/connection-private.h"
 #include "vm/domain-xml-private.h"
 #include "vm/capture-file-private.h"
-#include "vm/libvirt-env-private.h"
+#include "libvirt-env-private.h"
 #include "fsutil-private.h"
 #include "protocol.h"
 

@@ -6,9 +6,12 @@
  * and the name of the testroot's /bin symlink to testprog; arches is a mask
  * of TESTPROG_AMD64 / TESTPROG_ARM64 (the arches the behaviour exists on).
  *
- * These lists are read by testprog.c (its dispatch table) and by
- * lib/guestimg/testroot.c (the symlinks it puts in the testroot), so the two
- * cannot disagree.  Plain C, no GLib: both sides include it.
+ * These lists are read by tests/guest/testprog.c (its dispatch table) and
+ * by lib/guestimg/testroot.c (the symlinks it puts in the testroot), so the
+ * two cannot disagree.  Plain C, no GLib: both sides include it.  It lives
+ * in guest/, the headers shared by the host library and the guest's
+ * programs (both have guest/ on their include path), not in tests/: the
+ * library the testroot is built by must not reach into the tests.
  *
  * TESTPROG_BEHAVIOURS: each produces exact records whatever the network
  * does (tests/guest/expected-records.h; tests/vm/test-supervisor.c runs

@@ -1,4 +1,7 @@
-/* The environment libvirt reads when it initialises (internal). */
+/* The environment libvirt reads when it initialises (internal).  In the
+ * top-level toolbox, below both of its users: the VM layer and the image
+ * intake (disk.c loads libguestfs) each set it, and neither reaches into
+ * the other for it. */
 #pragma once
 
 #include <glib.h>

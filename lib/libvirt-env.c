@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "vm/libvirt-env-private.h"
+#include "libvirt-env-private.h"
 
 #include <stdlib.h>
 
