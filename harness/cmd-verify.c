@@ -71,15 +71,6 @@ json_bundle (const char *dir, const AirlockBundleReport *r)
   print_json (b);
 }
 
-gboolean
-harness_is_bundle (const char *dir)
-{
-  g_autofree char *manifest = g_build_filename (dir, "manifest.json", NULL);
-  g_autofree char *marker = g_build_filename (dir, AIRLOCK_BUNDLE_INCOMPLETE, NULL);
-
-  return g_file_test (manifest, G_FILE_TEST_EXISTS) || g_file_test (marker, G_FILE_TEST_EXISTS);
-}
-
 /* Prints one bundle's report.  TRUE when it verified. */
 static gboolean
 print_bundle (VerifyOut *out, const char *dir, const AirlockBundleReport *r)
