@@ -11,7 +11,7 @@
 #include "table.h"
 
 #include "gate/verdict.h"
-#include "case/case-private.h"
+#include "record/run-record.h"
 
 #include <stdio.h>
 

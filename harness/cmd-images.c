@@ -4,11 +4,6 @@
 
 #include "harness.h"
 
-#include "json-util-private.h"
-#include "guestimg/bzimage-private.h"
-#include "image/remote-private.h"
-#include "guestimg/transfer-private.h"
-#include "json-bounded-private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>

@@ -16,10 +16,8 @@
 #include "evidence/event.h"
 #include "gate/verdict.h"
 #include "net/flows.h"
-#include "evidence/frame-private.h"
-#include "case/case-private.h"
+#include "record/run-record.h"
 #include "bundle/bundle.h"
-#include "image/disk-private.h"
 #include "protocol.h"
 
 #include <gio/gunixinputstream.h>

@@ -5,7 +5,6 @@
 #include "harness.h"
 
 #include "bundle/bundle.h"
-#include "json-util-private.h"
 
 #include <stdarg.h>
 #include <stdio.h>

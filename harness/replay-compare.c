@@ -8,11 +8,9 @@
 #include "harness.h"
 #include "replay.h"
 
-#include "case/case-private.h"
+#include "record/run-record.h"
 #include "bundle/bundle.h"
-#include "json-util-private.h"
 #include "bundle/bundle-network.h"
-#include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>

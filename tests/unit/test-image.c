@@ -10,7 +10,7 @@
 
 #include "image/image.h"
 #include "image/disk-private.h"
-#include "image/disk-check-private.h"
+#include "image/image.h"
 #include "fsutil-private.h"
 #include "image/layer-stream-private.h"
 #include "image/printable-private.h"
