@@ -79,7 +79,7 @@ AIRLOCK_PUBLIC char *airlock_json_builder_to_text (JsonBuilder *b, gboolean pret
 AIRLOCK_PUBLIC JsonObject *airlock_json_get_object (JsonObject *o, const char *name);
 AIRLOCK_PUBLIC const char *airlock_json_get_string (JsonObject *o, const char *name);
 /* FALSE (and *@ret untouched) unless the member is an integer (a
- * boolean). */
+ * double, a boolean or a string of digits is not). */
 AIRLOCK_PUBLIC gboolean airlock_json_get_int (JsonObject *o, const char *name, gint64 *ret);
 AIRLOCK_PUBLIC gboolean airlock_json_get_bool (JsonObject *o, const char *name, gboolean *ret);
 /* The string elements of an array member (others skipped), each passed

@@ -22,14 +22,17 @@
 #include "../arch.h"
 #include "../paths.h"
 #include "../vm/vm.h"
-#include "../guestimg/guest-image.h"
 #include "../image/image.h"
-#include "../policy/policy.h"
 
 G_BEGIN_DECLS
 
-/* The verdict in full and the run record (airlock_result_get_verdict_details(),
- * _get_record()): lib/gate/verdict.h, lib/record/run-record.h. */
+/* Declared here by name only, so the case API stays above them without
+ * including them (tests/unit/layers.sh): the policy (policy/policy.h), the
+ * guest image (guestimg/guest-image.h), the verdict in full and the run
+ * record (airlock_result_get_verdict_details(), _get_record():
+ * gate/verdict.h, record/run-record.h). */
+typedef struct _AirlockPolicy AirlockPolicy;
+typedef struct _AirlockGuestImage AirlockGuestImage;
 typedef struct _AirlockVerdict AirlockVerdict;
 typedef struct _AirlockRunRecord AirlockRunRecord;
 

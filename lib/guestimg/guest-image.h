@@ -28,7 +28,7 @@ typedef enum {
 
 AIRLOCK_PUBLIC GQuark airlock_guest_image_error_quark (void);
 
-typedef struct {
+typedef struct _AirlockGuestImage {
   AirlockArch arch;
   char *dir;              /* the cache directory holding the files below */
   char *kernel_path;      /* amd64: vmlinux (ELF, PVH entry); arm64: Image */
