@@ -30,7 +30,7 @@
 
 #include "airlock.h"
 #include "bench-common.h"
-#include "case/case-private.h"
+#include "case/case-state-private.h"
 #include "gate/verdict.h"
 #include "stats.h"
 #include "summary.h"

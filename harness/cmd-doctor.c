@@ -4,7 +4,6 @@
 
 #include "harness.h"
 
-#include "image/disk-check-private.h"
 
 #include <errno.h>
 #include <libvirt/libvirt.h>

@@ -4,11 +4,6 @@
 
 #include "harness.h"
 
-#include "json-util-private.h"
-#include "guestimg/bzimage-private.h"
-#include "image/remote-private.h"
-#include "guestimg/transfer-private.h"
-#include "json-bounded-private.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -220,29 +215,6 @@ arch_of_kernel (const char *path, AirlockArch *ret_arch, GError **error)
 }
 
 /* ---- images inspect REF ------------------------------------------------- */
-
-int
-harness_exit_for_image_error (const GError *error)
-{
-  static const int statuses[] = {
-    [AIRLOCK_IMAGE_ERROR_REFERENCE] = HARNESS_EXIT_IMAGE_REFERENCE,
-    [AIRLOCK_IMAGE_ERROR_NOT_FOUND] = HARNESS_EXIT_IMAGE_NOT_FOUND,
-    [AIRLOCK_IMAGE_ERROR_DIGEST] = HARNESS_EXIT_IMAGE_DIGEST,
-    [AIRLOCK_IMAGE_ERROR_MALFORMED] = HARNESS_EXIT_IMAGE_MALFORMED,
-    [AIRLOCK_IMAGE_ERROR_UNSUPPORTED] = HARNESS_EXIT_IMAGE_UNSUPPORTED,
-    [AIRLOCK_IMAGE_ERROR_NO_ARCH] = HARNESS_EXIT_IMAGE_NO_ARCH,
-    [AIRLOCK_IMAGE_ERROR_UNSAFE] = HARNESS_EXIT_IMAGE_UNSAFE,
-    [AIRLOCK_IMAGE_ERROR_LIMIT] = HARNESS_EXIT_IMAGE_LIMIT,
-    [AIRLOCK_IMAGE_ERROR_DISK] = HARNESS_EXIT_IMAGE_DISK,
-    [AIRLOCK_IMAGE_ERROR_USER] = HARNESS_EXIT_IMAGE_USER,
-    [AIRLOCK_IMAGE_ERROR_NO_COMMAND] = HARNESS_EXIT_IMAGE_NO_COMMAND,
-  };
-
-  if (error && error->domain == AIRLOCK_IMAGE_ERROR && error->code >= 0 &&
-      (gsize) error->code < G_N_ELEMENTS (statuses) && statuses[error->code])
-    return statuses[error->code];
-  return HARNESS_EXIT_SETUP;
-}
 
 static void
 add_strv_member (JsonBuilder *builder, const char *name, GStrv strv)

@@ -14,29 +14,20 @@
  * DNS names), what the sinkhole served them as multisets of its records'
  * names and destinations (lib/bundle/bundle-network.h: the question and
  * type of each DNS query, each connection's name or address, port and
- * protocol), the controls by name, and the verdicts. */
+ * protocol), the controls by name, and the verdicts (replay-compare.c). */
 #include "config.h"
 
 #include "harness.h"
+#include "replay.h"
 
-#include "case/case-private.h"
+#include "record/run-record.h"
 #include "bundle/bundle.h"
-#include "json-util-private.h"
 #include "bundle/bundle-network.h"
-#include "image/remote-private.h"
-#include "json-bounded-private.h"
 
 #include <json-glib/json-glib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-typedef struct {
-  char *dir;
-  JsonNode *root;          /* manifest.json */
-  JsonObject *m, *kase, *inputs, *image, *run;
-  AirlockArch arch;
-} Recorded;
 
 /* What one arch's replay said: its `--json` line (docs/json.md, replay).
  * Replays run one arch after the other, so one is current at a time. */
@@ -85,15 +76,6 @@ int_or (JsonObject *o, const char *name, gint64 fallback)
   gint64 v = fallback;
 
   (void) airlock_json_get_int (o, name, &v);
-  return v;
-}
-
-static gboolean
-bool_or (JsonObject *o, const char *name, gboolean fallback)
-{
-  gboolean v = fallback;
-
-  (void) airlock_json_get_bool (o, name, &v);
   return v;
 }
 
@@ -292,205 +274,6 @@ recorded_clock_ns (const Recorded *r)
   return t ? (guint64) g_date_time_to_unix (t) * 1000000000u : 0;
 }
 
-/* "EXE KEYLINE" of each workload record (not execve): the attempt set. */
-static GHashTable *
-recorded_attempts (const Recorded *r, GError **error)
-{
-  g_autofree char *path = g_build_filename (r->dir, "events.jsonl", NULL);
-  g_autofree char *text = NULL;
-  g_auto (GStrv) lines = NULL;
-  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-
-  if (!g_file_get_contents (path, &text, NULL, error))
-    {
-      g_hash_table_unref (set);
-      return NULL;
-    }
-  lines = g_strsplit (text, "\n", -1);
-  for (guint i = 0; lines[i]; i++)
-    {
-      g_autoptr (JsonNode) root = NULL;
-      JsonObject *o;
-      char *key;
-
-      if (!*lines[i] || !(root = airlock_json_parse_bounded (lines[i], strlen (lines[i]), NULL, NULL))
-          || !JSON_NODE_HOLDS_OBJECT (root))
-        continue;
-      o = json_node_get_object (root);
-      if (g_strcmp0 (airlock_json_get_string (o, "kind"), "syscall") != 0 || g_strcmp0 (airlock_json_get_string (o, "phase"), "workload") != 0
-          || g_strcmp0 (airlock_json_get_string (o, "syscall"), "execve") == 0 || g_strcmp0 (airlock_json_get_string (o, "syscall"), "execveat") == 0)
-        continue;
-      key = g_strdup_printf ("%s %s", airlock_json_get_string (o, "exe") ? airlock_json_get_string (o, "exe") : "?", airlock_json_get_string (o, "key"));
-      g_hash_table_insert (set, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (set, key)) + 1));
-    }
-  return set;
-}
-
-static GHashTable *
-replayed_attempts (AirlockResult *result)
-{
-  GPtrArray *attempts = airlock_result_get_attempts (result);
-  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-
-  for (guint i = 0; i < attempts->len; i++)
-    {
-      const AirlockAttempt *a = attempts->pdata[i];
-      char *key = g_strdup_printf ("%s %s", a->exe ? a->exe : "?", a->key);
-
-      g_hash_table_insert (set, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (set, key)) + 1));
-    }
-  return set;
-}
-
-static gint
-compare_strings (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(const char *const *) a, *(const char *const *) b);
-}
-
-/* Lines "- N x KEY" (only recorded) and "+ N x KEY" (only replayed),
- * sorted, into @diffs. */
-static void
-diff_sets (GHashTable *recorded, GHashTable *replayed, GPtrArray *diffs)
-{
-  g_autoptr (GPtrArray) keys = g_ptr_array_new ();
-  GHashTableIter it;
-  gpointer k;
-
-  g_hash_table_iter_init (&it, recorded);
-  while (g_hash_table_iter_next (&it, &k, NULL))
-    g_ptr_array_add (keys, k);
-  g_hash_table_iter_init (&it, replayed);
-  while (g_hash_table_iter_next (&it, &k, NULL))
-    if (!g_hash_table_contains (recorded, k))
-      g_ptr_array_add (keys, k);
-  g_ptr_array_sort (keys, compare_strings);
-  for (guint i = 0; i < keys->len; i++)
-    {
-      guint a = GPOINTER_TO_UINT (g_hash_table_lookup (recorded, keys->pdata[i]));
-      guint b = GPOINTER_TO_UINT (g_hash_table_lookup (replayed, keys->pdata[i]));
-
-      if (a > b)
-        g_ptr_array_add (diffs, g_strdup_printf ("- %u x %s (only in the recorded run)", a - b,
-                                                 (char *) keys->pdata[i]));
-      else if (b > a)
-        g_ptr_array_add (diffs, g_strdup_printf ("+ %u x %s (only in the replay)", b - a,
-                                                 (char *) keys->pdata[i]));
-    }
-}
-
-/* "network: KEY" of each of @log's records (airlock_network_replay_keys()),
- * counted. */
-static GHashTable *
-network_set (const AirlockSinkholeLog *log)
-{
-  g_autoptr (AirlockNetworkReport) report = airlock_network_report_new (log, NULL);
-  g_autoptr (GPtrArray) keys = airlock_network_replay_keys (report);
-  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-
-  for (guint i = 0; i < keys->len; i++)
-    {
-      char *key = g_strdup_printf ("network: %s", (const char *) keys->pdata[i]);
-
-      g_hash_table_insert (set, key, GUINT_TO_POINTER (GPOINTER_TO_UINT (g_hash_table_lookup (set, key)) + 1));
-    }
-  return set;
-}
-
-/* What the sinkhole served the recorded run (network.jsonl) against what
- * it served the replay: the names asked and the destinations reached.
- * FALSE (and nothing added) when the recorded run has no records to
- * compare: a bundle from before the sinkhole. */
-static gboolean
-diff_network (const Recorded *r, AirlockResult *result, GPtrArray *diffs)
-{
-  const AirlockRunRecord *now = airlock_result_get_record (result);
-  JsonObject *files = airlock_json_get_object (json_node_get_object (r->root), "files");
-  g_autofree char *path = g_build_filename (r->dir, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
-  g_autofree char *text = NULL;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GBytes) bytes = NULL;
-  g_autoptr (AirlockSinkholeLog) log = NULL;
-  g_autoptr (GHashTable) before = NULL;
-  g_autoptr (GHashTable) after = NULL;
-  gsize len;
-
-  if (!files || !json_object_has_member (files, AIRLOCK_BUNDLE_NETWORK_FILE))
-    return FALSE;
-  if (!g_file_get_contents (path, &text, &len, &error))
-    {
-      g_ptr_array_add (diffs, g_strdup_printf ("network: cannot read the recorded run's records: %s",
-                                               error->message));
-      return TRUE;
-    }
-  bytes = g_bytes_new_take (g_steal_pointer (&text), len);
-  log = airlock_sinkhole_log_new_from_bytes (bytes, &error);
-  if (!log)
-    {
-      g_ptr_array_add (diffs, g_strdup_printf ("network: the recorded run's records do not read: %s",
-                                               error->message));
-      return TRUE;
-    }
-  if (!now->sinkhole)
-    {
-      g_ptr_array_add (diffs, g_strdup_printf ("network: the replay has no records of its network: %s",
-                                               now->sinkhole_error ? now->sinkhole_error : "?"));
-      return TRUE;
-    }
-  before = network_set (log);
-  after = network_set (now->sinkhole);
-  diff_sets (before, after, diffs);
-  return TRUE;
-}
-
-/* The recorded controls (verdict.json) against the replay's. */
-static void
-diff_controls (const Recorded *r, AirlockResult *result, GPtrArray *diffs, GError **error)
-{
-  g_autofree char *path = g_build_filename (r->dir, "verdict.json", NULL);
-  g_autoptr (JsonNode) root = airlock_json_load_bounded (path, path, error);
-  GPtrArray *now = airlock_result_get_controls (result);
-  JsonObject *v, *controls;
-  JsonNode *each;
-  const char *kind;
-
-  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
-    return;
-  v = json_node_get_object (root);
-  controls = airlock_json_get_object (v, "controls");
-  each = controls ? json_object_get_member (controls, "each") : NULL;
-  for (guint i = 0; each && JSON_NODE_HOLDS_ARRAY (each) && i < json_array_get_length (json_node_get_array (each)); i++)
-    {
-      JsonNode *e = json_array_get_element (json_node_get_array (each), i);
-      JsonObject *c = JSON_NODE_HOLDS_OBJECT (e) ? json_node_get_object (e) : NULL;
-      gboolean was_ok = bool_or (c, "supervisor", FALSE) && bool_or (c, "capture", FALSE);
-      gboolean found = FALSE, is_ok = FALSE;
-
-      for (guint k = 0; k < now->len; k++)
-        {
-          const AirlockResultControl *rc = now->pdata[k];
-
-          if (g_strcmp0 (rc->name, airlock_json_get_string (c, "name")) == 0)
-            {
-              found = TRUE;
-              is_ok = rc->by_supervisor && rc->in_capture;
-            }
-        }
-      if (!found || was_ok != is_ok)
-        g_ptr_array_add (diffs, g_strdup_printf ("control %s: %s in the recorded run, %s in the replay",
-                                                 airlock_json_get_string (c, "name"), was_ok ? "observed" : "missing",
-                                                 !found ? "absent" : is_ok ? "observed" : "missing"));
-    }
-  if (each && JSON_NODE_HOLDS_ARRAY (each) && json_array_get_length (json_node_get_array (each)) != now->len)
-    g_ptr_array_add (diffs, g_strdup_printf ("controls: %u in the recorded run, %u in the replay",
-                                             json_array_get_length (json_node_get_array (each)), now->len));
-  kind = airlock_json_get_string (v, "verdict");
-  if (g_strcmp0 (kind, airlock_verdict_kind_to_string (airlock_result_get_verdict (result))) != 0)
-    g_ptr_array_add (diffs, g_strdup_printf ("verdict: %s in the recorded run, %s in the replay",
-                                             kind ? kind : "?",
-                                             airlock_verdict_kind_to_string (airlock_result_get_verdict (result))));
-}
-
 /* With --out: the replay's bundles make a set of their own, as a gate's
  * do (lib/bundle/bundle-set.c), written after the last arch. */
 typedef struct {
@@ -521,8 +304,6 @@ replay_arch (const char *dir, const AirlockSessionOptions *options, const char *
   g_autoptr (AirlockSession) session = NULL;
   g_autoptr (AirlockCase) c = NULL;
   g_autoptr (AirlockResult) result = NULL;
-  g_autoptr (GHashTable) before = NULL;
-  g_autoptr (GHashTable) after = NULL;
   g_autoptr (GPtrArray) diffs = g_ptr_array_new_with_free_func (g_free);
   g_auto (GStrv) args = NULL;
   g_auto (GStrv) env_set = NULL;
@@ -583,7 +364,7 @@ replay_arch (const char *dir, const AirlockSessionOptions *options, const char *
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
-  if (bool_or (r.kase, "shell", FALSE))
+  if (replay_bool_or (r.kase, "shell", FALSE))
     {
       /* What was typed depended on what the terminal showed: a rerun of
        * the bytes is not the same session. */
@@ -592,7 +373,7 @@ replay_arch (const char *dir, const AirlockSessionOptions *options, const char *
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
-  if (bool_or (r.run, "stdin_truncated", FALSE))
+  if (replay_bool_or (r.run, "stdin_truncated", FALSE))
     {
       say (stdout, "%s: not replayed: the recorded stdin was cut at the bundle's cap\n", arch_name);
       recorded_clear (&r);
@@ -614,7 +395,7 @@ replay_arch (const char *dir, const AirlockSessionOptions *options, const char *
   airlock_case_set_timeout (c, (guint) MAX (1, int_or (r.kase, "timeout_ms", 30000) / 1000));
   if (int_or (r.kase, "guest_time_ms", 0) > 0)
     airlock_case_set_guest_time (c, (guint) MAX (1, int_or (r.kase, "guest_time_ms", 0) / 1000));
-  airlock_case_set_controls (c, bool_or (r.kase, "controls", TRUE));
+  airlock_case_set_controls (c, replay_bool_or (r.kase, "controls", TRUE));
   airlock_case_set_clock (c, recorded_clock_ns (&r));
   /* The fixtures the run served, by digest: given again with the same
    * bytes, or the replay would answer the workload differently. */
@@ -704,19 +485,12 @@ replay_arch (const char *dir, const AirlockSessionOptions *options, const char *
     if (g_strcmp0 (airlock_json_get_string (libvirt, "version"), libvirt_now) != 0)
       say (stdout, "%s: note: libvirt %s recorded, %s now\n", arch_name, airlock_json_get_string (libvirt, "version"), libvirt_now);
   }
-  before = recorded_attempts (&r, &error);
-  if (!before)
+  if (!replay_compare (&r, result, diffs, &compared_network, &error))
     {
       say (stderr, "airlock replay: %s: %s\n", arch_name, error->message);
       recorded_clear (&r);
       return HARNESS_EXIT_REPLAY_INPUT;
     }
-  after = replayed_attempts (result);
-  diff_sets (before, after, diffs);
-  compared_network = diff_network (&r, result, diffs);
-  diff_controls (&r, result, diffs, &error);
-  if (error)
-    g_ptr_array_add (diffs, g_strdup_printf ("cannot read the recorded verdict: %s", error->message));
   if (!compared_network)
     say (stdout, "%s: note: the recorded run has no network.jsonl (a bundle from before the sinkhole): "
             "what its network served is not compared\n", arch_name);

@@ -2,10 +2,13 @@
  * supervisor, and print what it tried: every traced call with its socket,
  * destination, DNS names and outcome, what the sinkhole served it (names
  * asked, addresses handed out, each connection and what it sent), the
- * processes it started, how it ended. */
+ * processes it started, how it ended.  `airlock gate` is this command with
+ * the controls and a policy (run_command with cmd-gate.c's verdict report);
+ * its verdict table is cmd-gate.c's, handed in as a function. */
 #include "config.h"
 
 #include "harness.h"
+#include "cmd-run.h"
 #include "network-table.h"
 #include "run-report.h"
 #include "table.h"
@@ -13,10 +16,8 @@
 #include "evidence/event.h"
 #include "gate/verdict.h"
 #include "net/flows.h"
-#include "evidence/frame-private.h"
-#include "case/case-private.h"
+#include "record/run-record.h"
 #include "bundle/bundle.h"
-#include "image/disk-private.h"
 #include "protocol.h"
 
 #include <gio/gunixinputstream.h>
@@ -485,104 +486,23 @@ finish_case (RunReport *r, AirlockArch arch, StartedCase *st, gboolean keep, Bun
   return status;
 }
 
-/* The gate's table: one row per arch, then every reason. */
-static int
-gate_report (RunReport *r)
-{
-  const gboolean *arches = r->arches;
-  static const char *const header[] = {
-    "arch", "controls", "attempts", "admitted", "denied", "unattributed", "ended", "verdict", NULL,
-  };
-  Table t;
-  int status = HARNESS_EXIT_OK;
-
-  table_init (&t, header);
-  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-    {
-      const AirlockVerdict *v = r->results[a]
-                                    ? airlock_result_get_verdict_details (r->results[a])
-                                    : NULL;
-      char *cells[8];
-
-      if (!arches[a])
-        continue;
-      cells[0] = g_strdup (airlock_arch_to_string ((AirlockArch) a));
-      if (!v)
-        {
-          /* The run never reached a verdict (setup, image error). */
-          cells[1] = cells[2] = cells[3] = cells[4] = cells[5] = cells[6] = NULL;
-          cells[7] = g_strdup ("inconclusive");
-          status = MAX (status, HARNESS_EXIT_INCONCLUSIVE);
-          table_add (&t, cells);
-          continue;
-        }
-      cells[1] = g_strdup_printf ("%u/%u", v->n_controls_ok, v->controls->len);
-      cells[2] = g_strdup_printf ("%u", v->n_attempts);
-      cells[3] = g_strdup_printf ("%u", v->n_admitted);
-      cells[4] = g_strdup_printf ("%u", v->n_denied);
-      cells[5] = g_strdup_printf ("%u", v->n_unattributed);
-      /* How the observation ended: a run cut by the time limit did not see
-       * what the workload does later, and the table must say so. */
-      cells[6] = g_strdup (v->ended_by_time_limit ? "time limit" : v->observation ? "exited" : "-");
-      /* A verdict whose bundle could not be written (the disk filled up)
-       * cannot be shown to anyone: the gate must not print it as a pass
-       * or a fail it cannot back.  finish_case() already made the exit
-       * status 4; the reason is printed below. */
-      if (airlock_result_get_bundle_error (r->results[a]))
-        cells[7] = g_strdup ("inconclusive");
-      else
-        cells[7] = g_strdup (airlock_verdict_kind_to_string (v->kind));
-      table_add (&t, cells);
-      if (v->kind == AIRLOCK_VERDICT_INCONCLUSIVE || airlock_result_get_bundle_error (r->results[a]))
-        status = MAX (status, HARNESS_EXIT_INCONCLUSIVE);
-      else if (v->kind == AIRLOCK_VERDICT_FAIL && status == HARNESS_EXIT_OK)
-        status = HARNESS_EXIT_FAIL;
-    }
-  /* Under --json the table is for the person watching stderr; the
-   * verdict lines and the summary carry it on stdout. */
-  fprintf (r->text, "\nverdict\n");
-  table_fprint (&t, r->text, "  ");
-  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-    {
-      AirlockResult *res = r->results[a];
-      const AirlockVerdict *v = res ? airlock_result_get_verdict_details (res) : NULL;
-      const char *arch_name = airlock_arch_to_string ((AirlockArch) a);
-
-      if (!arches[a] || !v)
-        continue;
-      if (airlock_result_get_manifest_digest (res))
-        fprintf (r->text, "%s: bound to manifest %s\n", arch_name,
-                 airlock_result_get_manifest_digest (res));
-      if (airlock_result_get_bundle_error (res))
-        fprintf (r->text, "%s: the evidence bundle '%s' could not be written: %s; a verdict "
-                 "without its evidence does not count\n",
-                 arch_name, airlock_result_get_bundle_dir (res), airlock_result_get_bundle_error (res));
-      if (v->observation)
-        fprintf (r->text, "%s: %s\n", arch_name, v->observation);
-      for (guint i = 0; i < v->reasons->len; i++)
-        fprintf (r->text, "%s: %s\n", arch_name, (const char *) v->reasons->pdata[i]);
-    }
-  fflush (r->text);
-  if (r->json)
-    run_report_json_verdicts (r);
-  return status;
-}
-
-static int run_main (RunReport *r, int argc, char **argv, char **ret_junit);
+static int run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv,
+                     char **ret_junit);
 
 /* run and gate: the runs (run_main), then what is written once every arch
  * has ended and the exit status is known: the --json summary as the last
  * line, the --junit file, GitHub's annotations. */
-static int
-run_command (int argc, char **argv, gboolean gate_mode)
+int
+run_command (int argc, char **argv, RunVerdictReport verdicts)
 {
+  gboolean gate_mode = verdicts != NULL;
   RunReport r;
   g_autofree char *junit = NULL;
   g_autoptr (GError) error = NULL;
   int status;
 
   run_report_init (&r, gate_mode);
-  status = run_main (&r, argc, argv, &junit);
+  status = run_main (&r, verdicts, argc, argv, &junit);
   /* Only a gate that ran has testcases: an error before any boot is
    * the exit status and its message. */
   if (junit && r.ran)
@@ -605,19 +525,11 @@ run_command (int argc, char **argv, gboolean gate_mode)
 int
 cmd_run (int argc, char **argv)
 {
-  return run_command (argc, argv, FALSE);
-}
-
-/* `airlock gate`: `run --image --controls` on every arch, then the verdict
- * (lib/gate/verdict.h) under the policy (lib/policy, default: no egress). */
-int
-cmd_gate (int argc, char **argv)
-{
-  return run_command (argc, argv, TRUE);
+  return run_command (argc, argv, NULL);
 }
 
 static int
-run_main (RunReport *r, int argc, char **argv, char **ret_junit)
+run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char **ret_junit)
 {
   gboolean gate_mode = r->gate;
   g_autofree char *policy_file = NULL;
@@ -1016,7 +928,7 @@ run_main (RunReport *r, int argc, char **argv, char **ret_junit)
     }
   if (gate_mode)
     {
-      int g = gate_report (r);
+      int g = verdicts (r);
 
       /* An image or setup error outranks the verdict's status. */
       return status != HARNESS_EXIT_OK && status != HARNESS_EXIT_INCONCLUSIVE ? status : g;

@@ -14,10 +14,9 @@
 
 #include "harness.h"
 
-#include "case/case-private.h"
+#include "record/run-record.h"
 #include "bundle/bundle.h"
 #include "evidence/event.h"
-#include "image/disk-private.h"
 #include "protocol.h"
 
 #include <errno.h>

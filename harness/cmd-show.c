@@ -13,7 +13,6 @@
 
 #include "bundle/bundle.h"
 #include "bundle/bundle-read.h"
-#include "json-util-private.h"
 
 #include <arpa/inet.h>
 #include <json-glib/json-glib.h>

@@ -5,7 +5,6 @@
 #include "harness.h"
 
 #include "bundle/bundle.h"
-#include "json-util-private.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,15 +68,6 @@ json_bundle (const char *dir, const AirlockBundleReport *r)
   add_problems (b, r->problems);
   json_builder_end_object (b);
   print_json (b);
-}
-
-gboolean
-harness_is_bundle (const char *dir)
-{
-  g_autofree char *manifest = g_build_filename (dir, "manifest.json", NULL);
-  g_autofree char *marker = g_build_filename (dir, AIRLOCK_BUNDLE_INCOMPLETE, NULL);
-
-  return g_file_test (manifest, G_FILE_TEST_EXISTS) || g_file_test (marker, G_FILE_TEST_EXISTS);
 }
 
 /* Prints one bundle's report.  TRUE when it verified. */

@@ -1,4 +1,5 @@
-/* The airlock command: one file per subcommand, dispatched from main.c. */
+/* The airlock command: one file per subcommand (cmd-NAME.c, its cmd_NAME()
+ * in main.c's table), and the helpers they share, in cli-common.c. */
 #pragma once
 
 #include <airlock.h>
@@ -26,10 +27,7 @@ enum {
   HARNESS_EXIT_IMAGE_NO_COMMAND = 20,  /* no Entrypoint, Cmd or arguments */
 };
 
-/* The exit status for an error: the HARNESS_EXIT_IMAGE_* status of an
- * AIRLOCK_IMAGE_ERROR, HARNESS_EXIT_SETUP for anything else. */
-int harness_exit_for_image_error (const GError *error);
-
+/* One subcommand: main.c's table maps its name to its cmd_NAME(). */
 typedef struct {
   const char *name;
   int (*run) (int argc, char **argv);
@@ -47,14 +45,7 @@ int cmd_show (int argc, char **argv);
 int cmd_replay (int argc, char **argv);
 int cmd_policy (int argc, char **argv);
 
-/* Whether @dir is an evidence bundle (it has manifest.json, or is marked
- * INCOMPLETE) rather than a directory of ARCH/ bundles. */
-gboolean harness_is_bundle (const char *dir);
-
-/* Parses "amd64", "arm64", "all" or a comma list into @ret_arches
- * (TRUE per selected arch).  Returns FALSE with @error naming the bad word. */
-gboolean harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES],
-                               GError **error);
+/* ---- serve.c ---- */
 
 /* Adds --serve NAME:PORT=FILE fixtures to @c (harness/serve.c), and when
  * @ret_lines is not NULL appends each one's manifest line to it
@@ -65,6 +56,9 @@ gboolean harness_apply_serve (AirlockCase *c, const char *const *specs, GPtrArra
 
 #define HARNESS_SERVE_HELP \
   "what NAME answers on PORT in the sinkhole network: FILE's bytes, raw or an HTTP response (repeatable)"
+
+/* ---- cli-common.c ---- */
+
 /* The --clock and --guest-time options of @command ("airlock run"):
  * @name NULL keeps @ret_clock (the command's default), @guest_time_s -1
  * is no --guest-time.  Prints the usage error and returns FALSE for an
@@ -79,3 +73,16 @@ gboolean harness_parse_clock (const char *command, const char *name, AirlockAcce
 void harness_progress (const char *stage, guint64 done, guint64 total, gpointer user_data);
 /* Ends the progress line, if one is open. */
 void harness_progress_done (void);
+
+/* The exit status for an error: the HARNESS_EXIT_IMAGE_* status of an
+ * AIRLOCK_IMAGE_ERROR, HARNESS_EXIT_SETUP for anything else. */
+int harness_exit_for_image_error (const GError *error);
+
+/* Whether @dir is an evidence bundle (it has manifest.json, or is marked
+ * INCOMPLETE) rather than a directory of ARCH/ bundles. */
+gboolean harness_is_bundle (const char *dir);
+
+/* Parses "amd64", "arm64", "all" or a comma list into @ret_arches
+ * (TRUE per selected arch).  Returns FALSE with @error naming the bad word. */
+gboolean harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES],
+                               GError **error);

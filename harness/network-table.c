@@ -4,8 +4,7 @@
 #include "network-table.h"
 #include "table.h"
 
-#include "json-util-private.h"
-
+#include <airlock.h>
 #include <stdio.h>
 
 void

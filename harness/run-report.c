@@ -4,9 +4,7 @@
 
 #include "run-report.h"
 
-#include "json-util-private.h"
 #include "evidence/event.h"
-#include "evidence/frame-private.h"
 #include "gate/verdict.h"
 #include "protocol.h"
 

@@ -5,7 +5,7 @@
 
 #include "harness.h"
 
-#include "case/case-private.h"
+#include "record/run-record.h"
 
 #include <stdio.h>
 

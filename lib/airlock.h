@@ -11,6 +11,7 @@
 #include "airlock-macros.h"
 #include "arch.h"
 #include "paths.h"
+#include "json.h"
 #include "evidence/channel.h"
 #include "evidence/spec.h"
 #include "guestimg/guest-image.h"

@@ -22,8 +22,19 @@
 #include "../arch.h"
 #include "../paths.h"
 #include "../vm/vm.h"
+#include "../image/image.h"
 
 G_BEGIN_DECLS
+
+/* Declared here by name only, so the case API stays above them without
+ * including them (tests/unit/layers.sh): the policy (policy/policy.h), the
+ * guest image (guestimg/guest-image.h), the verdict in full and the run
+ * record (airlock_result_get_verdict_details(), _get_record():
+ * gate/verdict.h, record/run-record.h). */
+typedef struct _AirlockPolicy AirlockPolicy;
+typedef struct _AirlockGuestImage AirlockGuestImage;
+typedef struct _AirlockVerdict AirlockVerdict;
+typedef struct _AirlockRunRecord AirlockRunRecord;
 
 #define AIRLOCK_CASE_ERROR (airlock_case_error_quark ())
 typedef enum {
@@ -94,6 +105,9 @@ AIRLOCK_PUBLIC gboolean airlock_session_error_cannot_run_here (const GError *err
 /* Accepts NULL. */
 AIRLOCK_PUBLIC void airlock_session_free (AirlockSession *session);
 AIRLOCK_PUBLIC AirlockArch airlock_session_get_arch (AirlockSession *session);
+
+/* The session's guest image (kernel, initramfs and their digests). */
+AIRLOCK_PUBLIC const AirlockGuestImage *airlock_session_get_guest_image (AirlockSession *session);
 
 /* ---- case ---- */
 
@@ -171,6 +185,48 @@ AIRLOCK_PUBLIC void airlock_case_set_bundle_key (AirlockCase *c, GBytes *key);
  * bundle (docs/bundle.md).  NULL: a bundle of its own. */
 AIRLOCK_PUBLIC void airlock_case_set_bundle_gate (AirlockCase *c, const char *gate_id);
 
+/* Replaces the case's policy with a copy of @policy. */
+AIRLOCK_PUBLIC void airlock_case_set_policy (AirlockCase *c, const AirlockPolicy *policy);
+/* The guest's CLOCK_REALTIME before anything runs (ns since the epoch;
+ * 0: QEMU's RTC, the host's time): `airlock replay` gives the recorded
+ * run's start. */
+AIRLOCK_PUBLIC void airlock_case_set_clock (AirlockCase *c, guint64 clock_ns);
+/* Instead of an image: /bin/NAME of the guest test programs' root
+ * (tests/guest, `airlock run --guest-program`), as root, cwd /, a fixed
+ * PATH and HOME; the case's args follow NAME. */
+AIRLOCK_PUBLIC void airlock_case_set_guest_program (AirlockCase *c, const char *name);
+/* Called with every chunk of the workload's stdout (1) or stderr (2) as it
+ * arrives, from a reader thread (`airlock run --stdin -` prints it live). */
+AIRLOCK_PUBLIC void airlock_case_set_output_func (AirlockCase *c,
+                                                  void (*func) (int stream, const guint8 *data,
+                                                                gsize len, gpointer user_data),
+                                                  gpointer user_data);
+/* `airlock shell`: instead of the image's entrypoint and Cmd, its
+ * /bin/sh, with the image's env, cwd and user; when the image has no
+ * executable /bin/sh, airlock's static shell, bound read-only at
+ * /.airlock/bin/sh (the guest decides in the image's root and logs which;
+ * the shell's execve record names it).  The run boots the guest image's
+ * shell variant (built once per arch: a pinned busybox-static). */
+AIRLOCK_PUBLIC void airlock_case_set_shell (AirlockCase *c, gboolean shell);
+/* With @tty the workload's stdio is a pseudo-terminal of @rows x @cols
+ * (0: unknown), its controlling terminal, instead of pipes: one output
+ * stream (stdout), line editing and ^C in the guest's line discipline.
+ * Resize it with airlock_vm_send_winsize() on airlock_run_get_vm(). */
+AIRLOCK_PUBLIC void airlock_case_set_tty (AirlockCase *c, gboolean tty, guint16 rows,
+                                          guint16 cols);
+/* Called for every supervisor record as its frame is accepted
+ * (AirlockVmOptions.event_func: the evidence thread, the VM's lock held,
+ * quick, no calls into the VM); `airlock shell` prints each attempt live. */
+AIRLOCK_PUBLIC void airlock_case_set_event_func (AirlockCase *c,
+                                                 void (*func) (const AirlockEvent *event,
+                                                               const AirlockEvent *call,
+                                                               gpointer user_data),
+                                                 gpointer user_data);
+/* For airlock's own tests (`airlock run --test-mode`): airlock.test=MODE on
+ * the guest kernel's command line, a misbehaviour of the guest init
+ * (guest/init.c) that a host check must catch.  NULL: none. */
+AIRLOCK_PUBLIC void airlock_case_set_test_mode (AirlockCase *c, const char *mode);
+
 /* ---- a running case ---- */
 
 typedef struct _AirlockRun AirlockRun;
@@ -212,6 +268,11 @@ AIRLOCK_PUBLIC char *airlock_run_read_line (AirlockRun *run, guint timeout_ms, G
 AIRLOCK_PUBLIC AirlockResult *airlock_run_wait (AirlockRun *run, GError **error);
 /* Ends a run that was not waited for (the VM is torn down).  Accepts NULL. */
 AIRLOCK_PUBLIC void airlock_run_free (AirlockRun *run);
+
+/* The running VM (for its swept domains, accelerator notice, URI). */
+AIRLOCK_PUBLIC AirlockVm *airlock_run_get_vm (AirlockRun *run);
+/* What the supervisor is asked to run (argv[0] is the program). */
+AIRLOCK_PUBLIC const char *const *airlock_run_get_argv (AirlockRun *run);
 
 /* airlock_session_start() then airlock_run_wait(): the whole case. */
 AIRLOCK_PUBLIC AirlockResult *airlock_session_run (AirlockSession *session,
@@ -325,6 +386,13 @@ AIRLOCK_PUBLIC const char *airlock_result_get_accel (AirlockResult *result);
 AIRLOCK_PUBLIC AirlockClock airlock_result_get_clock (AirlockResult *result);
 AIRLOCK_PUBLIC gint64 airlock_result_get_observed_guest_ms (AirlockResult *result);
 AIRLOCK_PUBLIC gint64 airlock_result_get_observed_wall_ms (AirlockResult *result);
+/* The run in full, as the airlock command reports it: the verdict with
+ * its counts and every attempt judged (lib/gate/verdict.h), the run record
+ * (lib/record/run-record.h), the image as resolved (NULL for a guest
+ * program).  Owned by the result. */
+AIRLOCK_PUBLIC const AirlockVerdict *airlock_result_get_verdict_details (AirlockResult *result);
+AIRLOCK_PUBLIC const AirlockRunRecord *airlock_result_get_record (AirlockResult *result);
+AIRLOCK_PUBLIC const AirlockImage *airlock_result_get_image (AirlockResult *result);
 /* Accepts NULL. */
 AIRLOCK_PUBLIC void airlock_result_free (AirlockResult *result);
 

@@ -2,7 +2,7 @@
  * flows, controls) over the internal records it keeps for our command. */
 #include "config.h"
 
-#include "case/case-private.h"
+#include "case/case-state-private.h"
 #include "protocol.h"
 
 #include "evidence/event.h"

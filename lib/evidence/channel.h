@@ -149,6 +149,16 @@ AIRLOCK_PUBLIC guint64 airlock_channel_get_heartbeat_count (AirlockChannel *chan
  * guest string (valid UTF-8, no control characters).  Owned by the channel. */
 AIRLOCK_PUBLIC GPtrArray *airlock_channel_get_log (AirlockChannel *channel);
 
+/* Makes arbitrary guest bytes safe to store, print and put in JSON: valid
+ * UTF-8 is kept except for a fixed set of characters that can disguise
+ * text (see frame.c); backslash becomes "\\"; \n, \r, \t become "\n",
+ * "\r", "\t"; other ASCII control bytes and bytes that are not UTF-8 become
+ * "\xNN"; the disguising characters become "\u{XXXX}".  The result is valid
+ * UTF-8 without control characters and maps back to the input
+ * unambiguously.  The command prints a workload's output and every guest
+string through it.  Transfer full. */
+AIRLOCK_PUBLIC char *airlock_evidence_escape_bytes (const guint8 *data, gsize len);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockChannel, airlock_channel_free)
 
 G_END_DECLS

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "airlock-macros.h"
+#include "evidence/channel.h"    /* airlock_evidence_escape_bytes */
 
 #include "protocol.h"
 
@@ -144,14 +145,5 @@ const char *airlock_deny_reason_to_string (guint reason);
 /* Reads a checked integer TLV (its size was enforced by check_tlvs). */
 guint32 airlock_tlv_get_u32 (const AirlockTlv *tlv);
 guint64 airlock_tlv_get_u64 (const AirlockTlv *tlv);
-
-/* Makes arbitrary guest bytes safe to store, print and put in JSON: valid
- * UTF-8 is kept except for a fixed set of characters that can disguise
- * text (see frame.c); backslash becomes "\\"; \n, \r, \t become "\n",
- * "\r", "\t"; other ASCII control bytes and bytes that are not UTF-8 become
- * "\xNN"; the disguising characters become "\u{XXXX}".  The result is valid
- * UTF-8 without control characters and maps back to the input
- * unambiguously.  Transfer full. */
-char *airlock_evidence_escape_bytes (const guint8 *data, gsize len);
 
 G_END_DECLS

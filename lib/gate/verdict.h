@@ -55,7 +55,7 @@ typedef struct {
   gboolean denied;         /* an escape the supervisor denied */
 } AirlockVerdictAttempt;
 
-typedef struct {
+typedef struct _AirlockVerdict {
   AirlockVerdictKind kind;
   GPtrArray *reasons;      /* char *, one sentence each, in order found */
   GPtrArray *controls;     /* AirlockControlResult *, in probe order */

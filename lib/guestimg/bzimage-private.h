@@ -10,6 +10,7 @@
 
 #include "airlock-macros.h"
 #include "arch.h"
+#include "guestimg/guest-image.h" /* airlock_kernel_guess_arch */
 
 #include <glib.h>
 
@@ -39,10 +40,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBootKernel, airlock_boot_kernel_free)
  * @arch that airlock can boot, or is damaged. */
 AirlockBootKernel *airlock_boot_kernel_prepare (AirlockArch arch, GBytes *contents,
                                                 const char *what, GError **error);
-
-/* The arch a kernel file is for, from its headers (bzImage, ELF machine,
- * arm64 Image magic, gzip → unknown).  FALSE when it cannot tell. */
-gboolean airlock_kernel_guess_arch (const guint8 *data, gsize len, AirlockArch *ret_arch);
 
 /* Name of the compression of a bzImage's payload ("xz", "gzip", "zstd",
  * "lz4", …; "unknown" when no magic matches).  NULL with

@@ -28,7 +28,7 @@ typedef enum {
 
 AIRLOCK_PUBLIC GQuark airlock_guest_image_error_quark (void);
 
-typedef struct {
+typedef struct _AirlockGuestImage {
   AirlockArch arch;
   char *dir;              /* the cache directory holding the files below */
   char *kernel_path;      /* amd64: vmlinux (ELF, PVH entry); arm64: Image */
@@ -72,6 +72,34 @@ AIRLOCK_PUBLIC AirlockGuestImage *airlock_guest_image_ensure (AirlockArch arch,
                                                               const AirlockGuestImageOptions *options,
                                                               GError **error);
 AIRLOCK_PUBLIC void airlock_guest_image_free (AirlockGuestImage *image);
+
+/* ---- moving built images between machines (transfer.c) ---- */
+
+/* Writes the guest images cached for @options (cache_dir, and kernel_path
+ * with modules_dir for a custom kernel; as `airlock images build` takes
+ * them) for the arches set in @arches (indexed by AirlockArch) to @file,
+ * replaced in one step.
+ * Each arch's image must be built (AIRLOCK_GUEST_IMAGE_ERROR_NOT_BUILT
+ * naming it otherwise); its variants go along when they are.  Returns the
+ * exported cache directories ("guest/amd64/<key>", …) in @ret_dirs. */
+AIRLOCK_PUBLIC gboolean airlock_guest_images_export (const AirlockGuestImageOptions *options,
+                                                     const gboolean *arches, const char *file, GPtrArray **ret_dirs, GError **error);
+
+/* Checks and installs the archive @file into @cache_dir (NULL: the
+ * default): its index first, then every member against it (a path it does
+ * not list, a second copy, a wrong size or SHA-256 is refused, naming the
+ * member and both digests: AIRLOCK_GUEST_IMAGE_ERROR_DIGEST), all of it in
+ * a scratch directory; only when every file checks out are the directories
+ * moved into the cache, each in one step under its arch's lock.  Returns
+ * the installed directories in @ret_dirs. */
+AIRLOCK_PUBLIC gboolean airlock_guest_images_import (const char *cache_dir, const char *file,
+                                      GPtrArray **ret_dirs, GError **error);
+
+/* ---- kernel files (bzimage.c) ---- */
+
+/* The arch a kernel file is for, from its headers (bzImage, ELF machine,
+ * arm64 Image magic, gzip → unknown).  FALSE when it cannot tell. */
+AIRLOCK_PUBLIC gboolean airlock_kernel_guess_arch (const guint8 *data, gsize len, AirlockArch *ret_arch);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockGuestImage, airlock_guest_image_free)
 

@@ -1,9 +1,9 @@
-/* Whether this host can build rootfs disks (disk-check-private.h). */
+/* Whether this host can build rootfs disks (image.h, airlock_disk_checks). */
 #define _GNU_SOURCE /* strverscmp */
 
 #include "config.h"
 
-#include "image/disk-check-private.h"
+#include "image/image.h"
 
 #include <dlfcn.h>
 #include <errno.h>

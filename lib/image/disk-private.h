@@ -24,12 +24,6 @@ G_BEGIN_DECLS
  * runtime image we know of; a build image that needs more can say so. */
 #define AIRLOCK_IMAGE_DEFAULT_MAX_BYTES (G_GUINT64_CONSTANT (8) << 30)
 
-/* Parses a size for --max-image-size and $AIRLOCK_MAX_IMAGE_SIZE: a whole
- * number of bytes, or with a K, M, G or T suffix (powers of 1024, an
- * optional trailing "iB" or "B").  Sets @ret_bytes, or fails
- * (G_OPTION_ERROR_BAD_VALUE) naming @text: 0, overflow, other suffixes. */
-gboolean airlock_image_parse_size (const char *text, guint64 *ret_bytes, GError **error);
-
 /* ---- layer.c ---- */
 
 /* The file tree the layers build, as paths and kinds: what each entry is

@@ -83,6 +83,12 @@ typedef struct _AirlockImageSource AirlockImageSource;
  * docker:// and containers-storage: with G_IO_ERROR_NOT_FOUND when skopeo
  * is not installed. */
 AIRLOCK_PUBLIC AirlockImageSource *airlock_image_source_open (const char *reference, GError **error);
+/* airlock_image_source_open() with the cache a docker:// or
+ * containers-storage: image is copied into under @cache_dir (NULL:
+ * airlock_default_cache_dir ()): the session's, or the command's
+ * --cache-dir. */
+AIRLOCK_PUBLIC AirlockImageSource *airlock_image_source_open_cached (const char *reference, const char *cache_dir,
+                                                      GError **error);
 AIRLOCK_PUBLIC void airlock_image_source_free (AirlockImageSource *source);
 AIRLOCK_PUBLIC const char *airlock_image_source_get_reference (AirlockImageSource *source);
 
@@ -165,7 +171,42 @@ AIRLOCK_PUBLIC char *airlock_image_disk_ensure (AirlockImageSource *source,
                                                 const AirlockImageDiskOptions *options,
                                                 GError **error);
 
+/* The most the layers may decompress to (AirlockImageDiskOptions.max_image_bytes). */
+/* Parses a size for --max-image-size and $AIRLOCK_MAX_IMAGE_SIZE: a whole
+ * number of bytes, or with a K, M, G or T suffix (powers of 1024, an
+ * optional trailing "iB" or "B").  Sets @ret_bytes, or fails
+ * (G_OPTION_ERROR_BAD_VALUE) naming @text: 0, overflow, other suffixes. */
+AIRLOCK_PUBLIC gboolean airlock_image_parse_size (const char *text, guint64 *ret_bytes, GError **error);
+
+/* ---- whether this host can build rootfs disks (disk-check.c) ---- */
+
+/* libguestfs builds its appliance with supermin from the host's own kernel,
+ * and a kernel only root can read (Ubuntu installs /boot/vmlinuz-* as 0600)
+ * makes the first disk build fail deep inside libguestfs: `airlock doctor`
+ * asks here first and prints the fix. */
+/* One finding: what was checked, whether it is usable, what was found,
+ * and the fix when it is not (NULL when usable). */
+typedef struct {
+  char *what;
+  gboolean ok;
+  char *detail;
+  char *fix;
+} AirlockDiskCheck;
+
+AIRLOCK_PUBLIC void airlock_disk_check_free (AirlockDiskCheck *check);
+
+/* The checks, in order: libguestfs loads; a fixed appliance
+ * ($LIBGUESTFS_PATH) or supermin to build one; and, for supermin, the
+ * kernel it would take — $SUPERMIN_KERNEL, else the newest
+ * @boot_dir/vmlinuz-VERSION with a @modules_dir/VERSION directory —
+ * opened and read as this process, so the answer is this user's.
+ * @boot_dir and @modules_dir are "/boot" and "/lib/modules" on a host
+ * (tests give others).  Transfer full: AirlockDiskCheck *. */
+AIRLOCK_PUBLIC GPtrArray *airlock_disk_checks (const char *boot_dir, const char *modules_dir);
+
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockImageSource, airlock_image_source_free)
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockDiskCheck, airlock_disk_check_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockImage, airlock_image_free)
 
 G_END_DECLS

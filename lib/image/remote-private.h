@@ -8,13 +8,6 @@
 
 G_BEGIN_DECLS
 
-/* airlock_image_source_open() with the cache a docker:// or
- * containers-storage: image is copied into under @cache_dir (NULL:
- * airlock_default_cache_dir ()): the session's, or the command's
- * --cache-dir. */
-AirlockImageSource *airlock_image_source_open_cached (const char *reference, const char *cache_dir,
-                                                      GError **error);
-
 /* Whether @reference is one skopeo fetches (docker://, containers-storage:). */
 gboolean airlock_image_reference_is_remote (const char *reference);
 

@@ -1,7 +1,8 @@
 /* The capture analysis's own state, shared by the files that make it
  * (see flows.h for what it computes):
  *
- *   flows.c         the capture: pcap records in, who sent each frame, the getters
+ *   capture.c       the capture: pcap records in, who sent each frame, the getters
+ *   flow-names.c    the names a flow is known by: DNS questions, SNI, HTTP Host
  *   flow-table.c    flow keys, the flow table, fragment trains, the guest's egress
  *   reassembly.c    a TCP connection's client bytes in order: DNS over TCP/53, the first payload
  *   replies.c       QEMU's frames, matched to the flow they answer

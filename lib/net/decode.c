@@ -169,7 +169,7 @@ decode_transport (const guint8 *p, gsize have, gsize wire, NetPacket *pkt)
         decode_icmp (p, have, wire, pkt, AIRLOCK_CAPTURE_ANOMALY_ICMPV6, "ICMPv6 header");
       break;
     case IPPROTO_IGMP:
-      /* Its groups are what the capture judges (flows.c: IGMP names only
+      /* Its groups are what the capture judges (housekeeping.c: IGMP names only
        * groups the guest's kernel joins itself). */
       if (pkt->family == AF_INET)
         decode_icmp (p, have, wire, pkt, AIRLOCK_CAPTURE_ANOMALY_IGMP, "IGMP header");

@@ -74,44 +74,6 @@ net_flow_state_free (FlowState *state)
   g_free (state);
 }
 
-void
-net_flow_add_name (AirlockCapture *capture, GPtrArray *names, const char *name)
-{
-  for (guint i = 0; i < names->len; i++)
-    if (strcmp (names->pdata[i], name) == 0)
-      return;
-  if (names->len >= AIRLOCK_CAPTURE_NAMES_MAX)
-    {
-      net_capture_note_anomaly (capture, AIRLOCK_CAPTURE_ANOMALY_LIMIT,
-                                "more than " G_STRINGIFY (AIRLOCK_CAPTURE_NAMES_MAX)
-                                " names in one flow");
-      return;
-    }
-  g_ptr_array_add (names, g_strdup (name));
-}
-
-void
-net_flow_add_dns_query (AirlockCapture *capture, FlowState *state, const AirlockDnsQuery *query)
-{
-  if (query->problem != AIRLOCK_DNS_WELL_FORMED)
-    state->flow.dns_malformed++;
-  for (guint i = 0; i < query->questions->len; i++)
-    {
-      const AirlockDnsQuestion *q = query->questions->pdata[i];
-
-      if (q->name[0] != '\0')
-        net_flow_add_name (capture, state->flow.dns_names, q->name);
-    }
-}
-
-void
-net_flow_add_dns_queries (AirlockCapture *capture, FlowState *state, GPtrArray *queries)
-{
-  for (guint i = 0; i < queries->len; i++)
-    net_flow_add_dns_query (capture, state, queries->pdata[i]);
-  g_ptr_array_unref (queries);
-}
-
 FlowState *
 net_flow_lookup (AirlockCapture *capture, int family, int protocol, const guint8 *address,
                  guint16 port)

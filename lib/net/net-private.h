@@ -1,6 +1,6 @@
 /* Internals of the capture analysis: one frame decoded into its layers
  * (decode.c) and the first-payload parsers for TLS and HTTP (payload.c).
- * Pure functions over bytes the guest wrote; flows.c turns their results
+ * Pure functions over bytes the guest wrote; capture.c and its parts turn their results
  * into flows, and the sinkhole's protocol detection (sinkhole/detect.c)
  * into what a connection's client said. */
 #pragma once

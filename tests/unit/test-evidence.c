@@ -1776,6 +1776,28 @@ test_derived_bound_holds_a_maximal_run (void)
                     AIRLOCK_BOUND_EVIDENCE_STREAM * AIRLOCK_BOUND_DERIVED_PER_STREAM_BYTE);
 }
 
+/* airlock_evidence_escape_bytes (public: the command prints a workload's
+ * output through it): printable ASCII and harmless UTF-8 as they are,
+ * everything that could move a terminal's cursor or disguise text as its
+ * escape, and a truncated sequence at the end as bytes. */
+static void
+test_escape_bytes (void)
+{
+  static const guint8 plain[] = "GET / HTTP/1.1";
+  static const guint8 hostile[] = "a\\b\n\t\r\x01\x1b[2J\x7f\xff"
+                                  "\xe2\x80\xae" /* U+202E RIGHT-TO-LEFT OVERRIDE */
+                                  "\xc3\xa9"      /* é */
+                                  "\xe2\x80";     /* truncated */
+  g_autofree char *p = airlock_evidence_escape_bytes (plain, sizeof plain - 1);
+  g_autofree char *h = airlock_evidence_escape_bytes (hostile, sizeof hostile - 1);
+  g_autofree char *empty = airlock_evidence_escape_bytes (NULL, 0);
+
+  g_assert_cmpstr (p, ==, "GET / HTTP/1.1");
+  g_assert_cmpstr (h, ==, "a\\\\b\\n\\t\\r\\x01\\x1b[2J\\x7f\\xff\\u{202e}\xc3\xa9\\xe2\\x80");
+  g_assert_true (g_utf8_validate (h, -1, NULL));
+  g_assert_cmpstr (empty, ==, "");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1834,6 +1856,7 @@ main (int argc, char **argv)
   g_test_add_func ("/evidence/frame/header-prefixes-are-incomplete", test_header_prefixes);
   g_test_add_func ("/evidence/frame/header-errors-are-early", test_header_errors_are_early);
   g_test_add_func ("/evidence/frame/tlv-iter-bounds", test_tlv_iter_bounds);
+  g_test_add_func ("/evidence/frame/escape-bytes", test_escape_bytes);
   g_test_add_func ("/evidence/anomaly/names-are-distinct", test_anomaly_names_are_distinct);
   g_test_add_func ("/evidence/bound/stream-bound-is-inconclusive", test_stream_bound_is_inconclusive);
   g_test_add_func ("/evidence/bound/derived-bound-holds-a-maximal-run",

@@ -10,7 +10,7 @@
 
 #include "image/image.h"
 #include "image/disk-private.h"
-#include "image/disk-check-private.h"
+#include "image/image.h"
 #include "fsutil-private.h"
 #include "image/layer-stream-private.h"
 #include "image/printable-private.h"
@@ -502,6 +502,18 @@ test_oci_single_arch (Fixture *f, gconstpointer data)
   g_assert_cmpint (g_array_index (arches, AirlockArch, 0), ==, AIRLOCK_ARCH_AMD64);
   g_assert_cmpuint (others->len, ==, 0);
   check_image (source, AIRLOCK_ARCH_AMD64, &b, AIRLOCK_LAYER_PLAIN);
+
+  /* With the command's --cache-dir (airlock_image_source_open_cached): a
+   * local reference is read in place, the cache directory never used. */
+  {
+    g_autoptr (AirlockImageSource) cached
+        = airlock_image_source_open_cached (ref, "/nonexistent/airlock-cache", &error);
+
+    g_assert_no_error (error);
+    g_assert_cmpstr (airlock_image_source_get_reference (cached), ==, ref);
+    check_image (cached, AIRLOCK_ARCH_AMD64, &b, AIRLOCK_LAYER_PLAIN);
+    g_assert_false (g_file_test ("/nonexistent/airlock-cache", G_FILE_TEST_EXISTS));
+  }
 
   /* A single-arch image only serves its arch. */
   image = airlock_image_resolve (source, AIRLOCK_ARCH_ARM64, &error);

@@ -1,11 +1,14 @@
 /* The depth check every untrusted JSON document passes before json-glib
  * parses it (lib/json-bounded.c), and the readers that rely on it: a
  * document nested deeper than the bound is refused with an error, never
- * handed to json-glib's recursive parser (which overflows the stack). */
+ * handed to json-glib's recursive parser (which overflows the stack).
+ * Then the public member helpers (lib/json.h, json-util.c) the bundle and
+ * the command write and read their JSON with. */
 #include "config.h"
 
 #include "json-bounded-private.h"
 #include "json-util-private.h"
+#include "json.h"
 #include "bundle/bundle-read.h"
 #include "bundle/bundle.h"
 #include "fsutil-private.h"
@@ -218,6 +221,128 @@ test_image_digests (void)
                    "\"config\":\"sha256:c\"}");
 }
 
+/* What the command's --json lines are written with: each setter's member,
+ * NULL as JSON null, and the text on one line or pretty with its '\n'. */
+static void
+test_members_written (void)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  const char *const strv[] = { "a", "b", NULL };
+  g_autofree char *line = NULL;
+  g_autofree char *pretty = NULL;
+  g_autoptr (JsonNode) back = NULL;
+
+  json_builder_begin_object (b);
+  airlock_json_set_str (b, "s", "x\"y");
+  airlock_json_set_str (b, "none", NULL);
+  airlock_json_set_int (b, "i", -5);
+  airlock_json_set_bool (b, "b", TRUE);
+  airlock_json_set_strv (b, "v", strv);
+  airlock_json_set_strv (b, "nv", NULL);
+  json_builder_set_member_name (b, "elements");
+  json_builder_begin_array (b);
+  airlock_json_set_str (b, NULL, "e");
+  airlock_json_set_int (b, NULL, 7);
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+
+  line = airlock_json_builder_to_text (b, FALSE);
+  g_assert_cmpstr (line, ==,
+                   "{\"s\":\"x\\\"y\",\"none\":null,\"i\":-5,\"b\":true,\"v\":[\"a\",\"b\"],"
+                   "\"nv\":null,\"elements\":[\"e\",7]}");
+  pretty = airlock_json_builder_to_text (b, TRUE);
+  g_assert_true (g_str_has_suffix (pretty, "}\n"));
+  g_assert_nonnull (strchr (pretty, '\n'));
+  back = airlock_json_parse_bounded (pretty, strlen (pretty), "pretty", NULL);
+  g_assert_nonnull (back);
+  g_assert_cmpstr (airlock_json_get_string (json_node_get_object (back), "s"), ==, "x\"y");
+}
+
+static char *
+upper (const char *s)
+{
+  return g_ascii_strup (s, -1);
+}
+
+/* What the command reads back from a bundle's files: a member of the
+ * wrong type reads as absent (nothing read from a file is trusted), *ret
+ * untouched; a NULL object reads as empty. */
+static void
+test_members_read_type_checked (void)
+{
+  static const char doc[] = "{\"s\":\"x\",\"i\":3,\"d\":1.5,\"b\":false,\"o\":{\"k\":\"v\"},"
+                            "\"v\":[\"a\",1,\"b\",null],\"n\":null}";
+  g_autoptr (JsonNode) root = airlock_json_parse_bounded (doc, strlen (doc), "doc.json", NULL);
+  JsonObject *o = json_node_get_object (root);
+  g_auto (GStrv) v = NULL;
+  g_auto (GStrv) mapped = NULL;
+  gint64 i = 42;
+  gboolean b = TRUE;
+
+  g_assert_cmpstr (airlock_json_get_string (o, "s"), ==, "x");
+  g_assert_null (airlock_json_get_string (o, "i"));
+  g_assert_null (airlock_json_get_string (o, "n"));
+  g_assert_null (airlock_json_get_string (o, "missing"));
+
+  g_assert_true (airlock_json_get_int (o, "i", &i));
+  g_assert_cmpint (i, ==, 3);
+  i = 42;
+  g_assert_false (airlock_json_get_int (o, "d", &i));
+  g_assert_false (airlock_json_get_int (o, "b", &i));
+  g_assert_false (airlock_json_get_int (o, "s", &i));
+  g_assert_cmpint (i, ==, 42);
+
+  g_assert_true (airlock_json_get_bool (o, "b", &b));
+  g_assert_false (b);
+  b = TRUE;
+  g_assert_false (airlock_json_get_bool (o, "i", &b));
+  g_assert_true (b);
+
+  g_assert_cmpstr (airlock_json_get_string (airlock_json_get_object (o, "o"), "k"), ==, "v");
+  g_assert_null (airlock_json_get_object (o, "s"));
+
+  v = airlock_json_get_strv (o, "v", NULL);
+  g_assert_cmpstrv (v, ((const char *const[]) { "a", "b", NULL }));
+  mapped = airlock_json_get_strv (o, "v", upper);
+  g_assert_cmpstrv (mapped, ((const char *const[]) { "A", "B", NULL }));
+  g_assert_null (airlock_json_get_strv (o, "s", NULL));
+  g_assert_null (airlock_json_get_strv (o, "missing", NULL));
+
+  g_assert_null (airlock_json_get_string (NULL, "s"));
+  g_assert_null (airlock_json_get_object (NULL, "o"));
+  g_assert_false (airlock_json_get_int (NULL, "i", &i));
+  g_assert_false (airlock_json_get_bool (NULL, "b", &b));
+  g_assert_null (airlock_json_get_strv (NULL, "v", NULL));
+}
+
+/* A file read as airlock_json_load_bounded() reads cache records and a
+ * bundle's verdict.json: the bound holds, a missing file is its
+ * G_FILE_ERROR. */
+static void
+test_load_bounded (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("airlock-test-json-XXXXXX", NULL);
+  g_autofree char *ok = g_build_filename (dir, "ok.json", NULL);
+  g_autofree char *deep_path = g_build_filename (dir, "deep.json", NULL);
+  g_autofree char *missing = g_build_filename (dir, "missing.json", NULL);
+  g_autofree char *deep = nested (AIRLOCK_JSON_MAX_DEPTH + 1, "[", "1", "]");
+  g_autoptr (JsonNode) root = NULL;
+  g_autoptr (GError) error = NULL;
+
+  g_assert_true (g_file_set_contents (ok, "{\"a\":[1]}", -1, NULL));
+  g_assert_true (g_file_set_contents (deep_path, deep, -1, NULL));
+  root = airlock_json_load_bounded (ok, ok, &error);
+  g_assert_no_error (error);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+  g_assert_null (airlock_json_load_bounded (deep_path, "deep.json", &error));
+  g_assert_error (error, AIRLOCK_JSON_ERROR, AIRLOCK_JSON_ERROR_TOO_DEEP);
+  g_assert_true (g_str_has_prefix (error->message, "deep.json: "));
+  g_clear_error (&error);
+  g_assert_null (airlock_json_load_bounded (missing, missing, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  airlock_rm_rf (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -231,6 +356,9 @@ main (int argc, char **argv)
   g_test_add_func ("/json/parse/errors", test_parse_errors);
   g_test_add_func ("/json/bundle/deep-manifest-refused", test_bundle_deep_manifest);
   g_test_add_func ("/json/util/image-digests", test_image_digests);
+  g_test_add_func ("/json/members/written", test_members_written);
+  g_test_add_func ("/json/members/read-type-checked", test_members_read_type_checked);
+  g_test_add_func ("/json/load/bounded-file", test_load_bounded);
 
   return g_test_run ();
 }

@@ -9,7 +9,7 @@
  * and capture from network-run.h. */
 #include "config.h"
 
-#include "case/case-private.h"
+#include "case/case-state-private.h"
 #include "evidence/channel.h"
 #include "fsutil-private.h"
 #include "gate/verdict.h"
@@ -131,6 +131,27 @@ test_egress_admitted_follows_the_case (void)
   airlock_result_free (r);
 }
 
+/* The result in full (case.h, what `airlock run` and `gate` report from):
+ * the verdict the counts come from is the one the result was judged with,
+ * the run record is the run's, and a run without an image has none. */
+static void
+test_result_in_full (void)
+{
+  g_autoptr (AirlockResult) r = http_result ("allow tcp any port 80 host=example.com");
+  const AirlockVerdict *v = airlock_result_get_verdict_details (r);
+  const AirlockRunRecord *record = airlock_result_get_record (r);
+
+  g_assert_nonnull (v);
+  g_assert_cmpint (v->kind, ==, airlock_result_get_verdict (r));
+  g_assert_cmpuint (v->reasons->len, ==, g_strv_length ((GStrv) airlock_result_get_reasons (r)));
+  g_assert_cmpuint (v->n_attempts, ==, 1);
+  g_assert_cmpuint (v->n_admitted, ==, 1);
+  g_assert_nonnull (record);
+  g_assert_true (record->complete);
+  g_assert_cmpint (record->complete, ==, airlock_result_is_complete (r));
+  g_assert_null (airlock_result_get_image (r));
+}
+
 /* The last line of @out (the child's answer; the lines before it are
  * the messages it logged). */
 static const char *
@@ -233,5 +254,6 @@ main (int argc, char **argv)
   g_test_add_func ("/testing/help-lists-airlock-options", test_help_lists_airlock_options);
   g_test_add_func ("/testing/out-dir-rerun-gets-its-own", test_out_dir_rerun_gets_its_own);
   g_test_add_func ("/testing/egress-admitted-follows-the-case", test_egress_admitted_follows_the_case);
+  g_test_add_func ("/testing/result-in-full", test_result_in_full);
   return g_test_run ();
 }

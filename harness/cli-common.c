@@ -1,0 +1,153 @@
+/* The helpers every subcommand shares (harness.h): the exit status of an
+ * image error, the --arch and --clock options, progress on stderr, what a
+ * bundle directory looks like.  Here rather than in the subcommand that
+ * first needed each, so a new subcommand finds them in one place and no
+ * cmd-*.c depends on another. */
+#include "config.h"
+
+#include "harness.h"
+
+#include "bundle/bundle.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int
+harness_exit_for_image_error (const GError *error)
+{
+  static const int statuses[] = {
+    [AIRLOCK_IMAGE_ERROR_REFERENCE] = HARNESS_EXIT_IMAGE_REFERENCE,
+    [AIRLOCK_IMAGE_ERROR_NOT_FOUND] = HARNESS_EXIT_IMAGE_NOT_FOUND,
+    [AIRLOCK_IMAGE_ERROR_DIGEST] = HARNESS_EXIT_IMAGE_DIGEST,
+    [AIRLOCK_IMAGE_ERROR_MALFORMED] = HARNESS_EXIT_IMAGE_MALFORMED,
+    [AIRLOCK_IMAGE_ERROR_UNSUPPORTED] = HARNESS_EXIT_IMAGE_UNSUPPORTED,
+    [AIRLOCK_IMAGE_ERROR_NO_ARCH] = HARNESS_EXIT_IMAGE_NO_ARCH,
+    [AIRLOCK_IMAGE_ERROR_UNSAFE] = HARNESS_EXIT_IMAGE_UNSAFE,
+    [AIRLOCK_IMAGE_ERROR_LIMIT] = HARNESS_EXIT_IMAGE_LIMIT,
+    [AIRLOCK_IMAGE_ERROR_DISK] = HARNESS_EXIT_IMAGE_DISK,
+    [AIRLOCK_IMAGE_ERROR_USER] = HARNESS_EXIT_IMAGE_USER,
+    [AIRLOCK_IMAGE_ERROR_NO_COMMAND] = HARNESS_EXIT_IMAGE_NO_COMMAND,
+  };
+
+  if (error && error->domain == AIRLOCK_IMAGE_ERROR && error->code >= 0 &&
+      (gsize) error->code < G_N_ELEMENTS (statuses) && statuses[error->code])
+    return statuses[error->code];
+  return HARNESS_EXIT_SETUP;
+}
+
+gboolean
+harness_is_bundle (const char *dir)
+{
+  g_autofree char *manifest = g_build_filename (dir, "manifest.json", NULL);
+  g_autofree char *marker = g_build_filename (dir, AIRLOCK_BUNDLE_INCOMPLETE, NULL);
+
+  return g_file_test (manifest, G_FILE_TEST_EXISTS) || g_file_test (marker, G_FILE_TEST_EXISTS);
+}
+
+gboolean
+harness_parse_clock (const char *command, const char *name, AirlockAccel accel, int guest_time_s,
+                     int max_guest_time_s, AirlockClock *ret_clock)
+{
+  AirlockClock clock = *ret_clock;
+
+  if (name && !airlock_clock_from_string (name, &clock))
+    {
+      fprintf (stderr, "%s: unknown clock '%s' (expected warp or real)\n", command, name);
+      return FALSE;
+    }
+  if (guest_time_s >= 0 && clock != AIRLOCK_CLOCK_WARP)
+    {
+      fprintf (stderr, "%s: --guest-time is a limit of the warped clock's time: under --clock "
+               "real the guest's time is the wall's (--timeout)\n", command);
+      return FALSE;
+    }
+  if (guest_time_s == 0 || guest_time_s > max_guest_time_s)
+    {
+      fprintf (stderr, "%s: --guest-time must be 1 to %d seconds\n", command, max_guest_time_s);
+      return FALSE;
+    }
+  if (clock == AIRLOCK_CLOCK_WARP && accel == AIRLOCK_ACCEL_KVM)
+    {
+      fprintf (stderr, "%s: --accel kvm cannot warp the guest's clock (QEMU runs the clock ahead "
+               "only of the instructions it emulates): give --clock real to run under KVM, or "
+               "--accel tcg\n", command);
+      return FALSE;
+    }
+  *ret_clock = clock;
+  return TRUE;
+}
+
+gboolean
+harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES], GError **error)
+{
+  g_auto (GStrv) words = g_strsplit (spec, ",", -1);
+  gboolean chosen[AIRLOCK_N_ARCHES] = { FALSE };
+  gboolean any = FALSE;
+
+  for (char **w = words; *w; w++)
+    {
+      AirlockArch arch;
+      if (g_str_equal (*w, "all"))
+        {
+          for (unsigned i = 0; i < AIRLOCK_N_ARCHES; i++)
+            chosen[i] = TRUE;
+        }
+      else if (airlock_arch_from_string (*w, &arch))
+        chosen[arch] = TRUE;
+      else
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "unknown arch '%s' (expected amd64, arm64, all or a comma-separated list of them; x86_64 and aarch64 name the same)", *w);
+          return FALSE;
+        }
+      any = TRUE;
+    }
+  if (!any)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   "empty arch list '%s' (expected amd64, arm64, all or a comma-separated list)", spec);
+      return FALSE;
+    }
+  memcpy (ret_arches, chosen, sizeof chosen);
+  return TRUE;
+}
+
+static gboolean progress_open;
+static char *progress_stage;
+
+void
+harness_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
+{
+  gboolean tty = isatty (STDERR_FILENO);
+  gboolean new_stage = g_strcmp0 (stage, progress_stage) != 0;
+
+  if (!tty)
+    {
+      /* Logs get one line per stage, and its end. */
+      if (new_stage)
+        fprintf (stderr, "airlock: %s\n", stage);
+      g_free (progress_stage);
+      progress_stage = g_strdup (stage);
+      return;
+    }
+  if (new_stage && progress_open)
+    fputc ('\n', stderr);
+  g_free (progress_stage);
+  progress_stage = g_strdup (stage);
+  if (total > 0)
+    fprintf (stderr, "\r\033[Kairlock: %s: %3d%% (%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ")",
+             stage, (int) (done * 100 / total), done, total);
+  else
+    fprintf (stderr, "\r\033[Kairlock: %s", stage);
+  progress_open = TRUE;
+}
+
+void
+harness_progress_done (void)
+{
+  if (progress_open)
+    fputc ('\n', stderr);
+  progress_open = FALSE;
+  g_clear_pointer (&progress_stage, g_free);
+}
