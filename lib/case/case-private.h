@@ -9,7 +9,7 @@
 
 G_BEGIN_DECLS
 
-/* Tests only: airlock.test=MODE for the guest init (guest/init.c). */
+/* Tests only: airlock.test=MODE for the guest init (guest/cmdline.c, guest/test-modes.c). */
 void airlock_case_set_test_mode (AirlockCase *c, const char *mode);
 /* The guest's CLOCK_REALTIME before anything runs (ns since the epoch;
  * 0: QEMU's RTC, the host's time): `airlock replay` gives the recorded

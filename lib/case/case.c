@@ -50,7 +50,7 @@ airlock_clock_to_string (AirlockClock clock)
 #define MAX_GUEST_TIME_S (7 * 86400)
 
 /* Where the image's root is mounted in the guest, and the disk serial the
- * guest finds it by (guest/supervisor.c). */
+ * guest finds it by (guest/rootfs.c). */
 #define IMAGE_ROOT "/airlock/image"
 #define IMAGE_DISK_SERIAL "airlock-root"
 /* Container runtimes give a PATH to an image that sets none. */
