@@ -1,6 +1,7 @@
 /* What the guest programs share: the console, clocks, files and the
- * evidence channel.  Static C, no GLib.  init.c defines these; the
- * supervisor (supervisor.c, notify.c, filter.c) uses them. */
+ * evidence channel.  Static C, no GLib.  PID 1's parts define these (io.c,
+ * handshake.c, channel.c; init.h has what only they share); the supervisor
+ * (supervisor.c and its parts, notify.c, filter.c) uses them. */
 #ifndef AIRLOCK_GUEST_H
 #define AIRLOCK_GUEST_H
 
@@ -16,7 +17,7 @@
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
 
-/* ---- console and time (init.c) --------------------------------------- */
+/* ---- console and time (io.c) ----------------------------------------- */
 
 int write_all (int fd, const void *buf, size_t len);
 /* One line "airlock-init: …" to the console; never fails. */
@@ -28,12 +29,12 @@ void sleep_ms (uint32_t ms);
  * -EFBIG when it does not fit in @size - 1 bytes, or another -errno. */
 ssize_t read_file (const char *path, char *buf, size_t size);
 
-/* Opens the virtio-serial port named @name (waiting a little for it to
- * appear), storing its device path in @ret_dev.  Returns the fd or -errno
- * (-ETIMEDOUT when no such port appeared). */
+/* handshake.c: opens the virtio-serial port named @name (waiting a
+ * little for it to appear), storing its device path in @ret_dev.  Returns
+ * the fd or -errno (-ETIMEDOUT when no such port appeared). */
 int open_port (const char *name, char *ret_dev, size_t size);
 
-/* ---- the evidence channel (init.c) ------------------------------------ */
+/* ---- the evidence channel (channel.c) --------------------------------- */
 
 /* Sends @f (begun with any seq) as the next frame: the sequence number is
  * assigned under the channel's lock, so any thread may send.  A write to a

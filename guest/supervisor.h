@@ -1,6 +1,8 @@
-/* Internals of the supervisor, shared by supervisor.c (the workload's
- * namespaces and the main loop), filter.c (the seccomp program) and
- * notify.c (one notification: read, record, answer). */
+/* Internals of the supervisor, shared by supervisor.c (one workload, start
+ * to end: the main loop), filter.c (the seccomp program) and notify.c (one
+ * notification: read, record, answer).  The test programs include it too
+ * (tests/guest/bench.c: filter_build()): the parts only supervisor.c
+ * drives are declared in workload.h and reaper.h. */
 #ifndef AIRLOCK_SUPERVISOR_H
 #define AIRLOCK_SUPERVISOR_H
 

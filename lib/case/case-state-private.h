@@ -46,7 +46,7 @@ void airlock_result_set_bundle (AirlockResult *result, const char *dir, const ch
 #define MAX_GUEST_TIME_S (7 * 86400)
 
 /* Where the image's root is mounted in the guest, and the disk serial the
- * guest finds it by (guest/supervisor.c). */
+ * guest finds it by (guest/rootfs.c). */
 #define IMAGE_ROOT "/airlock/image"
 #define IMAGE_DISK_SERIAL "airlock-root"
 /* The guest test programs' root (tests/guest), and where the shell

@@ -224,7 +224,7 @@ AIRLOCK_PUBLIC void airlock_case_set_event_func (AirlockCase *c,
                                                  gpointer user_data);
 /* For airlock's own tests (`airlock run --test-mode`): airlock.test=MODE on
  * the guest kernel's command line, a misbehaviour of the guest init
- * (guest/init.c) that a host check must catch.  NULL: none. */
+ * (guest/test-modes.c) that a host check must catch.  NULL: none. */
 AIRLOCK_PUBLIC void airlock_case_set_test_mode (AirlockCase *c, const char *mode);
 
 /* ---- a running case ---- */

@@ -58,7 +58,7 @@ G_BEGIN_DECLS
 #define AIRLOCK_CAPTURE_FRAGMENTS_MAX 4096
 
 /* The link as QEMU's user network (slirp) sets it up, per lib/vm/domain-xml.c's
- * -netdev and guest/supervisor.c's configure_network(): the guest's NIC
+ * -netdev and guest/network.c's configure_network(): the guest's NIC
  * MAC and static addresses, its link-local address (EUI-64 of the MAC,
  * the kernel's default), and the addresses QEMU answers as.  Every frame
  * is judged against these (see airlock_capture_get_anomalies()). */

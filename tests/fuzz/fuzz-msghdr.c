@@ -430,7 +430,7 @@ check_gather (FakeMem *f, guint64 iov_addr, guint64 iovcnt, gsize cap)
       fuzz_check (f->served == (guint64) MSG_IOVEC_SIZE * iovcnt + d.len);
     }
   /* msg.h does not say the caller owns d.bytes after a failure, but it
-   * may be allocated then (notify.c frees it either way) */
+   * may be allocated then (calls.c frees it either way) */
   free (d.bytes);
 }
 
@@ -474,7 +474,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   cap = (gsize) (le64_at (data + 40) & FUZZ_MSGHDR_CAP_MASK);
   msg_addr = f.base + msg_off;
 
-  /* sendmmsg: one msghdr per 64-byte entry (notify.c's arithmetic) */
+  /* sendmmsg: one msghdr per 64-byte entry (calls.c's arithmetic) */
   for (guint i = 0; i < entries; i++)
     {
       guint64 addr = msg_addr + (guint64) i * MSG_MMSGHDR_SIZE;

@@ -5,7 +5,7 @@
  * less.  tests/vm/test-supervisor.c runs every behaviour on every arch it
  * exists on and compares.
  *
- * What is recorded (guest/filter.c, guest/supervisor.c): socket,
+ * What is recorded (guest/filter.c, guest/calls.c): socket,
  * socketpair, connect, bind, listen, accept/accept4, sendto, sendmsg,
  * sendmmsg (one record per entry), write/writev on sockets above fd 2,
  * execve/execveat, and every denial.  connect/sendto/sendmsg/sendmmsg with

@@ -8,7 +8,7 @@
 # are not about the evidence (a corrupted cached disk, two gates at once)
 # must end with the right verdict instead: pass, on an intact disk.
 #
-# Guest faults come from the hidden `--test-mode` (guest/init.c
+# Guest faults come from the hidden `--test-mode` (guest/test-modes.c
 # `airlock.test=`); host faults are made here: QEMU stopped or killed by
 # pid, the airlock process killed, a full tmpfs as --out, qemu:///system's
 # libvirtd restarted or crashed mid-run (only a daemon this test started),

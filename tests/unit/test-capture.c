@@ -1014,7 +1014,7 @@ nd_with_option (guint8 type, const char *target, guint8 option_type, const guint
 }
 
 /* What the Debian 6.1 guest kernel sends on this link by itself, as
- * guest/supervisor.c configures it (accept_dad, accept_ra and autoconf
+ * guest/network.c configures it (accept_dad, accept_ra and autoconf
  * off; fec0::15/64 and 10.0.2.15/24): MLDv2 reports of the
  * solicited-node groups of fec0::15 and of its link-local address (from ::
  * before that address is ready), ARP for the gateway and the resolver,

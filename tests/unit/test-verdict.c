@@ -537,7 +537,7 @@ build_clean (Run *r)
   run_exit (r, AIRLOCK_PHASE_WORKLOAD, 0);
 }
 
-/* guest/supervisor.c: a named User whose /etc/passwd is over its bound;
+/* guest/reaper.c: a named User whose /etc/passwd is over its bound;
  * the supervisor gives up before the workload exists, init sends its
  * reason as a LOG frame and an error trailer. */
 static void

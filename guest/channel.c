@@ -1,0 +1,163 @@
+/* The evidence channel: the one writer of frames, from any thread (the
+ * sequence numbers and counts under one lock), and the hello, heartbeat,
+ * log and trailer frames.  The test modes that act on every frame sent
+ * hook in here (test-modes.c). */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "init.h"
+
+struct channel channel = { .fd = -1 };
+
+/* ---- frames ----------------------------------------------------------- */
+
+static pthread_mutex_t channel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int
+channel_send (struct wire_frame *f, uint64_t *ret_seq)
+{
+  size_t len = wire_end (f);
+  uint8_t type = f->bytes[5];
+  int r;
+
+  if (len == 0)
+    return -EMSGSIZE;
+  pthread_mutex_lock (&channel_lock);
+  if (misbehaviour.test == TEST_PANIC_MID_RUN && panic_due (f->bytes, len))
+    {
+      misbehaviour.panic_armed = false;   /* die() sends frames too */
+      console_log ("test mode: crashing the kernel while the workload runs");
+      pthread_mutex_unlock (&channel_lock);
+      crash_kernel ();
+    }
+  if (misbehaviour.test == TEST_REPLAY_FRAME && misbehaviour.replay_len > 0
+      && !misbehaviour.replayed
+      && (type == AIRLOCK_FRAME_HEARTBEAT || type == AIRLOCK_FRAME_TRAILER))
+    {
+      /* The earlier frame again, byte for byte: its own (old) sequence
+       * number, so only the sequence check can tell.  Not counted in
+       * frames_sent, so the trailer's counts stay those of the honest
+       * stream and the replay is the only anomaly. */
+      misbehaviour.replayed = true;
+      console_log ("test mode: sending an earlier frame again");
+      r = write_all (channel.fd, misbehaviour.replay, misbehaviour.replay_len);
+      if (r < 0)
+        {
+          pthread_mutex_unlock (&channel_lock);
+          return r;
+        }
+    }
+  wire_le64 (f->bytes + 8, channel.seq);
+  r = write_all (channel.fd, f->bytes, len);
+  if (r == 0)
+    {
+      if (ret_seq)
+        *ret_seq = channel.seq;
+      channel.seq++;
+      channel.frames_sent++;
+      if (type == AIRLOCK_FRAME_EVENT)
+        channel.events_sent++;
+      if (type == AIRLOCK_FRAME_HEARTBEAT)
+        channel.heartbeats_sent++;
+
+      /* Here rather than in a run, so the gap happens under the
+       * supervisor as in the boot check; counted in frames, because a
+       * supervised run can end before its second heartbeat. */
+      if (misbehaviour.test == TEST_SEQ_GAP && !misbehaviour.gap_done
+          && channel.frames_sent == 3)
+        {
+          channel.seq++;   /* the next frame's number is never sent */
+          misbehaviour.gap_done = true;
+        }
+      if (misbehaviour.test == TEST_REPLAY_FRAME && misbehaviour.replay_len == 0
+          && type == misbehaviour.replay_type)
+        {
+          memcpy (misbehaviour.replay, f->bytes, len);
+          misbehaviour.replay_len = len;
+        }
+      if (misbehaviour.test == TEST_PANIC_MID_RUN && type == AIRLOCK_FRAME_EVENT
+          && frame_get_u32 (f->bytes, len, AIRLOCK_TLV_EV_KIND) == AIRLOCK_EVENT_WORKLOAD_START
+          && frame_get_u32 (f->bytes, len, AIRLOCK_TLV_EV_PHASE) == AIRLOCK_PHASE_WORKLOAD)
+        misbehaviour.panic_armed = true;
+    }
+  pthread_mutex_unlock (&channel_lock);
+  return r;
+}
+
+int
+channel_send_hello (const struct guest_identity *id, const uint8_t nonce[AIRLOCK_NONCE_LEN],
+                    uint32_t second_open_errno)
+{
+  struct wire_frame f;
+
+  wire_begin (&f, AIRLOCK_FRAME_HELLO, channel.seq);
+  wire_put (&f, AIRLOCK_TLV_NONCE, nonce, AIRLOCK_NONCE_LEN);
+  wire_put_str (&f, AIRLOCK_TLV_ARCH, id->uts.machine);
+  wire_put_str (&f, AIRLOCK_TLV_KERNEL_RELEASE, id->uts.release);
+  wire_put (&f, AIRLOCK_TLV_BUILD_ID, id->build_id, id->build_id_len);
+  wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, clock_ns (CLOCK_BOOTTIME));
+  wire_put_u32 (&f, AIRLOCK_TLV_SECOND_OPEN_ERRNO, second_open_errno);
+  return channel_send (&f, NULL);
+}
+
+int
+channel_send_heartbeat (void)
+{
+  struct wire_frame f;
+
+  wire_begin (&f, AIRLOCK_FRAME_HEARTBEAT, channel.seq);
+  wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, clock_ns (CLOCK_BOOTTIME));
+  return channel_send (&f, NULL);
+}
+
+int
+channel_port (void)
+{
+  return channel.fd;
+}
+
+int
+channel_send_log (const char *message)
+{
+  struct wire_frame f;
+
+  wire_begin (&f, AIRLOCK_FRAME_LOG, channel.seq);
+  wire_put_str (&f, AIRLOCK_TLV_MESSAGE, message);
+  return channel_send (&f, NULL);
+}
+
+void
+channel_logf (const char *fmt, ...)
+{
+  char message[512];
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (message, sizeof message, fmt, ap);
+  va_end (ap);
+  console_log ("%s", message);
+  (void) channel_send_log (message);
+}
+
+int
+channel_send_trailer (uint32_t exit_status, uint32_t end_reason)
+{
+  struct wire_frame f;
+
+  wire_begin (&f, AIRLOCK_FRAME_TRAILER, channel.seq);
+  /* Frames actually sent, not the trailer's seq: the two differ only under
+   * TEST_SEQ_GAP, where an honest count leaves the gap itself as the only
+   * anomaly for the host to find. */
+  wire_put_u64 (&f, AIRLOCK_TLV_FRAME_COUNT, channel.frames_sent);
+  wire_put_u64 (&f, AIRLOCK_TLV_HEARTBEAT_COUNT, channel.heartbeats_sent);
+  wire_put_u64 (&f, AIRLOCK_TLV_EVENT_COUNT, channel.events_sent);
+  wire_put_u32 (&f, AIRLOCK_TLV_EXIT_STATUS, exit_status);
+  wire_put_u32 (&f, AIRLOCK_TLV_END_REASON, end_reason);
+  return channel_send (&f, NULL);
+}
+
