@@ -388,7 +388,7 @@ on_qemu (int fd, GIOCondition cond, gpointer user_data)
           /* Only the guest's NIC speaks on this side: a frame under any
            * other source MAC is forged (a workload writing frames past its
            * kernel).  Refused, so every frame in the capture that is not
-           * from the guest's MAC is the network's (lib/net/flows.c relies
+           * from the guest's MAC is the network's (lib/net/housekeeping.c relies
            * on it), and counted in the final line. */
           if (sh->frames_refused++ == 0)
             sh->first_refused = flen < 14
