@@ -151,3 +151,12 @@ harness_progress_done (void)
   progress_open = FALSE;
   g_clear_pointer (&progress_stage, g_free);
 }
+
+void
+harness_print_json_line (JsonBuilder *b)
+{
+  g_autofree char *text = airlock_json_builder_to_text (b, FALSE);
+
+  printf ("%s\n", text);
+  fflush (stdout);
+}

@@ -336,15 +336,6 @@ print_inspected (const AirlockImage *image)
 /* Resolves every arch of @reference (or those of @wanted) with every JSON
  * blob verified; layers are listed, not read.  Exit: 0, or the image
  * error's own status (harness.h). */
-/* One JSON object on one line of stdout (--json: JSON Lines, docs/json.md). */
-static void
-print_json_line (JsonBuilder *builder)
-{
-  g_autofree char *text = airlock_json_builder_to_text (builder, FALSE);
-
-  printf ("%s\n", text);
-}
-
 /* inspect --json's last line, whatever happened once the options parsed. */
 static int
 inspect_summary (gboolean json, const char *reference, int status, GPtrArray *images,
@@ -374,7 +365,7 @@ inspect_summary (gboolean json, const char *reference, int status, GPtrArray *im
     json_builder_add_string_value (builder, others->pdata[i]);
   json_builder_end_array (builder);
   json_builder_end_object (builder);
-  print_json_line (builder);
+  harness_print_json_line (builder);
   return status;
 }
 
@@ -435,7 +426,7 @@ inspect_image (const char *reference, const gboolean *wanted, gboolean json, con
           g_autoptr (JsonBuilder) builder = json_builder_new ();
 
           build_image_json (builder, reference, images->pdata[i]);
-          print_json_line (builder);
+          harness_print_json_line (builder);
         }
       return inspect_summary (TRUE, reference, HARNESS_EXIT_OK, images, others, NULL);
     }

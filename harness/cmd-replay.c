@@ -548,26 +548,6 @@ replay_report_free (ReplayReport *rep)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (ReplayReport, replay_report_free)
 
-static void
-add_strings (JsonBuilder *b, const char *name, GPtrArray *strings)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_begin_array (b);
-  for (guint i = 0; i < strings->len; i++)
-    json_builder_add_string_value (b, strings->pdata[i]);
-  json_builder_end_array (b);
-}
-
-/* One JSON object on one line of stdout. */
-static void
-print_json_line (JsonBuilder *b)
-{
-  g_autofree char *text = airlock_json_builder_to_text (b, FALSE);
-
-  printf ("%s\n", text);
-  fflush (stdout);
-}
-
 /* The replay's outcome in one word, from its exit status. */
 static const char *
 replay_outcome (int status)
@@ -604,8 +584,8 @@ add_replay_members (JsonBuilder *b, const ReplayReport *rep)
   else
     json_builder_add_null_value (b);
   airlock_json_set_str (b, "verdict", rep->verdict);
-  add_strings (b, "differences", rep->differences);
-  add_strings (b, "messages", rep->messages);
+  airlock_json_set_string_array (b, "differences", rep->differences);
+  airlock_json_set_string_array (b, "messages", rep->messages);
 }
 
 /* Replays the bundle in @dir; under --json (@reports non-NULL) prints its
@@ -633,7 +613,7 @@ replay_one (const char *dir, const AirlockSessionOptions *options, const char *c
       rep->status = status;
       add_replay_members (b, rep);
       json_builder_end_object (b);
-      print_json_line (b);
+      harness_print_json_line (b);
       g_ptr_array_add (reports, rep);
     }
   else
@@ -663,7 +643,7 @@ print_summary (int status, GPtrArray *reports, const char *error)
     }
   json_builder_end_array (b);
   json_builder_end_object (b);
-  print_json_line (b);
+  harness_print_json_line (b);
 }
 
 /* An error after the options parsed: said on stderr, kept for the --json

@@ -336,17 +336,6 @@ print_text (const AirlockBundleView *v, const char *label, const ShowFilter *f)
 
 /* ---- JSON ---- */
 
-/* Always an array: an empty GPtrArray's pdata may be NULL. */
-static void
-set_array (JsonBuilder *b, const char *name, GPtrArray *strings)
-{
-  json_builder_set_member_name (b, name);
-  json_builder_begin_array (b);
-  for (guint i = 0; i < strings->len; i++)
-    json_builder_add_string_value (b, strings->pdata[i]);
-  json_builder_end_array (b);
-}
-
 static void
 add_json (JsonBuilder *b, const AirlockBundleView *v, const ShowFilter *f)
 {
@@ -358,10 +347,10 @@ add_json (JsonBuilder *b, const AirlockBundleView *v, const ShowFilter *f)
   /* FALSE: no readable manifest.json (exit status 1). */
   airlock_json_set_bool (b, "readable", v->has_manifest);
   airlock_json_set_str (b, "incomplete", v->incomplete);
-  set_array (b, "missing", v->missing);
-  set_array (b, "unreadable", v->problems);
+  airlock_json_set_string_array (b, "missing", v->missing);
+  airlock_json_set_string_array (b, "unreadable", v->problems);
   if (!v->has_manifest)
-    set_array (b, "files", v->present);
+    airlock_json_set_string_array (b, "files", v->present);
 
   if (v->has_manifest)
     {
@@ -407,7 +396,7 @@ add_json (JsonBuilder *b, const AirlockBundleView *v, const ShowFilter *f)
     }
 
   airlock_json_set_str (b, "verdict", v->verdict);
-  set_array (b, "reasons", v->reasons);
+  airlock_json_set_string_array (b, "reasons", v->reasons);
   json_builder_set_member_name (b, "controls");
   if (v->has_controls)
     {
@@ -520,11 +509,11 @@ add_json (JsonBuilder *b, const AirlockBundleView *v, const ShowFilter *f)
     json_builder_add_null_value (b);
   airlock_json_set_str (b, "sinkhole_error", v->sinkhole_error);
   if (v->verdict)
-    set_array (b, "unattributed", v->unattributed);
+    airlock_json_set_string_array (b, "unattributed", v->unattributed);
   else
     airlock_json_set_str (b, "unattributed", NULL);
   if (!verdict_is_pass (v))
-    set_array (b, "console_tail", v->console_tail);
+    airlock_json_set_string_array (b, "console_tail", v->console_tail);
   json_builder_end_object (b);
 }
 

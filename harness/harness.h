@@ -78,6 +78,10 @@ void harness_progress_done (void);
  * AIRLOCK_IMAGE_ERROR, HARNESS_EXIT_SETUP for anything else. */
 int harness_exit_for_image_error (const GError *error);
 
+/* One JSON object on one line of stdout, flushed (--json: JSON Lines,
+ * docs/json.md). */
+void harness_print_json_line (JsonBuilder *b);
+
 /* Whether @dir is an evidence bundle (it has manifest.json, or is marked
  * INCOMPLETE) rather than a directory of ARCH/ bundles. */
 gboolean harness_is_bundle (const char *dir);

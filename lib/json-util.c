@@ -57,6 +57,17 @@ airlock_json_set_image_digests (JsonBuilder *b, const char *index, const char *m
   airlock_json_set_str (b, "config", config);
 }
 
+void
+airlock_json_set_string_array (JsonBuilder *b, const char *name, GPtrArray *strings)
+{
+  if (name)
+    json_builder_set_member_name (b, name);
+  json_builder_begin_array (b);
+  for (guint i = 0; strings && i < strings->len; i++)
+    json_builder_add_string_value (b, strings->pdata[i]);
+  json_builder_end_array (b);
+}
+
 char *
 airlock_json_builder_to_text (JsonBuilder *b, gboolean pretty)
 {

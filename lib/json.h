@@ -77,6 +77,11 @@ AIRLOCK_PUBLIC void airlock_json_set_strv (JsonBuilder *b, const char *name,
  * the gate's --json image line. */
 AIRLOCK_PUBLIC void airlock_json_set_image_digests (JsonBuilder *b, const char *index,
                                                     const char *manifest, const char *config);
+/* The strings (char *) of @strings as an array, always: an empty or NULL
+ * @strings is [] (a GPtrArray with no elements may have NULL pdata, which
+ * airlock_json_set_strv() would write as null). */
+AIRLOCK_PUBLIC void airlock_json_set_string_array (JsonBuilder *b, const char *name,
+                                                   GPtrArray *strings);
 /* The builder's document as text, pretty with a final '\n' or on one line
  * without.  Transfer full. */
 AIRLOCK_PUBLIC char *airlock_json_builder_to_text (JsonBuilder *b, gboolean pretty);

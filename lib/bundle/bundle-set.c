@@ -1,6 +1,6 @@
 /* A gate's bundles as one set (bundle.h): the set record the gate writes
  * at the top of its --out directory, `airlock verify DIR` of that
- * directory, and the one rule every HMAC key is read under.
+ * directory.
  *
  * Each bundle proves one arch's run; nothing in it says which other
  * bundles it was gated with.  Without the set record a failing arm64
@@ -8,7 +8,8 @@
  * simply deleted, and every bundle left would still verify.  The record
  * names the arches asked for, the image, a random gate id (which each
  * bundle's manifest repeats, under its own digests and HMAC) and each
- * bundle's manifest.json digest, and is signed with the bundles' key. */
+ * bundle's manifest.json digest, and is signed with the bundles' key.
+ * The one rule every HMAC key is read under is bundle-key.c's. */
 #include "config.h"
 
 #include "bundle/bundle.h"
@@ -26,42 +27,6 @@
  * JSON passes the same depth check as every other (json-bounded-private.h). */
 #define SET_RECORD_MAX 16384
 #define GATE_ID_BYTES 16
-
-/* ---- keys ---- */
-
-gboolean
-airlock_bundle_key_check (GBytes *key, const char *what, GError **error)
-{
-  gsize len = g_bytes_get_size (key);
-
-  /* Below 16 bytes an HMAC key can be guessed; the same bound for signing
-   * and checking, so verify never accepts a key the gate would refuse. */
-  if (len < AIRLOCK_BUNDLE_KEY_MIN || len > AIRLOCK_BUNDLE_KEY_MAX)
-    {
-      g_set_error (error, AIRLOCK_BUNDLE_ERROR, AIRLOCK_BUNDLE_ERROR_KEY,
-                   "%s holds %" G_GSIZE_FORMAT " bytes: an HMAC key is %d bytes to %d KiB",
-                   what, len, AIRLOCK_BUNDLE_KEY_MIN, AIRLOCK_BUNDLE_KEY_MAX / 1024);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-GBytes *
-airlock_bundle_key_load (const char *path, GError **error)
-{
-  g_autofree char *contents = NULL;
-  g_autofree char *what = g_strdup_printf ("the key file '%s'", path);
-  g_autoptr (GBytes) key = NULL;
-  gsize len = 0;
-
-  if (!g_file_get_contents (path, &contents, &len, error))
-    return NULL;
-  /* Its bytes as they are: a key is a secret, not a text to trim. */
-  key = g_bytes_new_take (g_steal_pointer (&contents), len);
-  if (!airlock_bundle_key_check (key, what, error))
-    return NULL;
-  return g_steal_pointer (&key);
-}
 
 static char *
 hmac_hex (GBytes *key, const char *data, gsize len)

@@ -56,19 +56,6 @@ add_distinct (GPtrArray *list, char *s)
     g_ptr_array_add (list, s);
 }
 
-/* "example.com." and "Example.COM" are the same name to the policy. */
-static gboolean
-same_name (const char *a, const char *b)
-{
-  gsize la = strlen (a), lb = strlen (b);
-
-  if (la > 0 && a[la - 1] == '.')
-    la--;
-  if (lb > 0 && b[lb - 1] == '.')
-    lb--;
-  return la == lb && g_ascii_strncasecmp (a, b, la) == 0;
-}
-
 /* A name as a rule writes it: without the final dot. */
 static char *
 rule_name (const char *name)
@@ -244,7 +231,7 @@ suggest_call (Suggestion *s, const AirlockBundleView *v, const char *arch,
     {
       if (!dns)
         dns = rule_name (c->dns_names[i]);
-      else if (!same_name (dns, c->dns_names[i]))
+      else if (!airlock_policy_same_name (dns, c->dns_names[i]))
         {
           g_clear_pointer (&dns, g_free);
           break;
@@ -276,7 +263,7 @@ suggest_call (Suggestion *s, const AirlockBundleView *v, const char *arch,
           bare = k == 1 ? airlock_sinkhole_host_without_port (claims[k]) : g_strdup (claims[k]);
           add_distinct (sent, g_strdup_printf ("%s %s", claim_kind[k], bare));
           for (guint j = 0; j < names->len; j++)
-            seen = seen || same_name (names->pdata[j], bare);
+            seen = seen || airlock_policy_same_name (names->pdata[j], bare);
           if (!seen)
             g_ptr_array_add (names, rule_name (bare));
         }

@@ -179,20 +179,6 @@ sinkhole_flows_clear (SinkholeFlows *sf)
   g_clear_pointer (&sf->claims, g_hash_table_unref);
 }
 
-/* Names compare as the policy compares them: ASCII case and one trailing
- * dot ignored. */
-static gboolean
-same_name (const char *a, const char *b)
-{
-  gsize la = strlen (a), lb = strlen (b);
-
-  if (la > 0 && a[la - 1] == '.')
-    la--;
-  if (lb > 0 && b[lb - 1] == '.')
-    lb--;
-  return la == lb && g_ascii_strncasecmp (a, b, la) == 0;
-}
-
 static void
 add_claim (SinkholeFlows *sf, const char *key, const char *what, const char *name)
 {
@@ -213,7 +199,7 @@ add_claim (SinkholeFlows *sf, const char *key, const char *what, const char *nam
     {
       const Claim *other = claims->pdata[i];
 
-      if (g_str_equal (other->what, what) && same_name (other->name, bare))
+      if (g_str_equal (other->what, what) && airlock_policy_same_name (other->name, bare))
         return;
     }
   c = g_new0 (Claim, 1);
@@ -589,7 +575,7 @@ judge_egress (AirlockVerdict *v, const AirlockRunRecord *in, const AirlockPolicy
     {
       const Claim *c = claims->pdata[i];
 
-      if (host && same_name (c->name, host))
+      if (host && airlock_policy_same_name (c->name, host))
         continue;
       if (host && !differs)
         differs = c;

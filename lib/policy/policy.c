@@ -723,6 +723,18 @@ dns_name_matches (const char *pattern, const char *name)
   return len == pattern_len && g_ascii_strncasecmp (name, pattern, len) == 0;
 }
 
+gboolean
+airlock_policy_same_name (const char *a, const char *b)
+{
+  gsize la = strlen (a), lb = strlen (b);
+
+  if (la > 0 && a[la - 1] == '.')
+    la--;
+  if (lb > 0 && b[lb - 1] == '.')
+    lb--;
+  return la == lb && g_ascii_strncasecmp (a, b, la) == 0;
+}
+
 static gboolean
 rule_admits (const PolicyRule *rule, int family, int protocol, const guint8 *address,
              guint16 port, const char *const *dns_names, const char *exe, const char *host)

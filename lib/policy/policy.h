@@ -50,6 +50,11 @@ AIRLOCK_PUBLIC AirlockPolicy *airlock_policy_parse (const char *text, gsize len,
  * as airlock_policy_parse(). */
 AIRLOCK_PUBLIC AirlockPolicy *airlock_policy_load (const char *path, GError **error);
 
+/* Whether @a and @b are the same DNS name to the policy: ASCII case and
+ * one trailing dot ignored ("Example.COM." is "example.com").  The verdict
+ * and `airlock policy suggest` compare names by it too. */
+AIRLOCK_PUBLIC gboolean airlock_policy_same_name (const char *a, const char *b);
+
 /* Parses @text as airlock_policy_parse() does and appends its rules after
  * those of @policy (rules are tried in order: this matters only for which
  * rule is reported).  For `airlock gate --allow RULE`, each RULE after a

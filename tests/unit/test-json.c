@@ -343,6 +343,27 @@ test_load_bounded (void)
   airlock_rm_rf (dir);
 }
 
+/* A list of strings is always an array: [] for an empty or NULL list (an
+ * empty GPtrArray's pdata may be NULL), never null. */
+static void
+test_string_array (void)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  g_autoptr (GPtrArray) some = g_ptr_array_new ();
+  g_autoptr (GPtrArray) none = g_ptr_array_new ();
+  g_autofree char *text = NULL;
+
+  g_ptr_array_add (some, (gpointer) "a");
+  g_ptr_array_add (some, (gpointer) "b\"c");
+  json_builder_begin_object (b);
+  airlock_json_set_string_array (b, "some", some);
+  airlock_json_set_string_array (b, "empty", none);
+  airlock_json_set_string_array (b, "null", NULL);
+  json_builder_end_object (b);
+  text = airlock_json_builder_to_text (b, FALSE);
+  g_assert_cmpstr (text, ==, "{\"some\":[\"a\",\"b\\\"c\"],\"empty\":[],\"null\":[]}");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -356,6 +377,7 @@ main (int argc, char **argv)
   g_test_add_func ("/json/parse/errors", test_parse_errors);
   g_test_add_func ("/json/bundle/deep-manifest-refused", test_bundle_deep_manifest);
   g_test_add_func ("/json/util/image-digests", test_image_digests);
+  g_test_add_func ("/json/members/string-array", test_string_array);
   g_test_add_func ("/json/members/written", test_members_written);
   g_test_add_func ("/json/members/read-type-checked", test_members_read_type_checked);
   g_test_add_func ("/json/load/bounded-file", test_load_bounded);

@@ -899,6 +899,21 @@ test_first_match_reported (void)
   g_assert_true (admits_full (policy, IPPROTO_UDP, "2001:db8::1", 9, NULL, NULL, NULL));
 }
 
+/* The policy's one comparison of names, which the verdict and `policy
+ * suggest` use: case and one trailing dot aside, nothing else. */
+static void
+test_same_name (void)
+{
+  g_assert_true (airlock_policy_same_name ("example.com", "example.com"));
+  g_assert_true (airlock_policy_same_name ("Example.COM.", "example.com"));
+  g_assert_true (airlock_policy_same_name ("example.com", "EXAMPLE.com."));
+  g_assert_true (airlock_policy_same_name (".", ""));
+  g_assert_false (airlock_policy_same_name ("example.com..", "example.com"));
+  g_assert_false (airlock_policy_same_name ("example.co", "example.com"));
+  g_assert_false (airlock_policy_same_name ("www.example.com", "example.com"));
+  g_assert_false (airlock_policy_same_name ("exampl\xc3\xa9.com", "EXAMPL\xc3\x89.com"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -934,6 +949,7 @@ main (int argc, char **argv)
   g_test_add_func ("/policy/exe/exact-path", test_exe);
   g_test_add_func ("/policy/exe/with-dns", test_exe_and_dns);
   g_test_add_func ("/policy/report/first-match", test_first_match_reported);
+  g_test_add_func ("/policy/names/same-name", test_same_name);
 
   return g_test_run ();
 }
