@@ -609,6 +609,21 @@ cmd_shell (int argc, char **argv)
         }
     }
 
+  /* The image resolved for the arch before anything starts, as run and
+   * gate check theirs: a mistyped reference or a missing arch is one
+   * message, with no session, thread or guest-image build behind it.  The
+   * run resolves it again, as it would any reference. */
+  {
+    g_autoptr (AirlockImageSource) source = airlock_image_source_open (image_ref, &error);
+    g_autoptr (AirlockImage) image = source ? airlock_image_resolve (source, arch, &error) : NULL;
+
+    if (!image)
+      {
+        fprintf (stderr, "airlock shell: %s: %s\n", airlock_arch_to_string (arch), error->message);
+        return harness_exit_for_image_error (error);
+      }
+  }
+
   session_opts.uri = uri;
   session_opts.cache_dir = cache_dir;
   session_opts.accel = accel;

@@ -10,26 +10,30 @@ cli="${AIRLOCK_CLI:?run through meson test}"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
+# "ARGUMENTS|what the message must say": the message proves the command
+# itself ran and ended on the error meant, not on an earlier one (a test
+# whose binary is missing, or that stops at a missing --arch, would see no
+# clone either).
 cases=(
-  "run --no-such-option"
-  "gate --no-such-option"
-  "verify --no-such-option"
-  "replay --no-such-option"
-  "shell --no-such-option"
-  "show --no-such-option"
-  "images --no-such-option"
-  "doctor --no-such-option"
-  "boot --no-such-option"
-  "policy --no-such-option"
-  "run --image oci:$dir/missing"
-  "gate --image oci:$dir/missing"
-  "gate --arch mips --image oci:$dir/missing"
-  "gate --policy $dir/missing.policy --image oci:$dir/missing"
-  "shell --image oci:$dir/missing"
-  "verify $dir/missing"
-  "replay $dir/missing"
-  "show $dir/missing"
-  "images inspect oci:$dir/missing"
+  "run --no-such-option|^airlock run: Unknown option --no-such-option"
+  "gate --no-such-option|^airlock gate: Unknown option --no-such-option"
+  "verify --no-such-option|^airlock verify: Unknown option --no-such-option"
+  "replay --no-such-option|^airlock replay: Unknown option --no-such-option"
+  "shell --no-such-option|^airlock shell: Unknown option --no-such-option"
+  "show --no-such-option|^airlock show: Unknown option --no-such-option"
+  "images --no-such-option|^airlock images: Unknown option --no-such-option"
+  "doctor --no-such-option|^airlock doctor: Unknown option --no-such-option"
+  "boot --no-such-option|^airlock boot: Unknown option --no-such-option"
+  "policy --no-such-option|^airlock policy: "
+  "run --arch amd64 --image oci:$dir/missing|^airlock run: oci:$dir/missing: .*is not a directory"
+  "gate --image oci:$dir/missing|^airlock gate: oci:$dir/missing: .*is not a directory"
+  "gate --arch mips --image oci:$dir/missing|^airlock gate: unknown arch 'mips'"
+  "gate --policy $dir/missing.policy --image oci:$dir/missing|^airlock gate: cannot read policy '$dir/missing.policy'"
+  "shell --arch amd64 --image oci:$dir/missing|^airlock shell: amd64: oci:$dir/missing: .*is not a directory"
+  "verify $dir/missing|^airlock verify: '$dir/missing' is not a directory"
+  "replay $dir/missing|^airlock replay: '$dir/missing' holds no manifest.json"
+  "show $dir/missing|^airlock show: '$dir/missing' is not a directory"
+  "images inspect oci:$dir/missing|^airlock images inspect: oci:$dir/missing: .*is not a directory"
 )
 echo "1..${#cases[@]}"
 if ! command -v strace >/dev/null; then
@@ -38,7 +42,8 @@ if ! command -v strace >/dev/null; then
 fi
 
 n=0
-for c in "${cases[@]}"; do
+for entry in "${cases[@]}"; do
+  c="${entry%%|*}" want="${entry#*|}"
   n=$((n + 1))
   name="/cli/no-thread-at-exit/${c%% *}-$( [ "${c#*--no-such}" != "$c" ] && echo usage || echo input)-$n"
   # LeakSanitizer runs its own thread at exit and cannot run under ptrace:
@@ -49,6 +54,9 @@ for c in "${cases[@]}"; do
   status=$?
   if [ "$status" -eq 0 ]; then
     echo "not ok $n $name # 'airlock $c' exited 0"
+    sed 's/^/# /' "$dir/out"
+  elif ! grep -Eq -- "$want" "$dir/out"; then
+    echo "not ok $n $name # 'airlock $c' (exit $status) did not say '$want'"
     sed 's/^/# /' "$dir/out"
   elif grep -q 'clone' "$dir/trace"; then
     echo "not ok $n $name # 'airlock $c' (exit $status) started a thread or process:"
