@@ -7,8 +7,6 @@
 
 #include "harness.h"
 
-#include "bundle/bundle.h"
-
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

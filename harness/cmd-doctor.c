@@ -6,7 +6,6 @@
 
 
 #include <errno.h>
-#include <libvirt/libvirt.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -142,7 +141,7 @@ cmd_doctor (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   g_autoptr (GOptionContext) ctx = NULL;
   Doctor d = { 0 };
-  unsigned long libvirt_version = 0;
+  g_autofree char *libvirt_version = NULL;
   GOptionEntry entries[] = {
     { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri, "libvirt URI to check (default: as airlock run would)", "URI" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory", "DIR" },
@@ -163,10 +162,10 @@ cmd_doctor (int argc, char **argv)
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     check_qemu (&d, (AirlockArch) a);
 
-  if (virGetVersion (&libvirt_version, NULL, NULL) == 0)
+  libvirt_version = airlock_libvirt_library_version ();
+  if (libvirt_version)
     {
-      g_autofree char *v = g_strdup_printf ("library %lu.%lu.%lu", libvirt_version / 1000000,
-                                            (libvirt_version / 1000) % 1000, libvirt_version % 1000);
+      g_autofree char *v = g_strconcat ("library ", libvirt_version, NULL);
       report (&d, TRUE, "libvirt", v, NULL);
     }
   else

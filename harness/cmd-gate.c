@@ -10,9 +10,6 @@
 #include "run-report.h"
 #include "table.h"
 
-#include "gate/verdict.h"
-#include "record/run-record.h"
-
 #include <stdio.h>
 
 /* `airlock gate`: `run --image --controls` on every arch, then the verdict

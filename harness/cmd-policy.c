@@ -5,9 +5,6 @@
 
 #include "harness.h"
 
-#include "bundle/bundle-read.h"
-#include "bundle/policy-suggest.h"
-
 #include <stdio.h>
 #include <string.h>
 

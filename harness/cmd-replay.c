@@ -20,10 +20,6 @@
 #include "harness.h"
 #include "replay.h"
 
-#include "record/run-record.h"
-#include "bundle/bundle.h"
-#include "bundle/bundle-network.h"
-
 #include <json-glib/json-glib.h>
 #include <stdarg.h>
 #include <stdio.h>

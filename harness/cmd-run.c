@@ -13,13 +13,6 @@
 #include "run-report.h"
 #include "table.h"
 
-#include "evidence/event.h"
-#include "gate/verdict.h"
-#include "net/flows.h"
-#include "record/run-record.h"
-#include "bundle/bundle.h"
-#include "protocol.h"
-
 #include <gio/gunixinputstream.h>
 #include <json-glib/json-glib.h>
 #include <errno.h>
@@ -32,7 +25,6 @@
 #define DEFAULT_TIMEOUT_S 30
 #define MAX_TIMEOUT_S 86400
 #define MAX_GUEST_TIME_S (7 * 86400)
-
 
 static gboolean
 is_exec (const AirlockEvent *ev)

@@ -14,11 +14,6 @@
 
 #include "harness.h"
 
-#include "record/run-record.h"
-#include "bundle/bundle.h"
-#include "evidence/event.h"
-#include "protocol.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <gio/gunixinputstream.h>

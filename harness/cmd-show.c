@@ -11,9 +11,6 @@
 #include "network-table.h"
 #include "table.h"
 
-#include "bundle/bundle.h"
-#include "bundle/bundle-read.h"
-
 #include <arpa/inet.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
@@ -27,7 +24,6 @@ typedef struct {
   const char *dest_text;      /* --dest as given, or NULL */
   AirlockPolicy *dest;        /* --dest as "allow any CIDR", or NULL */
 } ShowFilter;
-
 
 /* ---- what is shown ---- */
 

@@ -4,8 +4,6 @@
 
 #include "harness.h"
 
-#include "bundle/bundle.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

@@ -3,8 +3,7 @@
  * addresses handed out, then each connection with what it sent. */
 #pragma once
 
-#include "bundle/bundle-network.h"
-
+#include <airlock.h>
 #include <json-glib/json-glib.h>
 
 /* "LABEL: network, as the sinkhole served it (…)" and its two tables, the

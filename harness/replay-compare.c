@@ -8,10 +8,6 @@
 #include "harness.h"
 #include "replay.h"
 
-#include "record/run-record.h"
-#include "bundle/bundle.h"
-#include "bundle/bundle-network.h"
-
 #include <json-glib/json-glib.h>
 #include <string.h>
 

@@ -4,10 +4,6 @@
 
 #include "run-report.h"
 
-#include "evidence/event.h"
-#include "gate/verdict.h"
-#include "protocol.h"
-
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>

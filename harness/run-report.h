@@ -5,8 +5,6 @@
 
 #include "harness.h"
 
-#include "record/run-record.h"
-
 #include <stdio.h>
 
 /* One invocation of run or gate: what was asked, what each arch came to,

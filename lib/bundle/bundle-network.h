@@ -8,13 +8,17 @@
  * the bundle neither rewrites nor re-serialises it, so its digest is the
  * file's and a reader made later reads exactly what the run read.
  *
- * Internal to libairlock (not installed). */
+ * Public (in <airlock.h>): `airlock show` and `verify` print it. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
 
-#include "net/flows.h"
-#include "sinkhole/sinkhole.h"
+#include "../airlock-macros.h"
+
+#include "../net/flows.h"
+#include "../sinkhole/sinkhole.h"
 
 G_BEGIN_DECLS
 
@@ -76,13 +80,13 @@ typedef struct {
 /* The report of @log.  @control_keys (char *, flow keys of the negative
  * controls' destinations, or NULL) marks what was the controls' rather
  * than the workload's.  Never NULL; transfer full. */
-AirlockNetworkReport *airlock_network_report_new (const AirlockSinkholeLog *log,
+AIRLOCK_PUBLIC AirlockNetworkReport *airlock_network_report_new (const AirlockSinkholeLog *log,
                                                   GPtrArray *control_keys);
-void airlock_network_report_free (AirlockNetworkReport *report);
+AIRLOCK_PUBLIC void airlock_network_report_free (AirlockNetworkReport *report);
 
 /* The connection's name, else its address: what a column or a replay key
  * shows for where it went.  Borrowed. */
-const char *airlock_network_connection_destination (const AirlockNetworkConnection *c);
+AIRLOCK_PUBLIC const char *airlock_network_connection_destination (const AirlockNetworkConnection *c);
 
 /* What of @log the capture contradicts, re-derived from the raw frames
  * (lib/net/flows.h): each tcp, udp, icmp and dns record must be traffic
@@ -95,13 +99,13 @@ const char *airlock_network_connection_destination (const AirlockNetworkConnecti
  * cap (a LIMIT anomaly: what it lacks proves nothing).  The second
  * direction only when @log is whole (its final line, nothing dropped).
  * Transfer full. */
-GPtrArray *airlock_network_check_capture (const AirlockSinkholeLog *log, AirlockCapture *capture);
+AIRLOCK_PUBLIC GPtrArray *airlock_network_check_capture (const AirlockSinkholeLog *log, AirlockCapture *capture);
 
 /* What `airlock replay` compares of a run's network, one string per record
  * (its multiset): "dns udp example.com. A", "tcp example.com:443 tls",
  * "udp 198.51.100.7:9999", "icmp example.com" — names and destinations,
  * not times, ports of the guest or bytes.  Transfer full (char *). */
-GPtrArray *airlock_network_replay_keys (const AirlockNetworkReport *report);
+AIRLOCK_PUBLIC GPtrArray *airlock_network_replay_keys (const AirlockNetworkReport *report);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockNetworkReport, airlock_network_report_free)
 

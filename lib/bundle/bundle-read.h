@@ -11,9 +11,13 @@
  * writer's own strings always are. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
 
-#include "bundle/bundle-network.h"
+#include "../airlock-macros.h"
+
+#include "bundle-network.h"
 
 G_BEGIN_DECLS
 
@@ -122,9 +126,9 @@ typedef struct {
  * fails: what cannot be read is in ->missing or ->problems, and
  * ->has_manifest says whether there was a bundle to read at all.  Free
  * with airlock_bundle_view_free(). */
-AirlockBundleView *airlock_bundle_read (const char *dir, guint console_lines);
+AIRLOCK_PUBLIC AirlockBundleView *airlock_bundle_read (const char *dir, guint console_lines);
 /* Accepts NULL. */
-void airlock_bundle_view_free (AirlockBundleView *view);
+AIRLOCK_PUBLIC void airlock_bundle_view_free (AirlockBundleView *view);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBundleView, airlock_bundle_view_free)
 

@@ -25,15 +25,19 @@
  * arrived, marked. */
 #pragma once
 
-#include "airlock-macros.h"
-#include "arch.h"
-#include "evidence/event.h"
-#include "gate/verdict.h"
-#include "image/image.h"
-#include "guestimg/guest-image.h"
-#include "policy/policy.h"
-#include "record/run-record.h"
-#include "vm/vm.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
+
+#include "../airlock-macros.h"
+#include "../arch.h"
+#include "../evidence/event.h"
+#include "../gate/verdict.h"
+#include "../image/image.h"
+#include "../guestimg/guest-image.h"
+#include "../policy/policy.h"
+#include "../record/run-record.h"
+#include "../vm/vm.h"
 
 G_BEGIN_DECLS
 
@@ -50,7 +54,7 @@ typedef enum {
   AIRLOCK_BUNDLE_ERROR_KEY,      /* an HMAC key outside AIRLOCK_BUNDLE_KEY_MIN..MAX */
 } AirlockBundleError;
 
-GQuark airlock_bundle_error_quark (void);
+AIRLOCK_PUBLIC GQuark airlock_bundle_error_quark (void);
 
 /* What the derived files are made of. */
 typedef struct {
@@ -82,13 +86,13 @@ typedef struct {
 } AirlockBundleFacts;
 
 /* Deterministic serialisations (transfer full). */
-char *airlock_bundle_events_jsonl (AirlockArch arch, GPtrArray *events);
-char *airlock_bundle_frames_jsonl (GPtrArray *frames);
-char *airlock_bundle_verdict_json (const AirlockBundleFacts *facts);
-char *airlock_bundle_summary_md (const AirlockBundleFacts *facts);
+AIRLOCK_PUBLIC char *airlock_bundle_events_jsonl (AirlockArch arch, GPtrArray *events);
+AIRLOCK_PUBLIC char *airlock_bundle_frames_jsonl (GPtrArray *frames);
+AIRLOCK_PUBLIC char *airlock_bundle_verdict_json (const AirlockBundleFacts *facts);
+AIRLOCK_PUBLIC char *airlock_bundle_summary_md (const AirlockBundleFacts *facts);
 /* The in-toto Statement v1 with a runtime-trace predicate: subject the
  * image manifest digest (statement.c). */
-char *airlock_bundle_statement_json (const AirlockBundleFacts *facts);
+AIRLOCK_PUBLIC char *airlock_bundle_statement_json (const AirlockBundleFacts *facts);
 
 /* ---- writing ---- */
 
@@ -97,13 +101,13 @@ typedef struct _AirlockBundle AirlockBundle;
 /* Creates @dir (its parent as needed; @dir itself must not exist) with
  * INCOMPLETE and the stream files open for writing.  NULL with @error
  * (AIRLOCK_BUNDLE_ERROR_EXISTS / _IO). */
-AirlockBundle *airlock_bundle_create (const char *dir, GError **error);
+AIRLOCK_PUBLIC AirlockBundle *airlock_bundle_create (const char *dir, GError **error);
 /* An AirlockVmOptions.record_func: appends to the stream's file as it
  * arrives (stdio capped like the VM's copy).  @user_data is the bundle.
  * A write failure is remembered and reported by finish(). */
-void airlock_bundle_record (AirlockVmRecord what, const guint8 *data, gsize len,
+AIRLOCK_PUBLIC void airlock_bundle_record (AirlockVmRecord what, const guint8 *data, gsize len,
                             gpointer user_data);
-const char *airlock_bundle_get_dir (AirlockBundle *bundle);
+AIRLOCK_PUBLIC const char *airlock_bundle_get_dir (AirlockBundle *bundle);
 
 /* What finish() records besides the VM's own evidence. */
 typedef struct {
@@ -138,12 +142,12 @@ typedef struct {
 /* Writes the rest of the bundle, then the manifest, its HMAC, and removes
  * INCOMPLETE.  FALSE with @error when any of it fails (INCOMPLETE stays,
  * with the reason appended). */
-gboolean airlock_bundle_finish (AirlockBundle *bundle, const AirlockBundleInput *input,
+AIRLOCK_PUBLIC gboolean airlock_bundle_finish (AirlockBundle *bundle, const AirlockBundleInput *input,
                                 GError **error);
 /* Gives up on the bundle: INCOMPLETE stays, with @reason appended. */
-void airlock_bundle_abandon (AirlockBundle *bundle, const char *reason);
+AIRLOCK_PUBLIC void airlock_bundle_abandon (AirlockBundle *bundle, const char *reason);
 /* Closes what is open.  An unfinished bundle keeps INCOMPLETE.  Accepts NULL. */
-void airlock_bundle_free (AirlockBundle *bundle);
+AIRLOCK_PUBLIC void airlock_bundle_free (AirlockBundle *bundle);
 
 /* ---- verifying ---- */
 
@@ -175,8 +179,8 @@ typedef struct {
  * events, net.pcap, network.jsonl and policy.txt, and summary.md and
  * attestation.intoto.json made again.
  * Never fails: everything wrong is a problem in the report. */
-AirlockBundleReport *airlock_bundle_verify (const char *dir, GBytes *key);
-void airlock_bundle_report_free (AirlockBundleReport *report);
+AIRLOCK_PUBLIC AirlockBundleReport *airlock_bundle_verify (const char *dir, GBytes *key);
+AIRLOCK_PUBLIC void airlock_bundle_report_free (AirlockBundleReport *report);
 
 /* ---- keys (bundle-set.c) ---- */
 
@@ -188,10 +192,10 @@ void airlock_bundle_report_free (AirlockBundleReport *report);
 
 /* FALSE with @error (AIRLOCK_BUNDLE_ERROR_KEY, naming @what: "the key
  * file 'k'") when @key's length is outside the rule. */
-gboolean airlock_bundle_key_check (GBytes *key, const char *what, GError **error);
+AIRLOCK_PUBLIC gboolean airlock_bundle_key_check (GBytes *key, const char *what, GError **error);
 /* The bytes of @path as they are (not trimmed), checked by the rule.
  * Transfer full; NULL with @error (G_FILE_ERROR or _KEY). */
-GBytes *airlock_bundle_key_load (const char *path, GError **error);
+AIRLOCK_PUBLIC GBytes *airlock_bundle_key_load (const char *path, GError **error);
 
 /* ---- a gate's set of bundles (bundle-set.c) ---- */
 
@@ -200,7 +204,7 @@ GBytes *airlock_bundle_key_load (const char *path, GError **error);
 #define AIRLOCK_BUNDLE_SET_HMAC "set.hmac"
 
 /* A fresh random gate id (32 hex digits).  Transfer full. */
-char *airlock_bundle_set_new_id (void);
+AIRLOCK_PUBLIC char *airlock_bundle_set_new_id (void);
 
 typedef struct {
   const char *gate_id;                  /* what each bundle's manifest names */
@@ -214,7 +218,7 @@ typedef struct {
  * ended: each asked-for arch's finished bundle in @dir/ARCH/ named by the
  * SHA-256 of its manifest.json, null for one not finished.  FALSE with
  * @error when the record exists already or cannot be written. */
-gboolean airlock_bundle_set_write (const char *dir, const AirlockBundleSetInput *in,
+AIRLOCK_PUBLIC gboolean airlock_bundle_set_write (const char *dir, const AirlockBundleSetInput *in,
                                    GError **error);
 
 typedef struct {
@@ -229,15 +233,15 @@ typedef struct {
 
 /* TRUE when @dir looks like a gate's --out directory (set.json or an
  * ARCH/ subdirectory) rather than one bundle. */
-gboolean airlock_bundle_dir_is_set (const char *dir);
+AIRLOCK_PUBLIC gboolean airlock_bundle_dir_is_set (const char *dir);
 /* Verifies the gate directory @dir as one set: set.json present, parsed,
  * and with @key signed (set.hmac); every arch it names present as ARCH/,
  * each bundle verified (airlock_bundle_verify()) and naming that arch,
  * the set's gate id and image, with the manifest digest the set records;
  * nothing else in @dir.  Never fails: the report holds the set's problems
  * and each bundle's own report. */
-AirlockBundleSetReport *airlock_bundle_set_verify (const char *dir, GBytes *key);
-void airlock_bundle_set_report_free (AirlockBundleSetReport *report);
+AIRLOCK_PUBLIC AirlockBundleSetReport *airlock_bundle_set_verify (const char *dir, GBytes *key);
+AIRLOCK_PUBLIC void airlock_bundle_set_report_free (AirlockBundleSetReport *report);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBundle, airlock_bundle_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockBundleSetReport, airlock_bundle_set_report_free)

@@ -6,12 +6,16 @@
  *
  * It is built from what the bundle says (airlock_bundle_read(): events.jsonl
  * and the sinkhole's records, network.jsonl), not checked: verify the
- * bundles first.  Internal to libairlock (not installed). */
+ * bundles first.  Public (in <airlock.h>): `airlock policy suggest`. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
 
-#include "bundle/bundle-read.h"
+#include "../airlock-macros.h"
+
+#include "bundle-read.h"
 
 G_BEGIN_DECLS
 
@@ -34,6 +38,6 @@ G_BEGIN_DECLS
  * at the end and admitted by no rule: a call the supervisor denied (an
  * escape), a destination that does not decode, a flow no record explains.
  * Loopback is not egress and gets no rule.  Transfer full; never NULL. */
-char *airlock_policy_suggest (GPtrArray *views);
+AIRLOCK_PUBLIC char *airlock_policy_suggest (GPtrArray *views);
 
 G_END_DECLS

@@ -10,10 +10,14 @@
  * are checked against the bytes present, compression pointers must move
  * strictly backwards, and names and messages are bounded.
  *
- * Internal to libairlock for now (not installed). */
+ * Public (in <airlock.h>): an event carries its DNS questions. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
+
+#include "../airlock-macros.h"
 
 G_BEGIN_DECLS
 
@@ -87,11 +91,11 @@ typedef struct {
  * authority and additional records (an EDNS OPT record is common in a
  * query) are walked only to check that the counts describe the message
  * exactly.  Never returns NULL.  Transfer full. */
-AirlockDnsQuery *airlock_dns_parse_query (const guint8 *msg, gsize len, gsize wire_len);
-void airlock_dns_query_free (AirlockDnsQuery *query);
+AIRLOCK_PUBLIC AirlockDnsQuery *airlock_dns_parse_query (const guint8 *msg, gsize len, gsize wire_len);
+AIRLOCK_PUBLIC void airlock_dns_query_free (AirlockDnsQuery *query);
 
 /* "truncated", "pointer-loop", …: stable short names. */
-const char *airlock_dns_problem_to_string (AirlockDnsProblem problem);
+AIRLOCK_PUBLIC const char *airlock_dns_problem_to_string (AirlockDnsProblem problem);
 
 /* Reassembles the DNS messages of one TCP connection to port 53 from the
  * successive payloads the workload wrote (several messages per write, a
@@ -103,32 +107,32 @@ typedef struct _AirlockDnsTcpStream AirlockDnsTcpStream;
 
 /* @max_message: 0 for AIRLOCK_DNS_TCP_MESSAGE_MAX (every message the
  * framing can express); otherwise at most that. */
-AirlockDnsTcpStream *airlock_dns_tcp_stream_new (gsize max_message);
-void airlock_dns_tcp_stream_free (AirlockDnsTcpStream *stream);
+AIRLOCK_PUBLIC AirlockDnsTcpStream *airlock_dns_tcp_stream_new (gsize max_message);
+AIRLOCK_PUBLIC void airlock_dns_tcp_stream_free (AirlockDnsTcpStream *stream);
 
 /* Feeds the next @len bytes written to the connection.  Returns the
  * messages they completed, parsed (element type AirlockDnsQuery *, possibly
  * none).  Transfer full. */
-GPtrArray *airlock_dns_tcp_stream_feed (AirlockDnsTcpStream *stream, const guint8 *data,
+AIRLOCK_PUBLIC GPtrArray *airlock_dns_tcp_stream_feed (AirlockDnsTcpStream *stream, const guint8 *data,
                                         gsize len);
 /* The supervisor did not copy the next @len bytes of the connection.
  * Framing cannot be trusted after a gap, so the stream stops: the message
  * under way (if any) is returned CLIPPED and later bytes are counted, not
  * parsed.  Returns like feed(). */
-GPtrArray *airlock_dns_tcp_stream_feed_gap (AirlockDnsTcpStream *stream, gsize len);
+AIRLOCK_PUBLIC GPtrArray *airlock_dns_tcp_stream_feed_gap (AirlockDnsTcpStream *stream, gsize len);
 /* The connection ended.  Returns the message it ended in the middle of
  * (TRUNCATED, with the questions its bytes hold), or NULL when it ended on a
  * message boundary or the stream had stopped.  Feeding afterwards is a
  * programmer error.  Transfer full. */
-AirlockDnsQuery *airlock_dns_tcp_stream_finish (AirlockDnsTcpStream *stream);
+AIRLOCK_PUBLIC AirlockDnsQuery *airlock_dns_tcp_stream_finish (AirlockDnsTcpStream *stream);
 
 /* Bytes of the current message held right now (for tests: never more than
  * the cap). */
-gsize airlock_dns_tcp_stream_get_buffered (AirlockDnsTcpStream *stream);
+AIRLOCK_PUBLIC gsize airlock_dns_tcp_stream_get_buffered (AirlockDnsTcpStream *stream);
 /* Bytes fed (and gaps) after the stream stopped. */
-guint64 airlock_dns_tcp_stream_get_ignored (AirlockDnsTcpStream *stream);
+AIRLOCK_PUBLIC guint64 airlock_dns_tcp_stream_get_ignored (AirlockDnsTcpStream *stream);
 /* Why the stream stopped (a gap), or NULL while it is parsing. */
-const char *airlock_dns_tcp_stream_get_stop_reason (AirlockDnsTcpStream *stream);
+AIRLOCK_PUBLIC const char *airlock_dns_tcp_stream_get_stop_reason (AirlockDnsTcpStream *stream);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockDnsQuery, airlock_dns_query_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockDnsTcpStream, airlock_dns_tcp_stream_free)

@@ -8,14 +8,18 @@
  * mandatory tags per kind); what is checked here is what spans frames: a
  * RESULT must refer to an earlier syscall event that has no result yet.
  *
- * Internal to libairlock for now (not installed); the `airlock run` command
- * and the tests use it. */
+ * Public (in <airlock.h>): the `airlock` command prints runs and bundles
+ * through it, as any other client of the library can. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
+
+#include "../airlock-macros.h"
 
 #include "abi-names.h"
-#include "arch.h"
+#include "../arch.h"
 #include "channel.h"
 #include "dns.h"
 #include "sockaddr.h"
@@ -25,7 +29,7 @@
 G_BEGIN_DECLS
 
 #define AIRLOCK_EVENT_ERROR (airlock_event_error_quark ())
-GQuark airlock_event_error_quark (void);
+AIRLOCK_PUBLIC GQuark airlock_event_error_quark (void);
 
 typedef enum {
   AIRLOCK_EVENT_ERROR_MALFORMED,   /* not an EVENT frame, or its TLVs break protocol.h */
@@ -132,24 +136,24 @@ typedef struct _AirlockEventLog AirlockEventLog;
 
 /* Never fails.  Free with airlock_event_log_free() (accepts NULL), which
  * drops one reference: the log goes when its last holder lets go. */
-AirlockEventLog *airlock_event_log_new (void);
-AirlockEventLog *airlock_event_log_ref (AirlockEventLog *log);
-void airlock_event_log_free (AirlockEventLog *log);
+AIRLOCK_PUBLIC AirlockEventLog *airlock_event_log_new (void);
+AIRLOCK_PUBLIC AirlockEventLog *airlock_event_log_ref (AirlockEventLog *log);
+AIRLOCK_PUBLIC void airlock_event_log_free (AirlockEventLog *log);
 
 /* Decodes one accepted EVENT frame (frames in channel order, seq
  * increasing).  Returns FALSE with @error set (AIRLOCK_EVENT_ERROR) when
  * the frame is not an EVENT frame, breaks protocol.h, or is a RESULT that
  * refers to no earlier syscall event without a result; the log is then
  * unchanged. */
-gboolean airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame,
+AIRLOCK_PUBLIC gboolean airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame,
                                       GError **error);
 
 /* The events so far, in seq order (element type AirlockEvent *).  Owned by
  * the log. */
-GPtrArray *airlock_event_log_get_events (AirlockEventLog *log);
+AIRLOCK_PUBLIC GPtrArray *airlock_event_log_get_events (AirlockEventLog *log);
 
 /* The syscall event with frame sequence number @seq, or NULL. */
-const AirlockEvent *airlock_event_log_lookup (AirlockEventLog *log, guint64 seq);
+AIRLOCK_PUBLIC const AirlockEvent *airlock_event_log_lookup (AirlockEventLog *log, guint64 seq);
 
 /* The event's key line, the form tests write expectations in:
  *
@@ -164,16 +168,16 @@ const AirlockEvent *airlock_event_log_lookup (AirlockEventLog *log, guint64 seq)
  * an address was given but does not decode; "-" when no socket is
  * involved.  Then " dns=NAME" per question of each DNS message the event
  * completed, in order.  NULL for kinds other than SYSCALL.  Transfer full. */
-char *airlock_event_key_line (const AirlockEvent *ev);
+AIRLOCK_PUBLIC char *airlock_event_key_line (const AirlockEvent *ev);
 
 /* The destination the key uses (see key_line), or NULL. */
-const AirlockSockaddr *airlock_event_get_destination (const AirlockEvent *ev);
+AIRLOCK_PUBLIC const AirlockSockaddr *airlock_event_get_destination (const AirlockEvent *ev);
 
 /* What happened to the call, for people: "denied: raw-socket", "ok",
  * "ECONNREFUSED", "sent", "not sent" (sendmmsg entries past the count),
  * "allowed" (the kernel ran it; no result reported), "no result" (emulated,
  * no RESULT yet); "" for other kinds.  Transfer full. */
-char *airlock_event_outcome (const AirlockEvent *ev);
+AIRLOCK_PUBLIC char *airlock_event_outcome (const AirlockEvent *ev);
 
 /* airlock_result_to_string(), airlock_wait_status_to_string(),
  * airlock_syscall_abi() and airlock_syscall_name(): abi-names.h. */
@@ -182,10 +186,10 @@ char *airlock_event_outcome (const AirlockEvent *ev);
  * what `airlock run --json` prints and a bundle's events.jsonl holds.
  * Deterministic: the same event always gives the same bytes.  Transfer
  * full. */
-char *airlock_event_to_json (AirlockArch arch, const AirlockEvent *ev);
+AIRLOCK_PUBLIC char *airlock_event_to_json (AirlockArch arch, const AirlockEvent *ev);
 /* The same members, added to the object @b has open (for a line that
  * carries more, like `airlock run --json`'s "type"). */
-void airlock_event_add_json_members (JsonBuilder *b, AirlockArch arch, const AirlockEvent *ev);
+AIRLOCK_PUBLIC void airlock_event_add_json_members (JsonBuilder *b, AirlockArch arch, const AirlockEvent *ev);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockEventLog, airlock_event_log_free)
 

@@ -16,11 +16,14 @@
  * big-endian (network order) on the wire and in the struct.  A big-endian
  * guest would need a flag here.
  *
- * Internal to libairlock for now: the evidence decoder and the bundle
- * verifier use it; it is not installed. */
+ * Public (in <airlock.h>): an event carries its decoded addresses. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
+
+#include "../airlock-macros.h"
 
 #include <sys/socket.h>
 
@@ -37,7 +40,7 @@ G_BEGIN_DECLS
 #define AIRLOCK_SOCKADDR_PACKET_ADDR_MAX (AIRLOCK_SOCKADDR_MAX - 12)
 
 #define AIRLOCK_SOCKADDR_ERROR (airlock_sockaddr_error_quark ())
-GQuark airlock_sockaddr_error_quark (void);
+AIRLOCK_PUBLIC GQuark airlock_sockaddr_error_quark (void);
 
 /* Why the kernel would refuse the address.  The message names the errno the
  * system call returns (EINVAL, EAFNOSUPPORT, EOPNOTSUPP, EISCONN). */
@@ -142,7 +145,7 @@ typedef struct {
  * Returns TRUE and fills @ret, or FALSE with @error set
  * (AIRLOCK_SOCKADDR_ERROR) and @ret untouched.  @bytes may be NULL when
  * @len is 0. */
-gboolean airlock_sockaddr_decode (const guint8 *bytes, gsize len, AirlockSockaddr *ret,
+AIRLOCK_PUBLIC gboolean airlock_sockaddr_decode (const guint8 *bytes, gsize len, AirlockSockaddr *ret,
                                   GError **error);
 
 /* Decodes @len bytes passed to @call on a socket of (@sock_family,
@@ -168,7 +171,7 @@ gboolean airlock_sockaddr_decode (const guint8 *bytes, gsize len, AirlockSockadd
  * SOCK_NONBLOCK / SOCK_CLOEXEC.
  *
  * Returns like airlock_sockaddr_decode(). */
-gboolean airlock_sockaddr_decode_for_socket (int sock_family, int sock_type, int sock_protocol,
+AIRLOCK_PUBLIC gboolean airlock_sockaddr_decode_for_socket (int sock_family, int sock_type, int sock_protocol,
                                              AirlockSockaddrCall call, const guint8 *bytes,
                                              gsize len, AirlockSockaddr *ret, GError **error);
 
@@ -177,7 +180,7 @@ gboolean airlock_sockaddr_decode_for_socket (int sock_family, int sock_type, int
  * "unix:@name", "netlink:pid=0,groups=0x0", "vsock:2:1024", … Bytes of
  * names are escaped like every guest string (airlock_evidence_escape_bytes):
  * valid UTF-8, no control characters, unambiguous.  Transfer full. */
-char *airlock_sockaddr_to_string (const AirlockSockaddr *sa);
+AIRLOCK_PUBLIC char *airlock_sockaddr_to_string (const AirlockSockaddr *sa);
 
 /* The attempt key: a canonical string for (socket family, type, protocol,
  * address, port), e.g. "inet/stream/tcp 192.0.2.1:9" and
@@ -188,24 +191,24 @@ char *airlock_sockaddr_to_string (const AirlockSockaddr *sa);
  * protocol 0 on an inet stream / datagram socket is written as the protocol
  * the kernel picks (tcp / udp), a unix SOCK_RAW socket as the SOCK_DGRAM it
  * becomes.  Transfer full. */
-char *airlock_attempt_key (int family, int type, int protocol, const AirlockSockaddr *sa);
+AIRLOCK_PUBLIC char *airlock_attempt_key (int family, int type, int protocol, const AirlockSockaddr *sa);
 
 /* The socket part of an attempt key, "inet/stream/tcp", canonical exactly
  * as airlock_attempt_key() writes it (flags masked, default protocols
  * named).  Transfer full. */
-char *airlock_socket_triple_to_string (int family, int type, int protocol);
+AIRLOCK_PUBLIC char *airlock_socket_triple_to_string (int family, int type, int protocol);
 
 /* "inet6", "unix", …; "family-N" for others.  Transfer full. */
-char *airlock_socket_family_to_string (int family);
+AIRLOCK_PUBLIC char *airlock_socket_family_to_string (int family);
 
 /* The transport an inet socket of @type and @protocol speaks: "tcp",
  * "udp", "icmp", "icmpv6" (protocol 0 on a stream or datagram socket is
  * TCP or UDP), NULL for anything else (static). */
-const char *airlock_inet_protocol_name (int protocol, int type);
+AIRLOCK_PUBLIC const char *airlock_inet_protocol_name (int protocol, int type);
 
 /* The address of an inet sockaddr alone, as a packet carries it:
  * "192.0.2.1", "2001:db8::1" (no brackets, port or scope id); NULL for any
  * other family.  Transfer full. */
-char *airlock_sockaddr_inet_address (const AirlockSockaddr *sa);
+AIRLOCK_PUBLIC char *airlock_sockaddr_inet_address (const AirlockSockaddr *sa);
 
 G_END_DECLS

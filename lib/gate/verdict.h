@@ -28,12 +28,16 @@
  * Pure: it reads decoded events, flows and a policy, and does no I/O. */
 #pragma once
 
-#include "airlock-macros.h"
-#include "evidence/event.h"
-#include "gate/verdict-kind.h"
-#include "net/flows.h"
-#include "policy/policy.h"
-#include "record/run-record.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
+
+#include "../airlock-macros.h"
+#include "../evidence/event.h"
+#include "verdict-kind.h"
+#include "../net/flows.h"
+#include "../policy/policy.h"
+#include "../record/run-record.h"
 
 G_BEGIN_DECLS
 
@@ -85,14 +89,14 @@ typedef struct _AirlockVerdict {
 
 /* The judgment of the record with frame @seq, or NULL when it was neither
  * egress nor a denial. */
-const AirlockVerdictAttempt *airlock_verdict_lookup (const AirlockVerdict *verdict, guint64 seq);
+AIRLOCK_PUBLIC const AirlockVerdictAttempt *airlock_verdict_lookup (const AirlockVerdict *verdict, guint64 seq);
 
 /* The verdict over @record under @policy (NULL: nothing admitted).  Pure:
  * no I/O, the same record and policy always give the same verdict.  Never
  * NULL. */
-AirlockVerdict *airlock_verdict_compute (const AirlockRunRecord *record,
+AIRLOCK_PUBLIC AirlockVerdict *airlock_verdict_compute (const AirlockRunRecord *record,
                                          const AirlockPolicy *policy);
-void airlock_verdict_free (AirlockVerdict *verdict);
+AIRLOCK_PUBLIC void airlock_verdict_free (AirlockVerdict *verdict);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockVerdict, airlock_verdict_free)
 

@@ -32,10 +32,14 @@
  * still makes a flow, with port 0 (and protocol IPPROTO_RAW when even the
  * protocol is unknown), so a guest cannot hide egress by malforming it.
  *
- * Internal to libairlock for now (not installed). */
+ * Public (in <airlock.h>): a run record and a bundle carry its flows. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
+
+#include "../airlock-macros.h"
 
 #include <sys/socket.h>
 
@@ -81,7 +85,7 @@ typedef struct {
 /* Fills @guest with @mac, QEMU user networking's default guest addresses
  * (10.0.2.15, fec0::15), the link-local address the kernel derives from
  * @mac, and QEMU's own addresses (10.0.2.2, 10.0.2.3). */
-void airlock_capture_guest_init (AirlockCaptureGuest *guest, const guint8 mac[6]);
+AIRLOCK_PUBLIC void airlock_capture_guest_init (AirlockCaptureGuest *guest, const guint8 mac[6]);
 
 typedef struct {
   int family;            /* AF_INET or AF_INET6 */
@@ -212,17 +216,17 @@ typedef struct _AirlockCapture AirlockCapture;
  * fail the analysis (they are anomalies); a malformed pcap file does:
  * returns NULL with @error set (AIRLOCK_PCAP_ERROR, naming the byte offset).
  * Transfer full. */
-AirlockCapture *airlock_capture_analyse (GBytes *pcap, const AirlockCaptureGuest *guest,
+AIRLOCK_PUBLIC AirlockCapture *airlock_capture_analyse (GBytes *pcap, const AirlockCaptureGuest *guest,
                                          GError **error);
-void airlock_capture_free (AirlockCapture *capture);
+AIRLOCK_PUBLIC void airlock_capture_free (AirlockCapture *capture);
 
 /* AirlockFlow *, in order of their first packet.  Transfer none. */
-GPtrArray *airlock_capture_get_flows (AirlockCapture *capture);
+AIRLOCK_PUBLIC GPtrArray *airlock_capture_get_flows (AirlockCapture *capture);
 /* The flow with this key, or NULL.  Transfer none. */
-const AirlockFlow *airlock_capture_lookup_flow (AirlockCapture *capture, const char *key);
+AIRLOCK_PUBLIC const AirlockFlow *airlock_capture_lookup_flow (AirlockCapture *capture, const char *key);
 /* AirlockHousekeeping *, one per kind seen, in AirlockHousekeepingKind
  * order.  Transfer none. */
-GPtrArray *airlock_capture_get_housekeeping (AirlockCapture *capture);
+AIRLOCK_PUBLIC GPtrArray *airlock_capture_get_housekeeping (AirlockCapture *capture);
 /* Capture anomalies: AirlockCaptureAnomaly *, one per kind seen, in kind
  * order; empty when every frame was judged and explained.  Transfer none.
  *
@@ -245,27 +249,27 @@ GPtrArray *airlock_capture_get_housekeeping (AirlockCapture *capture);
  * frame that does not decode, and a cap reached (LIMIT: frames past it
  * were not judged).  A gate must not pass a run with any anomaly: each
  * names its first frame (first_frame, first_reason). */
-GPtrArray *airlock_capture_get_anomalies (AirlockCapture *capture);
+AIRLOCK_PUBLIC GPtrArray *airlock_capture_get_anomalies (AirlockCapture *capture);
 /* The anomaly seen first in the capture (the lowest first_record), or NULL
  * when there is none: what a verdict names.  Transfer none. */
-const AirlockCaptureAnomaly *airlock_capture_get_first_anomaly (AirlockCapture *capture);
+AIRLOCK_PUBLIC const AirlockCaptureAnomaly *airlock_capture_get_first_anomaly (AirlockCapture *capture);
 /* Records in the file; of them, frames the guest sent. */
-guint64 airlock_capture_get_frames (AirlockCapture *capture);
-guint64 airlock_capture_get_guest_frames (AirlockCapture *capture);
+AIRLOCK_PUBLIC guint64 airlock_capture_get_frames (AirlockCapture *capture);
+AIRLOCK_PUBLIC guint64 airlock_capture_get_guest_frames (AirlockCapture *capture);
 /* Frames from QEMU that answer no flow and are no housekeeping. */
-guint64 airlock_capture_get_unmatched_replies (AirlockCapture *capture);
+AIRLOCK_PUBLIC guint64 airlock_capture_get_unmatched_replies (AirlockCapture *capture);
 
 /* The key of a flow, spelled as lib/evidence spells an attempt key
  * (airlock_attempt_key()): "inet/stream/tcp 192.0.2.1:9",
  * "inet6/dgram/udp [2001:db8::1]:53", "inet/dgram/icmp 192.0.2.1:0".
  * @address holds 4 bytes for AF_INET, 16 for AF_INET6; the socket type is
  * the one AirlockFlow.type documents.  Transfer full. */
-char *airlock_capture_flow_key (int family, int protocol, const guint8 *address, guint16 port);
+AIRLOCK_PUBLIC char *airlock_capture_flow_key (int family, int protocol, const guint8 *address, guint16 port);
 
 /* "arp", "neighbour-solicitation", "mldv2-report", …: stable short names. */
-const char *airlock_housekeeping_kind_to_string (AirlockHousekeepingKind kind);
+AIRLOCK_PUBLIC const char *airlock_housekeeping_kind_to_string (AirlockHousekeepingKind kind);
 /* "ipv4", "clipped", "limit", …: stable short names. */
-const char *airlock_capture_anomaly_kind_to_string (AirlockCaptureAnomalyKind kind);
+AIRLOCK_PUBLIC const char *airlock_capture_anomaly_kind_to_string (AirlockCaptureAnomalyKind kind);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockCapture, airlock_capture_free)
 

@@ -8,16 +8,20 @@
  * can make one from synthetic events: the verdict is a pure function of a
  * record and a policy, so every rule of it is proven without a VM.
  *
- * Internal to libairlock (not installed). */
+ * Public (in <airlock.h>): `airlock gate` reads a run through it. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
 
-#include "arch.h"
-#include "evidence/channel.h"
-#include "evidence/event.h"
-#include "net/flows.h"
-#include "sinkhole/sinkhole.h"
+#include "../airlock-macros.h"
+
+#include "../arch.h"
+#include "../evidence/channel.h"
+#include "../evidence/event.h"
+#include "../net/flows.h"
+#include "../sinkhole/sinkhole.h"
 
 G_BEGIN_DECLS
 
@@ -112,13 +116,13 @@ typedef struct _AirlockRunRecord {
 /* Never NULL: a capture that does not analyse is kept as capture_error (the
  * verdict then says why there is none).  Transfer full; release with
  * airlock_run_record_unref(). */
-AirlockRunRecord *airlock_run_record_new (const AirlockRunRecordInput *input);
-AirlockRunRecord *airlock_run_record_ref (AirlockRunRecord *record);
-void airlock_run_record_unref (AirlockRunRecord *record);
+AIRLOCK_PUBLIC AirlockRunRecord *airlock_run_record_new (const AirlockRunRecordInput *input);
+AIRLOCK_PUBLIC AirlockRunRecord *airlock_run_record_ref (AirlockRunRecord *record);
+AIRLOCK_PUBLIC void airlock_run_record_unref (AirlockRunRecord *record);
 
 /* The guest's last LOG message (a trusted program's last word: die()'s
  * reason before an error trailer), or NULL. */
-const char *airlock_run_record_last_log (const AirlockRunRecord *record);
+AIRLOCK_PUBLIC const char *airlock_run_record_last_log (const AirlockRunRecord *record);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockRunRecord, airlock_run_record_unref)
 

@@ -19,10 +19,14 @@
  * detection and the record format.  Every function here takes bytes the
  * guest wrote: bounded, never trusting a length.
  *
- * Internal to libairlock (not installed). */
+ * Public (in <airlock.h>): a run record and a bundle carry its records. */
 #pragma once
 
-#include "airlock-macros.h"
+#if !defined(AIRLOCK_INSIDE) && !defined(AIRLOCK_COMPILATION)
+#error "Only <airlock.h> can be included directly."
+#endif
+
+#include "../airlock-macros.h"
 
 #include <sys/socket.h>
 
@@ -49,8 +53,8 @@ G_BEGIN_DECLS
 
 typedef struct _AirlockSinkholeNames AirlockSinkholeNames;
 
-AirlockSinkholeNames *airlock_sinkhole_names_new (void);
-void airlock_sinkhole_names_free (AirlockSinkholeNames *names);
+AIRLOCK_PUBLIC AirlockSinkholeNames *airlock_sinkhole_names_new (void);
+AIRLOCK_PUBLIC void airlock_sinkhole_names_free (AirlockSinkholeNames *names);
 
 /* The addresses handed out for @name (presentation form as
  * airlock_dns_parse_query() writes it, "example.com."; compared without
@@ -60,12 +64,12 @@ void airlock_sinkhole_names_free (AirlockSinkholeNames *names);
  * moves an address).  198.18.0.0/24 and 2001:db8:a1::/112 are never handed
  * out (left for the sinkhole's own addresses), nor an IPv4 address ending
  * in .0 or .255.  FALSE when the table is full (NAMES_MAX). */
-gboolean airlock_sinkhole_names_lookup (AirlockSinkholeNames *names, const char *name,
+AIRLOCK_PUBLIC gboolean airlock_sinkhole_names_lookup (AirlockSinkholeNames *names, const char *name,
                                         guint8 ret_v4[4], guint8 ret_v6[16]);
 
 /* The name @address (4 or 16 bytes by @family) was handed out for in this
  * table, as it was first asked, or NULL.  Owned by @names. */
-const char *airlock_sinkhole_names_reverse (AirlockSinkholeNames *names, int family,
+AIRLOCK_PUBLIC const char *airlock_sinkhole_names_reverse (AirlockSinkholeNames *names, int family,
                                             const guint8 *address);
 
 /* ---- DNS --------------------------------------------------------------- */
@@ -77,7 +81,7 @@ typedef struct {
   GPtrArray *answers;   /* char *: the addresses answered, as text; never NULL */
 } AirlockSinkholeDnsExchange;
 
-void airlock_sinkhole_dns_exchange_clear (AirlockSinkholeDnsExchange *exchange);
+AIRLOCK_PUBLIC void airlock_sinkhole_dns_exchange_clear (AirlockSinkholeDnsExchange *exchange);
 
 /* Answers one DNS message the guest sent (UDP payload, or one TCP message
  * without its length prefix).  A standard query with one question of class
@@ -86,7 +90,7 @@ void airlock_sinkhole_dns_exchange_clear (AirlockSinkholeDnsExchange *exchange);
  * when its header decoded, no answer when it did not.  The reply echoes the
  * ID, the question and RD.  Returns the reply (NULL: send nothing) and fills
  * @ret_exchange for the record. */
-GBytes *airlock_sinkhole_dns_answer (AirlockSinkholeNames *names, const guint8 *query,
+AIRLOCK_PUBLIC GBytes *airlock_sinkhole_dns_answer (AirlockSinkholeNames *names, const guint8 *query,
                                      gsize len, AirlockSinkholeDnsExchange *ret_exchange);
 
 /* ---- protocol detection ------------------------------------------------ */
@@ -115,7 +119,7 @@ typedef struct {
   GPtrArray *dns_questions;  /* char *: names asked over TCP */
 } AirlockSinkholeDetected;
 
-void airlock_sinkhole_detected_clear (AirlockSinkholeDetected *detected);
+AIRLOCK_PUBLIC void airlock_sinkhole_detected_clear (AirlockSinkholeDetected *detected);
 
 typedef enum {
   AIRLOCK_SINKHOLE_DETECT_NEED_MORE,  /* could still be a known protocol: wait for more bytes */
@@ -127,16 +131,16 @@ typedef enum {
  * with more bytes while NEED_MORE; at the end of the bytes (the connection
  * went quiet, closed, or FIRST_BYTES_MAX was reached) call with @final TRUE,
  * which always returns DONE. */
-AirlockSinkholeDetectResult airlock_sinkhole_detect (const guint8 *data, gsize len, guint16 port,
+AIRLOCK_PUBLIC AirlockSinkholeDetectResult airlock_sinkhole_detect (const guint8 *data, gsize len, guint16 port,
                                                      gboolean final,
                                                      AirlockSinkholeDetected *ret_detected);
 
-const char *airlock_sinkhole_protocol_to_string (AirlockSinkholeProtocol protocol);
+AIRLOCK_PUBLIC const char *airlock_sinkhole_protocol_to_string (AirlockSinkholeProtocol protocol);
 
 /* ---- records ----------------------------------------------------------- */
 
 #define AIRLOCK_SINKHOLE_ERROR (airlock_sinkhole_error_quark ())
-GQuark airlock_sinkhole_error_quark (void);
+AIRLOCK_PUBLIC GQuark airlock_sinkhole_error_quark (void);
 
 typedef enum {
   AIRLOCK_SINKHOLE_ERROR_INVALID,   /* a line that is not a record (the message says why) */
@@ -179,15 +183,15 @@ typedef struct {
    * ICMP: an echo request (answered). */
 } AirlockSinkholeRecord;
 
-void airlock_sinkhole_record_free (AirlockSinkholeRecord *record);
+AIRLOCK_PUBLIC void airlock_sinkhole_record_free (AirlockSinkholeRecord *record);
 
 /* One JSON object, no newline (members as in docs/sinkhole.md; bytes as
  * base64).  Transfer full. */
-char *airlock_sinkhole_record_to_json (const AirlockSinkholeRecord *record);
+AIRLOCK_PUBLIC char *airlock_sinkhole_record_to_json (const AirlockSinkholeRecord *record);
 
 /* The process's final line, {"end":true,"records_dropped":N}, no newline.
  * Transfer full. */
-char *airlock_sinkhole_end_line_to_json (guint64 records_dropped, guint64 frames_refused,
+AIRLOCK_PUBLIC char *airlock_sinkhole_end_line_to_json (guint64 records_dropped, guint64 frames_refused,
                                          const char *first_refused);
 
 typedef struct {
@@ -215,11 +219,11 @@ typedef struct {
  * line reads as the records it holds, complete FALSE: also when its last
  * line has no newline and does not parse (the process died writing it).
  * Transfer full. */
-AirlockSinkholeLog *airlock_sinkhole_log_new_from_bytes (GBytes *bytes, GError **error);
-void airlock_sinkhole_log_free (AirlockSinkholeLog *log);
+AIRLOCK_PUBLIC AirlockSinkholeLog *airlock_sinkhole_log_new_from_bytes (GBytes *bytes, GError **error);
+AIRLOCK_PUBLIC void airlock_sinkhole_log_free (AirlockSinkholeLog *log);
 
 /* The name the sinkhole's DNS handed @address out for in this run, or NULL. */
-const char *airlock_sinkhole_log_name_for_address (const AirlockSinkholeLog *log, int family,
+AIRLOCK_PUBLIC const char *airlock_sinkhole_log_name_for_address (const AirlockSinkholeLog *log, int family,
                                                    const guint8 *address);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockSinkholeNames, airlock_sinkhole_names_free)
@@ -229,6 +233,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockSinkholeLog, airlock_sinkhole_log_free)
  * which is what the verdict and a suggested policy compare.  A bracketed
  * IPv6 literal, or a "port" that is not all digits, is kept whole.
  * Transfer full. */
-char *airlock_sinkhole_host_without_port (const char *host);
+AIRLOCK_PUBLIC char *airlock_sinkhole_host_without_port (const char *host);
 
 G_END_DECLS

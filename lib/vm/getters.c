@@ -137,3 +137,13 @@ airlock_vm_get_libvirt_version (AirlockVm *vm)
 
   return version_string (vm->conn && virConnectGetLibVersion (vm->conn->conn, &v) == 0, v);
 }
+
+char *
+airlock_libvirt_library_version (void)
+{
+  unsigned long v = 0;
+
+  if (virGetVersion (&v, NULL, NULL) != 0)
+    return NULL;
+  return version_string (TRUE, v);
+}

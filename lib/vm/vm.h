@@ -232,6 +232,10 @@ AIRLOCK_PUBLIC gboolean airlock_vm_send_winsize (AirlockVm *vm, guint16 rows, gu
  * the connection reports; "unknown" when it does not).  Transfer full. */
 AIRLOCK_PUBLIC char *airlock_vm_get_qemu_version (AirlockVm *vm);
 AIRLOCK_PUBLIC char *airlock_vm_get_libvirt_version (AirlockVm *vm);
+/* The version of the libvirt library this process runs with, with no
+ * connection (`airlock doctor`): "MAJOR.MINOR.MICRO", or NULL when the
+ * library does not answer.  Transfer full. */
+AIRLOCK_PUBLIC char *airlock_libvirt_library_version (void);
 /* The heartbeat period and tolerance the run's channel checks (the
  * defaults applied). */
 AIRLOCK_PUBLIC void airlock_vm_get_heartbeat (AirlockVm *vm, guint *ret_period_ms,
