@@ -13,7 +13,7 @@
 G_BEGIN_DECLS
 
 /* The guest's side and the network's, as the sinkhole has them
- * (sinkhole/main.c; the guest's MAC is AIRLOCK_NET_GUEST_MAC). */
+ * (sinkhole/; the guest's MAC is AIRLOCK_NET_GUEST_MAC). */
 #define BENCH_NET_GUEST_ADDR "10.0.2.15"
 #define BENCH_NET_GATEWAY_ADDR "10.0.2.2"
 #define BENCH_NET_DNS_ADDR "10.0.2.3"

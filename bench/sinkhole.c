@@ -1,4 +1,4 @@
-/* bench/sinkhole: what the sinkhole (airlock-sinkhole, sinkhole/main.c)
+/* bench/sinkhole: what the sinkhole (airlock-sinkhole, sinkhole/)
  * costs one connection and one DNS query, on the host alone: no VM
  * (issue 20, "connection setup cost in the sinkhole").
  *

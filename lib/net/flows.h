@@ -73,7 +73,7 @@ typedef struct {
   guint8 link_local[16];    /* fe80::5054:ff:fe…, from @mac */
   guint8 gateway4[4];       /* QEMU: 10.0.2.2 */
   guint8 dns4[4];           /* QEMU: 10.0.2.3 */
-  /* The capture was written by airlock's sinkhole (sinkhole/main.c),
+  /* The capture was written by airlock's sinkhole (sinkhole/),
    * which passes on and captures only frames from the guest whose source
    * MAC is the guest's (others are refused and recorded in its records):
    * every other frame in the capture is the network's, whatever its

@@ -1,7 +1,7 @@
 /* The sinkhole: the network airlock serves the guest (docs/sinkhole.md).
  *
  * The guest's one NIC is a QEMU `-netdev stream` socket whose far end is
- * `airlock-sinkhole` (sinkhole/main.c), a process of airlock's in a network
+ * `airlock-sinkhole` (sinkhole/), a process of airlock's in a network
  * namespace of its own that holds nothing but a loopback and one tap
  * device.  The process relays frames between QEMU and the tap (writing the
  * capture as it does), and the kernel's own TCP/IP stack in that namespace

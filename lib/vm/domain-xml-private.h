@@ -39,7 +39,7 @@ typedef struct {
   const char *root_disk_serial;
   gboolean stdio;            /* add the workload's stdio port */
   /* The one NIC: a QEMU stream netdev connected to the unix socket of
-   * airlock's sinkhole process (sinkhole/main.c), which writes the capture
+   * airlock's sinkhole process (sinkhole/), which writes the capture
    * and serves the network.  NULL: no NIC. */
   const char *net_socket;
 } AirlockDomainSpec;

@@ -1,5 +1,5 @@
 /* Starting and collecting the airlock-sinkhole process that serves one
- * run's network (sinkhole/main.c).  Internal to lib/vm. */
+ * run's network (sinkhole/).  Internal to lib/vm. */
 #pragma once
 
 #include "airlock-macros.h"
