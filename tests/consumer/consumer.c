@@ -2,10 +2,14 @@
  * as a program outside the tree would: `#include <airlock.h>`, built with
  * nothing but `pkg-config airlock`.
  *
- *   consumer ARCH IMAGE-REF
+ *   consumer ARCH IMAGE-REF [BUNDLE-DIR]
  *
  * Prints the verdict, its reasons, the negative controls, every attempt of
- * the workload and how it exited.  Exit status: 0 when the verdict is pass
+ * the workload and how it exited.  With BUNDLE-DIR, the run's evidence
+ * bundle is written there, then verified and read back through the
+ * bundle API the `airlock` command is built on (airlock_bundle_verify(),
+ * airlock_bundle_read()): it must verify, re-derive the same verdict and
+ * image digest, and hold no egress attempt.  Exit status: 0 when the verdict is pass
  * and the workload made no network call at all; 1 when it is anything
  * else, or the case could not run; 77 when the arch cannot run here (no
  * QEMU for it, or its pinned guest kernel cannot be downloaded): the case
@@ -48,6 +52,50 @@ cannot_run_here (const GError *error)
                              AIRLOCK_GUEST_IMAGE_ERROR_UNAVAILABLE);
 }
 
+/* The bundle at @dir verifies, re-derives @verdict and @manifest_digest,
+ * and reads back with no egress attempt in it.  Says what it found. */
+static gboolean
+bundle_holds_the_run (const char *arch_name, const char *dir, AirlockVerdictKind verdict,
+                      const char *manifest_digest)
+{
+  g_autoptr (AirlockBundleReport) report = airlock_bundle_verify (dir, NULL);
+  g_autoptr (AirlockBundleView) view = airlock_bundle_read (dir, 5);
+  gboolean ok = TRUE;
+  guint n_attempts = 0;
+
+  for (guint i = 0; i < report->problems->len; i++)
+    {
+      const AirlockBundleProblem *problem = report->problems->pdata[i];
+
+      printf ("%s: bundle problem: %s: %s\n", arch_name, problem->file ? problem->file : "-",
+              problem->message);
+      ok = FALSE;
+    }
+  if (g_strcmp0 (report->verdict, airlock_verdict_kind_to_string (verdict)) != 0
+      || g_strcmp0 (report->manifest_digest, manifest_digest) != 0)
+    {
+      printf ("%s: the bundle re-derives verdict %s for %s, the run said %s for %s\n", arch_name,
+              report->verdict ? report->verdict : "(none)",
+              report->manifest_digest ? report->manifest_digest : "(none)",
+              airlock_verdict_kind_to_string (verdict), manifest_digest);
+      ok = FALSE;
+    }
+  for (guint i = 0; view->calls && i < view->calls->len; i++)
+    n_attempts += ((const AirlockBundleCall *) view->calls->pdata[i])->attempt;
+  if (!view->has_manifest || !view->has_events || n_attempts != 0)
+    {
+      printf ("%s: the bundle reads back %s\n", arch_name,
+              !view->has_manifest ? "without a manifest"
+              : !view->has_events ? "without its events"
+                                  : "with egress attempts the run did not report");
+      ok = FALSE;
+    }
+  if (ok)
+    printf ("%s: bundle %s verifies: verdict %s, image %s\n", arch_name, dir, report->verdict,
+            report->manifest_digest);
+  return ok;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -69,12 +117,14 @@ main (int argc, char **argv)
   GPtrArray *attempts;
   GPtrArray *controls;
   guint n_controls_seen = 0;
+  const char *bundle_dir;
 
-  if (argc != 3 || !airlock_arch_from_string (argv[1], &arch))
+  if ((argc != 3 && argc != 4) || !airlock_arch_from_string (argv[1], &arch))
     {
-      fprintf (stderr, "usage: consumer amd64|arm64 IMAGE-REF\n");
+      fprintf (stderr, "usage: consumer amd64|arm64 IMAGE-REF [BUNDLE-DIR]\n");
       return 2;
     }
+  bundle_dir = argc == 4 ? argv[3] : NULL;
   arch_name = airlock_arch_to_string (arch);
 
   session = airlock_session_new (arch, &options, &error);
@@ -94,6 +144,7 @@ main (int argc, char **argv)
       return 1;
     }
   airlock_case_set_stdin_stream (kase, G_INPUT_STREAM (no_input));
+  airlock_case_set_bundle_dir (kase, bundle_dir);
   result = airlock_session_run (session, kase, &error);
   if (!result)
     {
@@ -131,5 +182,8 @@ main (int argc, char **argv)
     }
   printf ("%s: workload exit code %d\n", arch_name, airlock_result_get_exit_code (result));
 
+  if (bundle_dir && !bundle_holds_the_run (arch_name, bundle_dir, verdict,
+                                           airlock_result_get_manifest_digest (result)))
+    return 1;
   return verdict == AIRLOCK_VERDICT_PASS && attempts->len == 0 ? 0 : 1;
 }

@@ -218,9 +218,9 @@ done
 
 image=oci-archive:$prefix/share/airlock/samples/clean.tar
 start=$(now)
-"$consumer_build/consumer" amd64 "$image" > "$tmp/consumer.out" 2> "$tmp/consumer.err"
+"$consumer_build/consumer" amd64 "$image" "$tmp/bundle" > "$tmp/consumer.out" 2> "$tmp/consumer.err"
 status=$?
-what="the consumer gates '$image' on amd64: verdict pass, no attempt"
+what="the consumer gates '$image' on amd64: verdict pass, no attempt, its bundle verified and read back"
 case $status in
   0)
     ok "$what ($(($(now) - start)) s)"
