@@ -5,6 +5,45 @@
 #include <stdio.h>
 #include <string.h>
 
+gboolean
+bench_parse_options (const char *name, const char *parameter_string, const GOptionEntry *entries,
+                     int *argc, char ***argv)
+{
+  g_autoptr (GOptionContext) ctx = g_option_context_new (parameter_string);
+  g_autoptr (GError) error = NULL;
+
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, argc, argv, &error))
+    {
+      fprintf (stderr, "%s: %s\n", name, error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+bench_parse_arches (const char *name, const char *spec, AirlockArch ret_arches[AIRLOCK_N_ARCHES],
+                    guint *ret_n)
+{
+  AirlockArch arch;
+
+  if (!spec || g_str_equal (spec, "all"))
+    {
+      ret_arches[0] = AIRLOCK_ARCH_AMD64;
+      ret_arches[1] = AIRLOCK_ARCH_ARM64;
+      *ret_n = 2;
+      return TRUE;
+    }
+  if (!airlock_arch_from_string (spec, &arch))
+    {
+      fprintf (stderr, "%s: unknown arch '%s' (expected amd64, arm64 or all)\n", name, spec);
+      return FALSE;
+    }
+  ret_arches[0] = arch;
+  *ret_n = 1;
+  return TRUE;
+}
+
 char *
 bench_load_average (void)
 {

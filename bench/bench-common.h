@@ -1,10 +1,28 @@
-/* What several benchmarks do around their measurements: note the machine's
- * load (a busy machine explains a noisy run), wait for other QEMUs to end,
- * find the clean sample image and report an image build's progress one
- * line per stage.  Statistics live in stats.h. */
+/* What several benchmarks do around their measurements: read their
+ * command line, note the machine's load (a busy machine explains a noisy
+ * run), wait for other QEMUs to end, find the clean sample image and report
+ * an image build's progress one line per stage.  Statistics live in
+ * stats.h. */
 #pragma once
 
+#include "airlock.h"
+
 #include <glib.h>
+
+/* Parses the command line into @entries, as g_option_context_parse() does
+ * with @parameter_string after the program's name in --help.  Returns
+ * FALSE after saying why on stderr, prefixed with @name ("bench/boot"):
+ * every benchmark reports a bad option alike, and exits with its usage
+ * status. */
+gboolean bench_parse_options (const char *name, const char *parameter_string,
+                              const GOptionEntry *entries, int *argc, char ***argv);
+
+/* The arches --arch @spec names ("amd64", "arm64", or "all" and NULL for
+ * both, in that order) in @ret_arches and their count in *@ret_n.  Returns
+ * FALSE after saying on stderr (prefixed with @name) that @spec is none of
+ * these: one spelling of --arch for every benchmark that boots both. */
+gboolean bench_parse_arches (const char *name, const char *spec,
+                             AirlockArch ret_arches[AIRLOCK_N_ARCHES], guint *ret_n);
 
 /* /proc/loadavg's 1, 5 and 15 minute load averages as "a b c", or
  * "unknown".  Free with g_free(). */

@@ -634,10 +634,10 @@ main (int argc, char **argv)
   g_autofree char *tmp_dir = NULL;
   g_auto (BenchStageLog) stage_log = { "bench/boot", NULL };
   g_autofree char *load_before = NULL;
-  g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (GError) error = NULL;
   BenchOptions o = { .rounds = 5, .warmup = 1 };
   ArchBench benches[AIRLOCK_N_ARCHES] = { 0 };
+  AirlockArch arches[AIRLOCK_N_ARCHES];
   guint n = 0;
   int status = 0;
   GOptionEntry entries[] = {
@@ -661,13 +661,9 @@ main (int argc, char **argv)
   /* As `airlock` does: each run reaps its own QEMU (README, "teardown"). */
   (void) airlock_vm_adopt_qemu (NULL);
   g_thread_unref (g_thread_new ("bench-watchdog", watchdog_thread, NULL));
-  ctx = g_option_context_new ("- airlock boot-to-ready next to a bare-QEMU floor");
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "bench/boot: %s\n", error->message);
-      return EXIT_USAGE;
-    }
+  if (!bench_parse_options ("bench/boot", "- airlock boot-to-ready next to a bare-QEMU floor",
+                            entries, &argc, &argv))
+    return EXIT_USAGE;
   if (argc > 1 || o.rounds < 1 || o.warmup < 0 || o.wait_idle_s < 0)
     {
       fprintf (stderr, "bench/boot: %s\n",
@@ -677,16 +673,10 @@ main (int argc, char **argv)
     }
   o.cmdline_tokens = cmdline_tokens;
   o.floor_args = floor_args;
-  if (!arch_spec || g_str_equal (arch_spec, "all"))
-    {
-      benches[n++].arch = AIRLOCK_ARCH_AMD64;
-      benches[n++].arch = AIRLOCK_ARCH_ARM64;
-    }
-  else if (!airlock_arch_from_string (arch_spec, &benches[n++].arch))
-    {
-      fprintf (stderr, "bench/boot: unknown arch '%s' (expected amd64, arm64 or all)\n", arch_spec);
-      return EXIT_USAGE;
-    }
+  if (!bench_parse_arches ("bench/boot", arch_spec, arches, &n))
+    return EXIT_USAGE;
+  for (guint i = 0; i < n; i++)
+    benches[i].arch = arches[i];
 
   tmp_dir = g_dir_make_tmp ("airlock-bench-boot-XXXXXX", &error);
   if (!tmp_dir)

@@ -353,10 +353,10 @@ main (int argc, char **argv)
   g_autofree char *arch_spec = NULL;
   g_autofree char *cache_dir = NULL;
   g_autofree char *reference = NULL;
-  g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (GError) error = NULL;
   BenchOptions o = { .repeat = 3, .cpu_rounds = CPU_ROUNDS_DEFAULT };
   ArchClock acs[AIRLOCK_N_ARCHES] = { 0 };
+  AirlockArch arches[AIRLOCK_N_ARCHES];
   guint n = 0;
   int status = 0;
   GOptionEntry entries[] = {
@@ -373,29 +373,19 @@ main (int argc, char **argv)
 
   g_set_prgname ("bench/clock");
   (void) airlock_vm_adopt_qemu (NULL);
-  ctx = g_option_context_new ("- the warped clock's cost and reach, against the real clock");
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "bench/clock: %s\n", error->message);
-      return EXIT_USAGE;
-    }
+  if (!bench_parse_options ("bench/clock", "- the warped clock's cost and reach, against the "
+                            "real clock", entries, &argc, &argv))
+    return EXIT_USAGE;
   if (argc > 1 || o.repeat < 1 || o.cpu_rounds < 1)
     {
       fprintf (stderr, "bench/clock: %s\n", argc > 1 ? "unexpected arguments"
                                                      : "--repeat and --cpu-rounds must be at least 1");
       return EXIT_USAGE;
     }
-  if (!arch_spec || g_str_equal (arch_spec, "all"))
-    {
-      acs[n++].arch = AIRLOCK_ARCH_AMD64;
-      acs[n++].arch = AIRLOCK_ARCH_ARM64;
-    }
-  else if (!airlock_arch_from_string (arch_spec, &acs[n++].arch))
-    {
-      fprintf (stderr, "bench/clock: unknown arch '%s' (expected amd64, arm64 or all)\n", arch_spec);
-      return EXIT_USAGE;
-    }
+  if (!bench_parse_arches ("bench/clock", arch_spec, arches, &n))
+    return EXIT_USAGE;
+  for (guint i = 0; i < n; i++)
+    acs[i].arch = arches[i];
   if (!reference && !(reference = bench_clean_sample_reference ("bench/clock")))
     return EXIT_USAGE;
   o.reference = reference;

@@ -640,7 +640,6 @@ main (int argc, char **argv)
   g_autofree char *cache_dir = NULL;
   g_autofree char *reference = NULL;
   g_autofree char *tmp_dir = NULL;
-  g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (AirlockImageSource) source = NULL;
   g_autoptr (AirlockPolicy) policy = NULL;
@@ -649,6 +648,7 @@ main (int argc, char **argv)
   g_autoptr (GArray) cli_par = g_array_new (FALSE, FALSE, sizeof (double));
   BenchOptions o = { .repeat = 3, .warmup = 0 };
   ArchGate ags[AIRLOCK_N_ARCHES] = { 0 };
+  AirlockArch arches[AIRLOCK_N_ARCHES];
   guint n = 0;
   int status = 0;
   GOptionEntry entries[] = {
@@ -666,29 +666,19 @@ main (int argc, char **argv)
   g_set_prgname ("bench/gate");
   /* As `airlock` does: each run reaps its own QEMU (README, "teardown"). */
   (void) airlock_vm_adopt_qemu (NULL);
-  ctx = g_option_context_new ("- the release gate on the clean sample, per phase, next to a bare-QEMU floor");
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "bench/gate: %s\n", error->message);
-      return EXIT_USAGE;
-    }
+  if (!bench_parse_options ("bench/gate", "- the release gate on the clean sample, per phase, "
+                            "next to a bare-QEMU floor", entries, &argc, &argv))
+    return EXIT_USAGE;
   if (argc > 1 || o.repeat < 1 || o.warmup < 0)
     {
       fprintf (stderr, "bench/gate: %s\n",
                argc > 1 ? "unexpected arguments" : "--repeat must be at least 1, --warmup not negative");
       return EXIT_USAGE;
     }
-  if (!arch_spec || g_str_equal (arch_spec, "all"))
-    {
-      ags[n++].arch = AIRLOCK_ARCH_AMD64;
-      ags[n++].arch = AIRLOCK_ARCH_ARM64;
-    }
-  else if (!airlock_arch_from_string (arch_spec, &ags[n++].arch))
-    {
-      fprintf (stderr, "bench/gate: unknown arch '%s' (expected amd64, arm64 or all)\n", arch_spec);
-      return EXIT_USAGE;
-    }
+  if (!bench_parse_arches ("bench/gate", arch_spec, arches, &n))
+    return EXIT_USAGE;
+  for (guint i = 0; i < n; i++)
+    ags[i].arch = arches[i];
   if (!reference && !(reference = bench_clean_sample_reference ("bench/gate")))
     return EXIT_USAGE;
   o.reference = reference;

@@ -756,13 +756,13 @@ main (int argc, char **argv)
   g_autofree char *arch_spec = NULL;
   g_autofree char *cache_dir = NULL;
   g_auto (BenchStageLog) stage_log = { "bench/supervisor", NULL };
-  g_autoptr (GOptionContext) ctx = NULL;
   g_autoptr (GError) error = NULL;
   BenchOptions o = {
     .repeat = 3,
     .filter_rounds = 5,
   };
   ArchBench benches[AIRLOCK_N_ARCHES] = { 0 };
+  AirlockArch arches[AIRLOCK_N_ARCHES];
   guint n = 0;
   int status = 0;
   GOptionEntry entries[] = {
@@ -792,13 +792,9 @@ main (int argc, char **argv)
   g_set_prgname ("bench/supervisor");
   /* As `airlock` does: each run reaps its own QEMU (README, "teardown"). */
   (void) airlock_vm_adopt_qemu (NULL);
-  ctx = g_option_context_new ("- what the in-guest supervisor costs, next to floors without it");
-  g_option_context_add_main_entries (ctx, entries, NULL);
-  if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    {
-      fprintf (stderr, "bench/supervisor: %s\n", error->message);
-      return EXIT_USAGE;
-    }
+  if (!bench_parse_options ("bench/supervisor", "- what the in-guest supervisor costs, next to "
+                            "floors without it", entries, &argc, &argv))
+    return EXIT_USAGE;
   if (argc > 1 || o.repeat < 1 || o.filter_rounds < 1 || o.filter_rounds > 1000
       || o.wait_idle_s < 0 || o.syscalls < 0 || o.strace_syscalls < 0
       || o.connects < 0 || o.writes < 0 || o.filter_syscalls < 0 || o.syscalls > 100000000
@@ -813,17 +809,10 @@ main (int argc, char **argv)
       return EXIT_USAGE;
     }
   o.cache_dir = cache_dir;
-  if (!arch_spec || g_str_equal (arch_spec, "all"))
-    {
-      benches[n++].arch = AIRLOCK_ARCH_AMD64;
-      benches[n++].arch = AIRLOCK_ARCH_ARM64;
-    }
-  else if (!airlock_arch_from_string (arch_spec, &benches[n++].arch))
-    {
-      fprintf (stderr, "bench/supervisor: unknown arch '%s' (expected amd64, arm64 or all)\n",
-               arch_spec);
-      return EXIT_USAGE;
-    }
+  if (!bench_parse_arches ("bench/supervisor", arch_spec, arches, &n))
+    return EXIT_USAGE;
+  for (guint i = 0; i < n; i++)
+    benches[i].arch = arches[i];
 
   {
     AirlockGuestImageOptions img_opts = {
