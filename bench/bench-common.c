@@ -135,3 +135,12 @@ bench_stage_log_clear (BenchStageLog *log)
 {
   g_clear_pointer (&log->last_stage, g_free);
 }
+
+void
+bench_print_cell (double value, int width, const char *unit)
+{
+  if (value < 0)
+    printf (" %*s", width, "-");
+  else
+    printf (" %*.2f%s", width - (int) strlen (unit), value, unit);
+}

@@ -1,8 +1,8 @@
 /* What several benchmarks do around their measurements: read their
  * command line, note the machine's load (a busy machine explains a noisy
- * run), wait for other QEMUs to end, find the clean sample image and report
- * an image build's progress one line per stage.  Statistics live in
- * stats.h. */
+ * run), wait for other QEMUs to end, find the clean sample image, report an
+ * image build's progress one line per stage and print a table's cells.
+ * Statistics live in stats.h. */
 #pragma once
 
 #include "airlock.h"
@@ -58,3 +58,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (BenchStageLog, bench_stage_log_clear)
  * on stderr ("bench/boot: STAGE").  One line per stage: the output goes to
  * logs more often than to a terminal.  @user_data is a BenchStageLog. */
 void bench_stage_progress (const char *stage, guint64 done, guint64 total, gpointer user_data);
+
+/* Prints one table cell on stdout: a space, then @value with two decimals
+ * and @unit ("s", "x", "ms") right-aligned in @width characters, or "-" when
+ * @value is negative (not measured).  The tables' columns line up whatever
+ * their unit. */
+void bench_print_cell (double value, int width, const char *unit);

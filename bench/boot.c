@@ -361,24 +361,6 @@ bench_arch (ArchBench *ab, const BenchOptions *o, const AirlockVmOptions *vm_opt
 
 /* ---- output ------------------------------------------------------------- */
 
-static void
-print_secs (double s)
-{
-  if (s < 0)
-    printf (" %7s", "-");
-  else
-    printf (" %6.2fs", s);
-}
-
-static void
-print_ratio (double r)
-{
-  if (r < 0)
-    printf (" %7s", "-");
-  else
-    printf (" %6.2fx", r);
-}
-
 /* Ratio of the medians: the number the target is about. */
 static double
 ratio_of (const ArchBench *ab)
@@ -431,16 +413,16 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
       Stats a = stats_of (ab->airlock, G_STRUCT_OFFSET (AirlockSample, ready));
 
       printf ("%-6s", airlock_arch_to_string (ab->arch));
-      print_secs (f.median);
-      print_secs (f.min);
-      print_secs (f.max);
+      bench_print_cell (f.median, 7, "s");
+      bench_print_cell (f.min, 7, "s");
+      bench_print_cell (f.max, 7, "s");
       printf (" |");
-      print_secs (a.median);
-      print_secs (a.min);
-      print_secs (a.max);
+      bench_print_cell (a.median, 7, "s");
+      bench_print_cell (a.min, 7, "s");
+      bench_print_cell (a.max, 7, "s");
       printf (" |");
-      print_ratio (ratio_of (ab));
-      print_ratio (paired_ratio_of (ab));
+      bench_print_cell (ratio_of (ab), 7, "x");
+      bench_print_cell (paired_ratio_of (ab), 7, "x");
       printf ("\n");
     }
 
@@ -457,10 +439,10 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
       };
 
       printf ("%-6s", airlock_arch_to_string (ab->arch));
-      print_secs (stats_of (ab->floor, G_STRUCT_OFFSET (FloorSample, exit)).median);
+      bench_print_cell (stats_of (ab->floor, G_STRUCT_OFFSET (FloorSample, exit)).median, 7, "s");
       printf (" |");
       for (guint c = 0; c < G_N_ELEMENTS (airlock_columns); c++)
-        print_secs (stats_of (ab->airlock, airlock_columns[c]).median);
+        bench_print_cell (stats_of (ab->airlock, airlock_columns[c]).median, 7, "s");
       printf ("\n");
     }
   printf ("f-exit: the floor's spawn to QEMU gone.  airlock: connect = airlock_vm_new (), not in\n"

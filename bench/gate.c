@@ -456,15 +456,6 @@ bench_rounds (ArchGate *ags, guint n, const BenchOptions *o, GArray *both, GArra
 #define NOT_MEASURED G_MAXSIZE
 
 static void
-print_secs (double s)
-{
-  if (s < 0)
-    printf (" %8s", "-");
-  else
-    printf (" %7.2fs", s);
-}
-
-static void
 print_table (ArchGate *ags, guint n, const BenchOptions *o, GArray *both, GArray *cli_seq,
              GArray *cli_par)
 {
@@ -510,23 +501,13 @@ print_table (ArchGate *ags, guint n, const BenchOptions *o, GArray *both, GArray
           if (columns[c].offset == NOT_MEASURED)
             printf (" %8s", "n/a");
           else if (columns[c].offset == G_STRUCT_OFFSET (GateSample, analysis))
-            {
-              double s = stats_of (ag->gate, columns[c].offset).median;
-
-              if (s < 0)
-                printf (" %8s", "-");
-              else
-                printf (" %6.2fms", s * 1000);
-            }
+            bench_print_cell (stats_of (ag->gate, columns[c].offset).median * 1000, 8, "ms");
           else
-            print_secs (stats_of (ag->gate, columns[c].offset).median);
+            bench_print_cell (stats_of (ag->gate, columns[c].offset).median, 8, "s");
         }
       printf (" |");
-      print_secs (f.median);
-      if (f.median > 0 && boot.median > 0)
-        printf (" %7.2fx", boot.median / f.median);
-      else
-        printf (" %8s", "-");
+      bench_print_cell (f.median, 8, "s");
+      bench_print_cell (f.median > 0 && boot.median > 0 ? boot.median / f.median : -1, 8, "x");
       printf ("\n");
     }
   for (guint i = 0; i < n; i++)
