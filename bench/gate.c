@@ -103,6 +103,9 @@ typedef struct {
   const char *tmp_dir;
   AirlockImageSource *source;
   AirlockPolicy *policy;
+  /* The caches' options, shared by the setup and every gate. */
+  const AirlockImageDiskOptions *disk_opts;
+  const AirlockGuestImageOptions *img_opts;
   char *load_before;
 } BenchOptions;
 
@@ -175,16 +178,6 @@ run_gate (ArchGate *ag, const BenchOptions *o, GateSample *ret, GError **error)
   const AirlockVmTimings *t;
   gboolean have_path = FALSE;
   gint64 begin, prepared, judged_from, judged;
-  AirlockImageDiskOptions disk_opts = {
-    .cache_dir = o->cache_dir,
-    .progress = bench_stage_progress,
-    .progress_data = &stage_log,
-  };
-  AirlockGuestImageOptions img_opts = {
-    .cache_dir = o->cache_dir,
-    .progress = bench_stage_progress,
-    .progress_data = &stage_log,
-  };
   AirlockRunSpec spec = {
     .root = IMAGE_ROOT,
     .root_disk = IMAGE_DISK_SERIAL,
@@ -208,10 +201,10 @@ run_gate (ArchGate *ag, const BenchOptions *o, GateSample *ret, GError **error)
   argv = airlock_image_command (image, NULL, error);
   if (!argv)
     return FALSE;
-  disk = airlock_image_disk_ensure (o->source, image, &disk_opts, error);
+  disk = airlock_image_disk_ensure (o->source, image, o->disk_opts, error);
   if (!disk)
     return FALSE;
-  guest = airlock_guest_image_ensure (ag->arch, &img_opts, error);
+  guest = airlock_guest_image_ensure (ag->arch, o->img_opts, error);
   if (!guest)
     return FALSE;
   for (guint i = 0; image->env && image->env[i]; i++)
@@ -628,6 +621,9 @@ main (int argc, char **argv)
   g_autoptr (GArray) cli_seq = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr (GArray) cli_par = g_array_new (FALSE, FALSE, sizeof (double));
   BenchOptions o = { .repeat = 3, .warmup = 0 };
+  /* Every build reports to stage_log; .cache_dir is set once parsed. */
+  AirlockGuestImageOptions img_opts = { .progress = bench_stage_progress, .progress_data = &stage_log };
+  AirlockImageDiskOptions disk_opts = { .progress = bench_stage_progress, .progress_data = &stage_log };
   ArchGate ags[AIRLOCK_N_ARCHES] = { 0 };
   AirlockArch arches[AIRLOCK_N_ARCHES];
   guint n = 0;
@@ -664,6 +660,10 @@ main (int argc, char **argv)
     return EXIT_USAGE;
   o.reference = reference;
   o.cache_dir = cache_dir;
+  img_opts.cache_dir = cache_dir;
+  disk_opts.cache_dir = cache_dir;
+  o.img_opts = &img_opts;
+  o.disk_opts = &disk_opts;
   o.cli = g_getenv ("AIRLOCK_CLI");
   source = airlock_image_source_open (reference, &error);
   if (!source)
@@ -688,16 +688,6 @@ main (int argc, char **argv)
   for (guint i = 0; i < n && status == 0; i++)
     {
       ArchGate *ag = &ags[i];
-      AirlockGuestImageOptions img_opts = {
-        .cache_dir = cache_dir,
-        .progress = bench_stage_progress,
-        .progress_data = &stage_log,
-      };
-      AirlockImageDiskOptions disk_opts = {
-        .cache_dir = cache_dir,
-        .progress = bench_stage_progress,
-        .progress_data = &stage_log,
-      };
       g_autoptr (AirlockImage) image = NULL;
       g_autofree char *disk = NULL;
 
