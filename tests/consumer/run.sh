@@ -192,7 +192,9 @@ export LD_LIBRARY_PATH="$prefix/$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # A fresh cache has no guest image, so doctor exits 4; what matters is that
 # it found the guest programs in libexecdir and computed the guest image's
 # key from the recipe in datadir ("not built yet"), not a missing file.
-"$prefix/bin/airlock" doctor > "$tmp/doctor.log" 2>&1
+# Without LD_LIBRARY_PATH: the command finds its libairlock by its own
+# run path, in the tree as moved.
+env -u LD_LIBRARY_PATH "$prefix/bin/airlock" doctor > "$tmp/doctor.log" 2>&1
 if grep -q "^  ok   guest init (amd64) *$prefix/libexec/airlock/init-amd64\$" "$tmp/doctor.log" \
    && grep -q "guest image (amd64) .*\(not built yet\|sha256\)" "$tmp/doctor.log"; then
   ok "the installed 'airlock doctor' finds the guest programs and the recipe"
