@@ -39,8 +39,8 @@ sinkhole_write_record (Sinkhole *sh, AirlockSinkholeRecord *rec)
 }
 
 AirlockSinkholeRecord *
-sinkhole_record_new (Sinkhole *sh, AirlockSinkholeRecordKind kind, int family, const guint8 *address,
-            guint16 port, guint16 client_port)
+sinkhole_record_new (Sinkhole *sh, AirlockSinkholeRecordKind kind, int family,
+                     const guint8 *address, guint16 port, guint16 client_port)
 {
   AirlockSinkholeRecord *rec = g_new0 (AirlockSinkholeRecord, 1);
   char text[INET6_ADDRSTRLEN];

@@ -159,8 +159,8 @@ conn_dns (Conn *c)
 
       if (c->dns_buf->len < 2 + mlen)
         return;
-      rec = sinkhole_record_new (c->sh, AIRLOCK_SINKHOLE_RECORD_DNS, c->rec->family, c->rec->address,
-                        c->rec->port, c->rec->client_port);
+      rec = sinkhole_record_new (c->sh, AIRLOCK_SINKHOLE_RECORD_DNS, c->rec->family,
+                                 c->rec->address, c->rec->port, c->rec->client_port);
       rec->dns_transport = g_strdup ("tcp");
       g_ptr_array_unref (rec->dns.answers);
       rec->dns.answers = NULL;

@@ -41,8 +41,9 @@ note_guest_frame (Sinkhole *sh, const guint8 *frame, gsize len)
     }
   else if (pkt.protocol == IPPROTO_UDP && !pkt.later_fragment)
     {
-      AirlockSinkholeRecord *rec = sinkhole_record_new (sh, AIRLOCK_SINKHOLE_RECORD_UDP, pkt.family,
-                                               pkt.dst, pkt.dst_port, pkt.src_port);
+      AirlockSinkholeRecord *rec = sinkhole_record_new (sh, AIRLOCK_SINKHOLE_RECORD_UDP,
+                                                        pkt.family, pkt.dst, pkt.dst_port,
+                                                        pkt.src_port);
 
       g_bytes_unref (rec->client_bytes);
       rec->client_bytes = g_bytes_new (pkt.payload, MIN (pkt.payload_len,
@@ -54,8 +55,8 @@ note_guest_frame (Sinkhole *sh, const guint8 *frame, gsize len)
   else if ((pkt.protocol == IPPROTO_ICMP && pkt.icmp_type == 8)
            || (pkt.protocol == IPPROTO_ICMPV6 && pkt.icmp_type == 128))
     {
-      AirlockSinkholeRecord *rec = sinkhole_record_new (sh, AIRLOCK_SINKHOLE_RECORD_ICMP, pkt.family,
-                                               pkt.dst, 0, 0);
+      AirlockSinkholeRecord *rec = sinkhole_record_new (sh, AIRLOCK_SINKHOLE_RECORD_ICMP,
+                                                        pkt.family, pkt.dst, 0, 0);
       rec->bytes_in = pkt.payload_wire_len;
       sinkhole_write_record (sh, rec);
       airlock_sinkhole_record_free (rec);

@@ -109,8 +109,8 @@ void sinkhole_forbid_new_sockets (void);
 
 /* evidence.c: the capture and the records. */
 gint64 sinkhole_now_us (Sinkhole *sh);
-AirlockSinkholeRecord *sinkhole_record_new (Sinkhole *sh, AirlockSinkholeRecordKind kind, int family,
-                                            const guint8 *address, guint16 port,
+AirlockSinkholeRecord *sinkhole_record_new (Sinkhole *sh, AirlockSinkholeRecordKind kind,
+                                            int family, const guint8 *address, guint16 port,
                                             guint16 client_port);
 void sinkhole_write_record (Sinkhole *sh, AirlockSinkholeRecord *rec);
 void sinkhole_capture_start (Sinkhole *sh);

@@ -79,9 +79,9 @@ sinkhole_enter_namespace (void)
       return;
     }
   if (unshare (CLONE_NEWUSER | CLONE_NEWNET) < 0)
-    sinkhole_die ("cannot make a user and network namespace (as uid %u): %s; the kernel may forbid "
-         "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone)",
-         (unsigned) uid, g_strerror (errno));
+    sinkhole_die ("cannot make a user and network namespace (as uid %u): %s; the kernel may "
+                  "forbid unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone)",
+                  (unsigned) uid, g_strerror (errno));
   {
     g_autofree char *umap = g_strdup_printf ("0 %u 1\n", (unsigned) uid);
     g_autofree char *gmap = g_strdup_printf ("0 %u 1\n", (unsigned) gid);
