@@ -81,7 +81,7 @@ typedef struct {
  * controls' destinations, or NULL) marks what was the controls' rather
  * than the workload's.  Never NULL; transfer full. */
 AIRLOCK_PUBLIC AirlockNetworkReport *airlock_network_report_new (const AirlockSinkholeLog *log,
-                                                  GPtrArray *control_keys);
+                                                                 GPtrArray *control_keys);
 AIRLOCK_PUBLIC void airlock_network_report_free (AirlockNetworkReport *report);
 
 /* The connection's name, else its address: what a column or a replay key

@@ -106,7 +106,7 @@ AIRLOCK_PUBLIC AirlockBundle *airlock_bundle_create (const char *dir, GError **e
  * arrives (stdio capped like the VM's copy).  @user_data is the bundle.
  * A write failure is remembered and reported by finish(). */
 AIRLOCK_PUBLIC void airlock_bundle_record (AirlockVmRecord what, const guint8 *data, gsize len,
-                            gpointer user_data);
+                                           gpointer user_data);
 AIRLOCK_PUBLIC const char *airlock_bundle_get_dir (AirlockBundle *bundle);
 
 /* What finish() records besides the VM's own evidence. */
@@ -143,7 +143,7 @@ typedef struct {
  * INCOMPLETE.  FALSE with @error when any of it fails (INCOMPLETE stays,
  * with the reason appended). */
 AIRLOCK_PUBLIC gboolean airlock_bundle_finish (AirlockBundle *bundle, const AirlockBundleInput *input,
-                                GError **error);
+                                               GError **error);
 /* Gives up on the bundle: INCOMPLETE stays, with @reason appended. */
 AIRLOCK_PUBLIC void airlock_bundle_abandon (AirlockBundle *bundle, const char *reason);
 /* Closes what is open.  An unfinished bundle keeps INCOMPLETE.  Accepts NULL. */
@@ -219,7 +219,7 @@ typedef struct {
  * SHA-256 of its manifest.json, null for one not finished.  FALSE with
  * @error when the record exists already or cannot be written. */
 AIRLOCK_PUBLIC gboolean airlock_bundle_set_write (const char *dir, const AirlockBundleSetInput *in,
-                                   GError **error);
+                                                  GError **error);
 
 typedef struct {
   GPtrArray *problems;      /* AirlockBundleProblem *, of the set itself (file relative to

@@ -114,7 +114,7 @@ AIRLOCK_PUBLIC void airlock_dns_tcp_stream_free (AirlockDnsTcpStream *stream);
  * messages they completed, parsed (element type AirlockDnsQuery *, possibly
  * none).  Transfer full. */
 AIRLOCK_PUBLIC GPtrArray *airlock_dns_tcp_stream_feed (AirlockDnsTcpStream *stream, const guint8 *data,
-                                        gsize len);
+                                                       gsize len);
 /* The supervisor did not copy the next @len bytes of the connection.
  * Framing cannot be trusted after a gap, so the stream stops: the message
  * under way (if any) is returned CLIPPED and later bytes are counted, not

@@ -146,7 +146,7 @@ AIRLOCK_PUBLIC void airlock_event_log_free (AirlockEventLog *log);
  * refers to no earlier syscall event without a result; the log is then
  * unchanged. */
 AIRLOCK_PUBLIC gboolean airlock_event_log_add_frame (AirlockEventLog *log, const AirlockFrame *frame,
-                                      GError **error);
+                                                     GError **error);
 
 /* The events so far, in seq order (element type AirlockEvent *).  Owned by
  * the log. */

@@ -146,7 +146,7 @@ typedef struct {
  * (AIRLOCK_SOCKADDR_ERROR) and @ret untouched.  @bytes may be NULL when
  * @len is 0. */
 AIRLOCK_PUBLIC gboolean airlock_sockaddr_decode (const guint8 *bytes, gsize len, AirlockSockaddr *ret,
-                                  GError **error);
+                                                 GError **error);
 
 /* Decodes @len bytes passed to @call on a socket of (@sock_family,
  * @sock_type, @sock_protocol), following what that socket's kernel code
@@ -172,8 +172,8 @@ AIRLOCK_PUBLIC gboolean airlock_sockaddr_decode (const guint8 *bytes, gsize len,
  *
  * Returns like airlock_sockaddr_decode(). */
 AIRLOCK_PUBLIC gboolean airlock_sockaddr_decode_for_socket (int sock_family, int sock_type, int sock_protocol,
-                                             AirlockSockaddrCall call, const guint8 *bytes,
-                                             gsize len, AirlockSockaddr *ret, GError **error);
+                                                            AirlockSockaddrCall call, const guint8 *bytes,
+                                                            gsize len, AirlockSockaddr *ret, GError **error);
 
 /* A one-line description for people: "192.0.2.1:80", "[2001:db8::1%2]:443",
  * "[::ffff:192.0.2.1]:53 (v4-mapped 192.0.2.1)", "unix:/run/x",

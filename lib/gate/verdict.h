@@ -95,7 +95,7 @@ AIRLOCK_PUBLIC const AirlockVerdictAttempt *airlock_verdict_lookup (const Airloc
  * no I/O, the same record and policy always give the same verdict.  Never
  * NULL. */
 AIRLOCK_PUBLIC AirlockVerdict *airlock_verdict_compute (const AirlockRunRecord *record,
-                                         const AirlockPolicy *policy);
+                                                        const AirlockPolicy *policy);
 AIRLOCK_PUBLIC void airlock_verdict_free (AirlockVerdict *verdict);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockVerdict, airlock_verdict_free)

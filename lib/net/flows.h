@@ -217,7 +217,7 @@ typedef struct _AirlockCapture AirlockCapture;
  * returns NULL with @error set (AIRLOCK_PCAP_ERROR, naming the byte offset).
  * Transfer full. */
 AIRLOCK_PUBLIC AirlockCapture *airlock_capture_analyse (GBytes *pcap, const AirlockCaptureGuest *guest,
-                                         GError **error);
+                                                        GError **error);
 AIRLOCK_PUBLIC void airlock_capture_free (AirlockCapture *capture);
 
 /* AirlockFlow *, in order of their first packet.  Transfer none. */

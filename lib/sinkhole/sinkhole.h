@@ -65,12 +65,12 @@ AIRLOCK_PUBLIC void airlock_sinkhole_names_free (AirlockSinkholeNames *names);
  * out (left for the sinkhole's own addresses), nor an IPv4 address ending
  * in .0 or .255.  FALSE when the table is full (NAMES_MAX). */
 AIRLOCK_PUBLIC gboolean airlock_sinkhole_names_lookup (AirlockSinkholeNames *names, const char *name,
-                                        guint8 ret_v4[4], guint8 ret_v6[16]);
+                                                       guint8 ret_v4[4], guint8 ret_v6[16]);
 
 /* The name @address (4 or 16 bytes by @family) was handed out for in this
  * table, as it was first asked, or NULL.  Owned by @names. */
 AIRLOCK_PUBLIC const char *airlock_sinkhole_names_reverse (AirlockSinkholeNames *names, int family,
-                                            const guint8 *address);
+                                                           const guint8 *address);
 
 /* ---- DNS --------------------------------------------------------------- */
 
@@ -91,7 +91,7 @@ AIRLOCK_PUBLIC void airlock_sinkhole_dns_exchange_clear (AirlockSinkholeDnsExcha
  * ID, the question and RD.  Returns the reply (NULL: send nothing) and fills
  * @ret_exchange for the record. */
 AIRLOCK_PUBLIC GBytes *airlock_sinkhole_dns_answer (AirlockSinkholeNames *names, const guint8 *query,
-                                     gsize len, AirlockSinkholeDnsExchange *ret_exchange);
+                                                    gsize len, AirlockSinkholeDnsExchange *ret_exchange);
 
 /* ---- protocol detection ------------------------------------------------ */
 
@@ -132,8 +132,8 @@ typedef enum {
  * went quiet, closed, or FIRST_BYTES_MAX was reached) call with @final TRUE,
  * which always returns DONE. */
 AIRLOCK_PUBLIC AirlockSinkholeDetectResult airlock_sinkhole_detect (const guint8 *data, gsize len, guint16 port,
-                                                     gboolean final,
-                                                     AirlockSinkholeDetected *ret_detected);
+                                                                    gboolean final,
+                                                                    AirlockSinkholeDetected *ret_detected);
 
 AIRLOCK_PUBLIC const char *airlock_sinkhole_protocol_to_string (AirlockSinkholeProtocol protocol);
 
@@ -192,7 +192,7 @@ AIRLOCK_PUBLIC char *airlock_sinkhole_record_to_json (const AirlockSinkholeRecor
 /* The process's final line, {"end":true,"records_dropped":N}, no newline.
  * Transfer full. */
 AIRLOCK_PUBLIC char *airlock_sinkhole_end_line_to_json (guint64 records_dropped, guint64 frames_refused,
-                                         const char *first_refused);
+                                                        const char *first_refused);
 
 typedef struct {
   GPtrArray *records;      /* AirlockSinkholeRecord *, in the order written */
@@ -224,7 +224,7 @@ AIRLOCK_PUBLIC void airlock_sinkhole_log_free (AirlockSinkholeLog *log);
 
 /* The name the sinkhole's DNS handed @address out for in this run, or NULL. */
 AIRLOCK_PUBLIC const char *airlock_sinkhole_log_name_for_address (const AirlockSinkholeLog *log, int family,
-                                                   const guint8 *address);
+                                                                  const guint8 *address);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockSinkholeNames, airlock_sinkhole_names_free)
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockSinkholeLog, airlock_sinkhole_log_free)
