@@ -95,7 +95,12 @@ typedef struct _AirlockResult AirlockResult;
  * cannot run here (airlock_session_error_cannot_run_here() is TRUE: no
  * QEMU for it, or its pinned guest kernel cannot be had — a test skips
  * with the message) or something is broken (an install missing its guest
- * programs or recipes, an unreadable cache — a test fails with it). */
+ * programs or recipes, an unreadable cache — a test fails with it).
+ * With a libvirt daemon (a connection URI such as qemu:///system), ignore
+ * SIGPIPE in the program, as the airlock command does: libvirt's client
+ * leaves it to the application, and a daemon that goes away mid-run would
+ * end the process instead of the run (inconclusive).  The library does not
+ * change a process's signal dispositions itself. */
 AIRLOCK_PUBLIC AirlockSession *airlock_session_new (AirlockArch arch,
                                                     const AirlockSessionOptions *options,
                                                     GError **error);
