@@ -35,11 +35,13 @@
   X ("connect-v4mapped", connect_v4mapped, TESTPROG_BOTH)       \
   X ("sendto-udp4", sendto_udp4, TESTPROG_BOTH)                 \
   X ("udp-connected-write", udp_connected_write, TESTPROG_BOTH) \
+  X ("socket-writes-hooked", socket_writes_hooked, TESTPROG_BOTH) \
   X ("sendmsg-udp4", sendmsg_udp4, TESTPROG_BOTH)               \
   X ("sendmmsg3", sendmmsg3, TESTPROG_BOTH)                     \
   X ("fastopen", fastopen, TESTPROG_BOTH)                       \
   X ("dns-udp", dns_udp, TESTPROG_BOTH)                         \
   X ("dns-tcp", dns_tcp, TESTPROG_BOTH)                         \
+  X ("dns-udp-write", dns_udp_write, TESTPROG_BOTH)             \
   X ("unix-path", unix_path, TESTPROG_BOTH)                     \
   X ("unix-abstract", unix_abstract, TESTPROG_BOTH)             \
   X ("tree", tree, TESTPROG_BOTH)                               \

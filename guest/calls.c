@@ -545,6 +545,7 @@ handle_exec (struct call *c, bool at)
       record_exec (&rec, &c->pi, path, path_len, argv, argv_len);
       rec_send (&rec, NULL);
     }
+  proc_memo_forget (c->pi.tgid ? c->pi.tgid : (uint32_t) req->pid);
   respond (c->n, req->id, 0, 0, true);
 }
 

@@ -26,6 +26,7 @@ static const struct {
   { "garbage", TEST_GARBAGE },
   { "replay-frame", TEST_REPLAY_FRAME },
   { "unsupervised", TEST_UNSUPERVISED },
+  { "hooks-ring-min", TEST_HOOKS_RING_MIN },
 };
 
 /* ---- the kernel command line ------------------------------------------ */

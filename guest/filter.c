@@ -21,8 +21,14 @@
  * Cost: system calls the filter does not select take a path that reads
  * only the architecture and the number and returns ALLOW, so the kernel's
  * per-syscall action cache (Linux >= 5.11) skips the filter for them
- * altogether.  write/writev (fd > 2), clone and seccomp look at an argument
- * and run the filter (a few instructions) on each call. */
+ * altogether.  clone and seccomp look at an argument and run the filter (a
+ * few instructions) on each call.
+ *
+ * write/writev: when the kernel-hook recorder runs (hooks.h) it records a
+ * write where it reaches a socket, and the filter lets every write through
+ * on the fast path.  Without it (a kernel without BPF LSM) the filter
+ * notifies write/writev on fds above 2, and the supervisor looks at each
+ * to find the sockets: every write to a file then pays a notification. */
 #define _GNU_SOURCE
 
 #include <errno.h>
@@ -110,7 +116,7 @@ emit (struct asm_insn *prog, size_t n, struct sock_filter insn, enum label jt, e
 }
 
 int
-filter_build (struct sock_filter *out, size_t max, size_t *ret_len)
+filter_build (struct sock_filter *out, size_t max, bool notify_writes, size_t *ret_len)
 {
   struct asm_insn prog[128];
   size_t label_at[L_NATIVE + 1] = { 0 };
@@ -145,10 +151,13 @@ filter_build (struct sock_filter *out, size_t max, size_t *ret_len)
             L_CLONE, L_NONE);
   n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 0),
             L_SECCOMP, L_NONE);
-  n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 0),
-            L_FD, L_NONE);
-  n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_writev, 0, 0),
-            L_FD, L_NONE);
+  if (notify_writes)
+    {
+      n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 0),
+                L_FD, L_NONE);
+      n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_writev, 0, 0),
+                L_FD, L_NONE);
+    }
   n = emit (prog, n, (struct sock_filter) RET (SECCOMP_RET_ALLOW), L_NONE, L_NONE);
 
   /* clone: flags are the first argument on both arches. */

@@ -320,10 +320,13 @@ main (int argc, char **argv)
                       "nothing it does is recorded");
       if (cfg.test == TEST_SKIP_CONTROL)
         channel_logf ("TEST MODE: the negative-control probe skips %s", cfg.test_arg);
+      if (cfg.test == TEST_HOOKS_RING_MIN)
+        channel_logf ("TEST MODE: the kernel-hook recorder's ring is one page; a send to "
+                      "port 53 cannot be recorded and must be refused");
       r = supervisor_run (spec_bytes, host.spec_length, host.heartbeat_ms,
                           cfg.test != TEST_UNSUPERVISED,
-                          cfg.test == TEST_SKIP_CONTROL ? cfg.test_arg : NULL, &result, error,
-                          sizeof error);
+                          cfg.test == TEST_SKIP_CONTROL ? cfg.test_arg : NULL,
+                          cfg.test == TEST_HOOKS_RING_MIN, &result, error, sizeof error);
       if (r < 0)
         die ("the supervisor failed: %s", error[0] ? error : strerror (-r));
     }

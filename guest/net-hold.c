@@ -32,7 +32,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "supervisor.h"
+#include "guest.h"
+#include "net-hold.h"
 
 /* Longer than the answer of a loaded host's sinkhole takes (milliseconds),
  * and short next to the hours a warped clock exists to skip. */

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 
 #include "msg.h"
+#include "proc-info.h"
 #include "record.h"
 #include "supervisor.h"
 
@@ -71,7 +72,6 @@ int rec_send (struct record *rec, uint64_t *ret_seq);
 void deny (struct call *c, uint32_t reason, int err);
 
 /* caller.c */
-void read_proc_info (pid_t tid, struct proc_info *pi);
 struct msg_mem mem_of (pid_t tid);
 ssize_t mem_read_string (pid_t tid, uint64_t addr, char *buf, size_t size);
 size_t mem_read_argv (pid_t tid, uint64_t argv_addr, char *buf, size_t size);

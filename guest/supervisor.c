@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hooks.h"
 #include "reaper.h"
 #include "run-spec.h"
 #include "supervisor.h"
@@ -136,6 +137,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   pid_t reaper;
   bool timed_out = false, output_open, reaper_gone = false, exec_sent = false;
   bool wall_limit = false;
+  uint64_t refused_before = hooks_refused (), hooked_before = hooks_count ();
 
   h = mmap (NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (h == MAP_FAILED)
@@ -183,6 +185,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
    * single-threaded process, so no lock can be held in it. */
   args.spec = spec;
   args.filter = filter;
+  args.writes_hooked = hooks_active ();
   args.handoff = h;
   reaper = clone (reaper_main, reaper_stack + sizeof reaper_stack,
                   CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, &args);
@@ -286,11 +289,12 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   deadline = clock_ns (CLOCK_MONOTONIC) + spec->timeout_ms * NS_PER_MS;
   while (!reaper_gone)
     {
-      struct pollfd fds[4] = {
+      struct pollfd fds[5] = {
         { .fd = listener, .events = POLLIN },
         { .fd = sfd, .events = POLLIN },
         { .fd = output_open ? pipefd[0] : -1, .events = POLLIN },
         { .fd = hb.main_fd, .events = POLLIN },
+        { .fd = hooks_fd (), .events = POLLIN },
       };
       uint64_t now = clock_ns (CLOCK_MONOTONIC);
       int timeout;
@@ -317,7 +321,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
           else if (timeout > 2)
             timeout = 2;
         }
-      r = poll (fds, 4, timeout);
+      r = poll (fds, 5, timeout);
       if (r < 0 && errno != EINTR)
         return fail (error, error_size, "poll failed: %s", strerror (errno));
       if (r <= 0)
@@ -339,6 +343,12 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
           r = notifier_handle_one (notifier);
           if (r < 0)
             return fail (error, error_size, "the seccomp listener failed: %s", strerror (-r));
+        }
+      if (fds[4].revents & POLLIN)
+        {
+          r = hooks_drain ();
+          if (r < 0)
+            return fail (error, error_size, "cannot send a hooked record: %s", strerror (-r));
         }
       if (fds[2].revents & (POLLIN | POLLHUP))
         output_open = relay_output (pipefd[0], &relay);
@@ -372,6 +382,15 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   notifier_finish (notifier);
   if (listener >= 0)
     close (listener);
+  /* Every process that could send is gone: what the hooks recorded is all
+   * in the ring, and goes out before this phase's end. */
+  r = hooks_drain ();
+  if (r < 0)
+    return fail (error, error_size, "cannot send a hooked record: %s", strerror (-r));
+  if (hooks_refused () > refused_before)
+    channel_logf ("the kernel-hook recorder refused %llu send(s): its record ring was full "
+                  "(each failed with EPERM; nothing was sent)",
+                  (unsigned long long) (hooks_refused () - refused_before));
 
   if (!exec_sent)
     {
@@ -388,9 +407,10 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   heartbeat_stop (&hb);
   if (r < 0)
     return fail (error, error_size, "cannot send the workload-exit event: %s", strerror (-r));
-  console_log ("workload ended (%s) after %llu traced call(s)",
+  console_log ("workload ended (%s) after %llu traced call(s) and %llu hooked send(s)",
                wall_limit ? "the host's wall-time limit" : timed_out ? "timeout" : "completed",
-               (unsigned long long) notifier_count (notifier));
+               (unsigned long long) notifier_count (notifier),
+               (unsigned long long) (hooks_count () - hooked_before));
 
   ret->exit_status = __atomic_load_n (&h->entrypoint_exited, __ATOMIC_ACQUIRE)
                      ? (uint32_t) h->entrypoint_status : (uint32_t) status;
@@ -448,7 +468,8 @@ run_controls (uint32_t heartbeat_ms, bool warp, bool filter, const char *skip, c
 
 int
 supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms, bool filter,
-                const char *skip_control, struct run_result *ret, char *error, size_t error_size)
+                const char *skip_control, bool hooks_ring_min, struct run_result *ret, char *error,
+                size_t error_size)
 {
   static struct run_spec spec;
   int r;
@@ -466,6 +487,18 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
 
       if (clock_settime (CLOCK_REALTIME, &ts) < 0)
         return fail (error, error_size, "cannot set the guest clock: %s", strerror (errno));
+    }
+  if (filter)
+    {
+      char why[600];
+
+      r = hooks_start (hooks_ring_min, why, sizeof why);
+      if (r < 0)
+        channel_logf ("recorder: the kernel-hook recorder cannot run (%s); the supervisor "
+                      "notifies write/writev itself", why);
+      else
+        channel_logf ("recorder: kernel hooks (BPF LSM) for writes on sockets, sendfile and "
+                      "splice; seccomp notification for the rest");
     }
   r = loopback_up ();
   if (r < 0)

@@ -8,15 +8,19 @@
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "guest.h"
+#include "net-hold.h"
 
 /* filter.c */
 uint32_t filter_native_arch (void);
-/* Assembles the workload's filter into @out (room for @max instructions). */
-int filter_build (struct sock_filter *out, size_t max, size_t *ret_len);
+/* Assembles the workload's filter into @out (room for @max instructions);
+ * @notify_writes: write/writev on fds above 2 are notified (no kernel-hook
+ * recorder runs, hooks.h). */
+int filter_build (struct sock_filter *out, size_t max, bool notify_writes, size_t *ret_len);
 
 /* notify.c */
 struct notifier;
@@ -32,11 +36,5 @@ uint64_t notifier_count (struct notifier *n);
 /* After notifier_finish(). */
 void notifier_free (struct notifier *n);
 
-/* net-hold.c: under a warped clock, keeps the guest's clock from jumping
- * past a network answer still on its way (see there).  touch and stop do
- * nothing unless started. */
-int net_hold_start (void);
-void net_hold_touch (void);
-void net_hold_stop (void);
 
 #endif /* AIRLOCK_SUPERVISOR_H */

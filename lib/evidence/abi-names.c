@@ -47,6 +47,8 @@ static const SyscallName names_x86_64[] = {
   { 320, "kexec_file_load" }, { 172, "iopl" }, { 173, "ioperm" }, { 298, "perf_event_open" },
   { 323, "userfaultfd" }, { 45, "recvfrom" }, { 0, "read" }, { 3, "close" }, { 57, "fork" },
   { 58, "vfork" }, { 60, "exit" }, { 231, "exit_group" },
+  /* Sends the kernel-hook recorder sees (guest/hooks.h). */
+  { 296, "pwritev" }, { 328, "pwritev2" }, { 40, "sendfile" }, { 275, "splice" },
 };
 
 static const SyscallName names_x32[] = {
@@ -80,6 +82,7 @@ static const SyscallName names_aarch64[] = {
   { 219, "keyctl" }, { 217, "add_key" }, { 218, "request_key" }, { 280, "bpf" },
   { 277, "seccomp" }, { 105, "init_module" }, { 273, "finit_module" }, { 104, "kexec_load" },
   { 294, "kexec_file_load" }, { 241, "perf_event_open" }, { 282, "userfaultfd" },
+  { 70, "pwritev" }, { 287, "pwritev2" }, { 71, "sendfile" }, { 76, "splice" },
   { 207, "recvfrom" }, { 63, "read" }, { 57, "close" }, { 93, "exit" }, { 94, "exit_group" },
 };
 

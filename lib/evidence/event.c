@@ -473,7 +473,9 @@ gboolean
 airlock_event_is_send (const AirlockEvent *ev)
 {
   return syscall_is (ev, "sendto") || syscall_is (ev, "sendmsg") || syscall_is (ev, "sendmmsg")
-         || syscall_is (ev, "send") || syscall_is (ev, "write") || syscall_is (ev, "writev");
+         || syscall_is (ev, "send") || syscall_is (ev, "write") || syscall_is (ev, "writev")
+         || syscall_is (ev, "pwritev") || syscall_is (ev, "pwritev2") || syscall_is (ev, "sendfile")
+         || syscall_is (ev, "splice");
 }
 
 /* Decodes ADDR as the call reads it.  The supervisor sends

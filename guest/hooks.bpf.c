@@ -1,0 +1,487 @@
+/* The kernel-hook recorder's programs (hooks.h says what they record and
+ * why).  BPF LSM: each runs inside the kernel's own check of an operation,
+ * on the kernel's copy of its arguments, and only for operations that
+ * reach a socket — a write to a file never gets here, so it costs nothing.
+ *
+ * CO-RE: the kernel types below declare only the fields read, marked
+ * preserve_access_index, and libbpf relocates every access against the
+ * guest kernel's own BTF (/sys/kernel/btf/vmlinux) when PID 1 loads the
+ * object.  Hand-declared rather than a generated vmlinux.h: the build has
+ * no kernel BTF to generate one from (the guest kernel is a package the
+ * cache fetches later), and these few fields are the whole contract.
+ *
+ * Fail closed: a send whose record cannot be reserved is refused (EPERM)
+ * and counted; PID 1 reports the count (hooks.c).  Only the workload is
+ * recorded: tasks in a pid namespace below the guest's first (the reaper's
+ * and every namespace under it).  PID 1 and its threads are not.
+ *
+ * Built twice (-D__TARGET_ARCH_x86, -D__TARGET_ARCH_arm64): the system
+ * call's number and arguments come from its saved registers, whose layout
+ * is the architecture's. */
+
+#include "hooks.h"
+
+/* The UAPI's types and constants (BPF_MAP_TYPE_RINGBUF, …); the build
+ * points clang at the build machine's asm/types.h, which is the same
+ * generic one on both guest arches. */
+#include <linux/bpf.h>
+
+typedef __u16 hk_u16;
+typedef __be16 be16;
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+
+char LICENSE[] SEC ("license") = "GPL";
+
+#define EPERM 1
+#define AF_INET 2
+#define AF_INET6 10
+#define MAY_WRITE 2
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+#define TCP_SYN_SENT 2
+#define TCP_CLOSE 7
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_SENDTO 44
+#define NR_SENDMSG 46
+#define NR_SENDMMSG 307
+#define NR_SENDFILE 40
+#define NR_SPLICE 275
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_SENDTO 206
+#define NR_SENDMSG 211
+#define NR_SENDMMSG 269
+#define NR_SENDFILE 71
+#define NR_SPLICE 76
+#else
+#error "build with -D__TARGET_ARCH_x86 or -D__TARGET_ARCH_arm64"
+#endif
+
+/* ---- the kernel's types, as far as they are read ------------------------ */
+
+struct in6_addr {
+  union {
+    hk_u8 u6_addr8[16];
+  } in6_u;
+} __attribute__ ((preserve_access_index));
+
+struct sock_common {
+  __be32 skc_daddr;
+  __be16 skc_dport;
+  unsigned short skc_family;
+  volatile unsigned char skc_state;
+  int skc_bound_dev_if;
+  struct in6_addr skc_v6_daddr;
+} __attribute__ ((preserve_access_index));
+
+struct sock {
+  struct sock_common __sk_common;
+  hk_u16 sk_type;
+  hk_u16 sk_protocol;
+} __attribute__ ((preserve_access_index));
+
+struct inode {
+  unsigned short i_mode;
+  unsigned long i_ino;
+} __attribute__ ((preserve_access_index));
+
+struct file {
+  struct inode *f_inode;
+  void *private_data;
+} __attribute__ ((preserve_access_index));
+
+struct socket {
+  struct sock *sk;
+  struct file *file;
+} __attribute__ ((preserve_access_index));
+
+struct iovec {
+  void *iov_base;
+  unsigned long iov_len;
+};
+
+enum iter_type {
+  ITER_IOVEC,
+  ITER_UBUF,
+};
+
+struct iov_iter {
+  hk_u8 iter_type;
+  unsigned long iov_offset;
+  unsigned long count;
+  const struct iovec *iov;
+  void *ubuf;
+  unsigned long nr_segs;
+} __attribute__ ((preserve_access_index));
+
+struct msghdr {
+  struct iov_iter msg_iter;
+} __attribute__ ((preserve_access_index));
+
+struct upid {
+  int nr;
+} __attribute__ ((preserve_access_index));
+
+struct pid {
+  unsigned int level;
+  struct upid numbers[1];
+} __attribute__ ((preserve_access_index));
+
+typedef struct {
+  unsigned int val;
+} kuid_t;
+
+typedef struct {
+  unsigned int val;
+} kgid_t;
+
+struct cred {
+  kuid_t uid;
+  kgid_t gid;
+} __attribute__ ((preserve_access_index));
+
+struct task_struct {
+  int pid;
+  int tgid;
+  struct task_struct *real_parent;
+  const struct cred *real_cred;
+  struct pid *thread_pid;
+} __attribute__ ((preserve_access_index));
+
+#if defined(__TARGET_ARCH_x86)
+struct pt_regs {
+  unsigned long di, si, dx, r10, r8, r9;
+  unsigned long orig_ax;
+} __attribute__ ((preserve_access_index));
+#else
+struct pt_regs {
+  hk_u64 regs[31];
+  hk_u64 orig_x0;
+  hk_s32 syscallno;
+} __attribute__ ((preserve_access_index));
+#endif
+
+/* ---- maps ----------------------------------------------------------------- */
+
+/* Sized for bursts: PID 1 drains it as records arrive.  A full ring refuses
+ * the send (fail closed); the test mode hooks-ring-min makes it one page,
+ * which no record with a payload fits (tests/vm/test-supervisor.c). */
+struct {
+  __uint (type, BPF_MAP_TYPE_RINGBUF);
+  __uint (max_entries, 4 * 1024 * 1024);
+} records SEC (".maps");
+
+/* sendfile checks the right to write its output twice (do_sendfile, then
+ * do_splice_direct): one bit per task, flipped at each check, records the
+ * first of each pair.  A sendfile that fails between the two leaves the
+ * bit set, and the next one is recorded at its second check instead:
+ * every sendfile that sends is recorded exactly once. */
+struct {
+  __uint (type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint (map_flags, BPF_F_NO_PREALLOC);
+  __type (key, int);
+  __type (value, hk_u32);
+} sendfile_parity SEC (".maps");
+
+/* Sends refused because no record could be reserved.  Only PID 1 reads it
+ * (bpf(2) is denied to the workload by its filter). */
+hk_u64 refused = 0;
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static __always_inline int
+in_workload (struct task_struct *task)
+{
+  return BPF_CORE_READ (task, thread_pid, level) > 0;
+}
+
+static __always_inline void
+fill_call (struct hook_record *r, struct task_struct *task, long nr)
+{
+  struct pt_regs *regs = (struct pt_regs *) bpf_task_pt_regs (task);
+  struct pid *pid = BPF_CORE_READ (task, thread_pid);
+  unsigned int level = BPF_CORE_READ (pid, level);
+
+  r->nr = (hk_s32) nr;
+  r->time_ns = bpf_ktime_get_boot_ns ();
+#if defined(__TARGET_ARCH_x86)
+  r->args[0] = BPF_CORE_READ (regs, di);
+  r->args[1] = BPF_CORE_READ (regs, si);
+  r->args[2] = BPF_CORE_READ (regs, dx);
+  r->args[3] = BPF_CORE_READ (regs, r10);
+  r->args[4] = BPF_CORE_READ (regs, r8);
+  r->args[5] = BPF_CORE_READ (regs, r9);
+#else
+  /* x0 is overwritten by the return value; the kernel keeps the first
+   * argument in orig_x0. */
+  r->args[0] = BPF_CORE_READ (regs, orig_x0);
+  r->args[1] = BPF_CORE_READ (regs, regs[1]);
+  r->args[2] = BPF_CORE_READ (regs, regs[2]);
+  r->args[3] = BPF_CORE_READ (regs, regs[3]);
+  r->args[4] = BPF_CORE_READ (regs, regs[4]);
+  r->args[5] = BPF_CORE_READ (regs, regs[5]);
+#endif
+  r->tid = (hk_u32) BPF_CORE_READ (task, pid);
+  r->tgid = (hk_u32) BPF_CORE_READ (task, tgid);
+  r->ppid = (hk_u32) BPF_CORE_READ (task, real_parent, tgid);
+  r->uid = BPF_CORE_READ (task, real_cred, uid.val);
+  r->gid = BPF_CORE_READ (task, real_cred, gid.val);
+  /* The pid in the task's own namespace, as /proc's NSpid ends with. */
+  level &= 31;
+  bpf_core_read (&r->nspid, sizeof r->nspid,
+                 (char *) pid + bpf_core_field_offset (struct pid, numbers)
+                 + level * bpf_core_type_size (struct upid));
+}
+
+static __always_inline long
+current_nr (struct task_struct *task)
+{
+  struct pt_regs *regs = (struct pt_regs *) bpf_task_pt_regs (task);
+
+#if defined(__TARGET_ARCH_x86)
+  return (long) BPF_CORE_READ (regs, orig_ax);
+#else
+  return (long) BPF_CORE_READ (regs, syscallno);
+#endif
+}
+
+/* The socket as getpeername() would name its peer (inet_getname,
+ * inet6_getname): nothing when it has no destination port, or is closed
+ * or still connecting. */
+static __always_inline void
+fill_socket (struct hook_record *r, struct socket *sock)
+{
+  struct sock *sk = BPF_CORE_READ (sock, sk);
+  unsigned short family = BPF_CORE_READ (sk, __sk_common.skc_family);
+  __be16 dport = BPF_CORE_READ (sk, __sk_common.skc_dport);
+  unsigned char state = BPF_CORE_READ (sk, __sk_common.skc_state);
+
+  r->family = family;
+  r->type = BPF_CORE_READ (sk, sk_type);
+  r->protocol = BPF_CORE_READ (sk, sk_protocol);
+  r->ino = BPF_CORE_READ (sock, file, f_inode, i_ino);
+  r->peer_len = 0;
+  if (dport == 0 || state == TCP_CLOSE || state == TCP_SYN_SENT)
+    return;
+  /* sockaddr_in / sockaddr_in6, little-endian family, port and address in
+   * network order as the kernel keeps them. */
+  r->peer[0] = (hk_u8) family;
+  r->peer[1] = (hk_u8) (family >> 8);
+  __builtin_memcpy (&r->peer[2], &dport, 2);
+  if (family == AF_INET)
+    {
+      __be32 a = BPF_CORE_READ (sk, __sk_common.skc_daddr);
+
+      __builtin_memcpy (&r->peer[4], &a, 4);
+      r->peer_len = 16;
+    }
+  else
+    {
+      int ifindex = 0;
+
+      bpf_core_read (&r->peer[8], 16, &sk->__sk_common.skc_v6_daddr);
+      /* A link-local peer's scope is the bound interface (ipv6_iface_scope_id). */
+      if (r->peer[8] == 0xfe && (r->peer[9] & 0xc0) == 0x80)
+        ifindex = BPF_CORE_READ (sk, __sk_common.skc_bound_dev_if);
+      __builtin_memcpy (&r->peer[24], &ifindex, 4);
+      r->peer_len = 28;
+    }
+}
+
+static __always_inline hk_u16
+peer_port (const struct hook_record *r)
+{
+  return r->peer_len ? (hk_u16) ((r->peer[2] << 8) | r->peer[3]) : 0;
+}
+
+/* The first bytes of the send: user memory behind the iterator.  A copy
+ * of at most HOOK_PAYLOAD_MAX at an offset below HOOK_PAYLOAD_MAX stays in
+ * the HOOK_PAYLOAD_ROOM buffer, which is what the verifier checks. */
+static __always_inline void
+copy_payload (struct hook_record_payload *p, struct msghdr *msg)
+{
+  hk_u8 type = BPF_CORE_READ (msg, msg_iter.iter_type);
+  unsigned long skip = BPF_CORE_READ (msg, msg_iter.iov_offset);
+  unsigned long count = BPF_CORE_READ (msg, msg_iter.count);
+  unsigned long off = 0;
+
+  p->r.payload_len = 0;
+  p->r.payload_flags = 0;
+  if (bpf_core_enum_value_exists (enum iter_type, ITER_UBUF)
+      && type == bpf_core_enum_value (enum iter_type, ITER_UBUF))
+    {
+      char *base = BPF_CORE_READ (msg, msg_iter.ubuf);
+      unsigned long len = count;
+
+      if (len > HOOK_PAYLOAD_MAX)
+        len = HOOK_PAYLOAD_MAX;
+      if (bpf_probe_read_user (p->payload, len, base + skip) < 0)
+        p->r.payload_flags |= HOOK_PAYLOAD_UNREAD;
+      else
+        p->r.payload_len = (hk_u32) len;
+      return;
+    }
+  if (type != bpf_core_enum_value (enum iter_type, ITER_IOVEC))
+    {
+      p->r.payload_flags |= HOOK_PAYLOAD_NOT_USER;
+      return;
+    }
+  {
+    const struct iovec *iov = BPF_CORE_READ (msg, msg_iter.iov);
+    unsigned long nsegs = BPF_CORE_READ (msg, msg_iter.nr_segs);
+
+    for (int i = 0; i < HOOK_MAX_SEGMENTS; i++)
+      {
+        struct iovec v;
+        unsigned long len;
+
+        if (i >= nsegs || off >= HOOK_PAYLOAD_MAX || off >= count)
+          break;
+        if (bpf_probe_read_kernel (&v, sizeof v, &iov[i]) < 0)
+          {
+            p->r.payload_flags |= HOOK_PAYLOAD_UNREAD;
+            break;
+          }
+        if (v.iov_len <= skip)
+          {
+            skip -= v.iov_len;
+            continue;
+          }
+        len = v.iov_len - skip;
+        if (len > HOOK_PAYLOAD_MAX - off)
+          len = HOOK_PAYLOAD_MAX - off;
+        /* The verifier bounds a register only against constants: hide the
+         * clamp above from the compiler, which would drop this one. */
+        asm volatile ("" : "+r"(len));
+        if (len > HOOK_PAYLOAD_MAX)
+          len = HOOK_PAYLOAD_MAX;
+        if (bpf_probe_read_user (p->payload + (off & (HOOK_PAYLOAD_MAX - 1)), len,
+                                 (char *) v.iov_base + skip) < 0)
+          {
+            p->r.payload_flags |= HOOK_PAYLOAD_UNREAD;
+            break;
+          }
+        off += len;
+        skip = 0;
+      }
+    if (nsegs > HOOK_MAX_SEGMENTS && off < HOOK_PAYLOAD_MAX && off < count)
+      p->r.payload_flags |= HOOK_PAYLOAD_CUT;
+  }
+  p->r.payload_len = (hk_u32) (off > HOOK_PAYLOAD_MAX ? HOOK_PAYLOAD_MAX : off);
+}
+
+static __always_inline int
+refuse (void)
+{
+  __sync_fetch_and_add (&refused, 1);
+  return -EPERM;
+}
+
+/* ---- the hooks -------------------------------------------------------------- */
+
+/* Every send on a socket made through sock_sendmsg: write, writev and
+ * pwritev2 on a socket land here, with the socket the kernel resolved.
+ * sendto/sendmsg/sendmmsg are the supervisor's (it records and performs
+ * them; here they would be recorded twice). */
+SEC ("lsm/socket_sendmsg")
+int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+  struct task_struct *task = bpf_get_current_task_btf ();
+  struct sock *sk;
+  unsigned short family;
+  long nr;
+
+  if (ret != 0 || !in_workload (task))
+    return ret;
+  sk = BPF_CORE_READ (sock, sk);
+  family = BPF_CORE_READ (sk, __sk_common.skc_family);
+  if (family != AF_INET && family != AF_INET6)
+    return 0;
+  nr = current_nr (task);
+  if (nr == NR_SENDTO || nr == NR_SENDMSG || nr == NR_SENDMMSG)
+    return 0;
+  if (BPF_CORE_READ (sk, __sk_common.skc_dport) == bpf_htons (53))
+    {
+      struct hook_record_payload *p = bpf_ringbuf_reserve (&records, sizeof *p, 0);
+
+      if (!p)
+        return refuse ();
+      p->r.kind = HOOK_SENDMSG;
+      fill_call (&p->r, task, nr);
+      fill_socket (&p->r, sock);
+      p->r.total = (hk_u64) size;
+      if (peer_port (&p->r) == 53)
+        copy_payload (p, msg);
+      else
+        p->r.payload_len = p->r.payload_flags = 0;
+      bpf_ringbuf_submit (p, 0);
+      return 0;
+    }
+  {
+    struct hook_record *r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
+
+    if (!r)
+      return refuse ();
+    r->kind = HOOK_SENDMSG;
+    fill_call (r, task, nr);
+    fill_socket (r, sock);
+    r->total = (hk_u64) size;
+    r->payload_len = r->payload_flags = 0;
+    bpf_ringbuf_submit (r, 0);
+  }
+  return 0;
+}
+
+/* sendfile and splice into a socket: Linux 6.1 hands their pages to the
+ * protocol's ->sendpage, past socket_sendmsg, but first checks the right
+ * to write the socket's file (rw_verify_area).  Only those two calls are
+ * recorded here; every other write to a socket reaches socket_sendmsg. */
+SEC ("lsm/file_permission")
+int BPF_PROG (airlock_file_permission, struct file *file, int mask, int ret)
+{
+  struct task_struct *task = bpf_get_current_task_btf ();
+  struct socket *sock;
+  struct sock *sk;
+  unsigned short family;
+  struct hook_record *r;
+  long nr;
+
+  if (ret != 0 || !(mask & MAY_WRITE))
+    return ret;
+  if ((BPF_CORE_READ (file, f_inode, i_mode) & S_IFMT) != S_IFSOCK || !in_workload (task))
+    return 0;
+  nr = current_nr (task);
+  if (nr != NR_SENDFILE && nr != NR_SPLICE)
+    return 0;
+  if (nr == NR_SENDFILE)
+    {
+      hk_u32 *parity = bpf_task_storage_get (&sendfile_parity, task, 0,
+                                             BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+      /* No storage (out of memory): fail closed like a full ring. */
+      if (!parity)
+        return refuse ();
+      *parity ^= 1;
+      if (!*parity)
+        return 0;
+    }
+  sock = BPF_CORE_READ (file, private_data);
+  sk = BPF_CORE_READ (sock, sk);
+  family = BPF_CORE_READ (sk, __sk_common.skc_family);
+  if (family != AF_INET && family != AF_INET6)
+    return 0;
+  r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
+  if (!r)
+    return refuse ();
+  r->kind = HOOK_SENDPAGE;
+  fill_call (r, task, nr);
+  fill_socket (r, sock);
+  r->total = 0;   /* the call's own length argument: PID 1 reads it from args */
+  r->payload_len = r->payload_flags = 0;
+  bpf_ringbuf_submit (r, 0);
+  return 0;
+}

@@ -1,0 +1,255 @@
+/* PID 1's side of the kernel-hook recorder (hooks.h): loads the BPF
+ * programs once, before any workload, and turns each ring-buffer record
+ * into one EVENT frame with the supervisor's record builders (record.c),
+ * so the host reads a hooked write exactly as it read a notified one.
+ *
+ * Loaded with libbpf (static, from the distribution) and the skeleton
+ * bpftool generated from hooks.bpf.c at build time: the object is inside
+ * this program, nothing is read from the guest's files but the kernel's
+ * BTF.  The links live as long as PID 1: no one else can detach them
+ * (bpf(2) is denied to the workload), and PID 1's end ends the machine.
+ *
+ * The record is written by the kernel when the send is checked; this side
+ * reads it later.  What the kernel gave is in the record (who, which
+ * socket, its peer, the first bytes of a DNS send); the process's exe and
+ * argv are read here from /proc, and when the process is gone by then the
+ * record says so in its note. */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "hooks.h"
+#include HOOKS_SKELETON
+
+#include <linux/audit.h>
+
+#include "guest.h"
+#include "net-hold.h"
+#include "proc-info.h"
+#include "protocol.h"
+#include "record.h"
+
+/* The ABI of every hooked record: the filter denies the others before
+ * they reach a socket (filter.c). */
+#if defined(__x86_64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define NATIVE_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+static struct {
+  struct hooks *skel;
+  struct ring_buffer *ring;
+  uint64_t count;
+  int error;          /* the first failure to send a record */
+} hk;
+
+static char load_log[512];
+
+/* libbpf's diagnostics: warnings go to the console (a verifier's refusal
+ * is many lines), the last one into the error message. */
+static int
+on_libbpf_print (enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+  char *text = NULL;
+  size_t len;
+
+  if (level != LIBBPF_WARN || vasprintf (&text, fmt, ap) < 0)
+    return 0;
+  len = strlen (text);
+  /* A verifier log's tail says why: keep that on the console. */
+  (void) write_all (STDERR_FILENO, len > 8192 ? text + len - 8192 : text, len > 8192 ? 8192 : len);
+  memcpy (load_log, text, len < sizeof load_log - 1 ? len : sizeof load_log - 1);
+  load_log[len < sizeof load_log - 1 ? len : sizeof load_log - 1] = '\0';
+  load_log[strcspn (load_log, "\n")] = '\0';
+  free (text);
+  return 0;
+}
+
+/* The descriptor a call writes to: the first argument, but splice's
+ * output is its third (splice(fd_in, off_in, fd_out, …)). */
+static int
+target_fd (const struct hook_record *r)
+{
+  return (int) (uint32_t) (r->nr == SYS_splice ? r->args[2] : r->args[0]);
+}
+
+static int
+on_record (void *ctx, void *data, size_t size)
+{
+  const struct hook_record *hr = data;
+  const struct hook_record_payload *hp = data;
+  struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
+  struct proc_info pi;
+  struct sock_info si;
+  struct msg_data md = { 0 };
+  struct record rec;
+  char path[64];
+  ssize_t n;
+  bool recalled = false;
+  int r;
+
+  if (size < sizeof *hr)
+    return 0;
+  memcpy (call.args, hr->args, sizeof call.args);
+  net_hold_touch ();
+
+  /* Who: the kernel's view when the send was checked; exe and argv now. */
+  memset (&pi, 0, sizeof pi);
+  pi.ok = true;
+  pi.tgid = hr->tgid;
+  pi.ppid = hr->ppid;
+  pi.nspid = hr->nspid;
+  pi.uid = hr->uid;
+  pi.gid = hr->gid;
+  snprintf (path, sizeof path, "/proc/%u/exe", hr->tgid);
+  n = readlink (path, pi.exe, sizeof pi.exe);
+  pi.exe_len = n > 0 ? (size_t) n : 0;
+  snprintf (path, sizeof path, "/proc/%u/cmdline", hr->tgid);
+  n = read_prefix (path, pi.argv, sizeof pi.argv);
+  pi.argv_len = n > 0 ? (size_t) n : 0;
+
+  memset (&si, 0, sizeof si);
+  si.fd = -1;
+  si.is_socket = true;
+  si.family = (int) hr->family;
+  si.type = (int) hr->type;
+  si.protocol = (int) hr->protocol;
+  si.ino = hr->ino;
+  if (hr->peer_len > 0 && hr->peer_len <= sizeof si.peer)
+    {
+      memcpy (si.peer, hr->peer, hr->peer_len);
+      si.peer_len = hr->peer_len;
+    }
+
+  if (hr->kind == HOOK_SENDPAGE)
+    /* sendfile(out, in, offset, count), splice(in, off_in, out, off_out, len, flags) */
+    md.total = hr->nr == SYS_splice ? hr->args[4] : hr->args[3];
+  else
+    md.total = hr->total;
+  if (hr->payload_len > 0 && size >= sizeof *hp)
+    {
+      md.bytes = (uint8_t *) hp->payload;
+      md.len = hr->payload_len <= HOOK_PAYLOAD_MAX ? hr->payload_len : HOOK_PAYLOAD_MAX;
+    }
+
+  if (pi.exe_len == 0 && pi.argv_len == 0)
+    recalled = proc_memo_recall (hr->tgid, &pi);
+  record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
+  record_write (&rec, &pi, target_fd (hr), &si, &md);
+  if (recalled)
+    record_note (&rec, "exe and argv as read at its last notified call (the process exited "
+                 "before this record was read)");
+  else if (pi.exe_len == 0 && pi.argv_len == 0)
+    record_note (&rec, "exe and argv unreadable (the process exited before its record was read)");
+  if (hr->payload_flags & HOOK_PAYLOAD_UNREAD)
+    record_note (&rec, "payload partly unreadable (not resident when sent)");
+  if (hr->payload_flags & HOOK_PAYLOAD_CUT)
+    record_note (&rec, "payload: only the first %d segments read", HOOK_MAX_SEGMENTS);
+  if (hr->payload_flags & HOOK_PAYLOAD_NOT_USER)
+    record_note (&rec, "payload not read (the bytes are not the caller's memory)");
+  if (hr->kind == HOOK_SENDPAGE && si.peer_len >= 4 && ((si.peer[2] << 8) | si.peer[3]) == 53)
+    record_note (&rec, "payload not read (the bytes come from a file or a pipe)");
+  record_end (&rec);
+  r = channel_send (&rec.f, NULL);
+  if (r < 0 && hk.error == 0)
+    hk.error = r;
+  hk.count++;
+  return 0;
+}
+
+int
+hooks_start (bool ring_min, char *error, size_t error_size)
+{
+  int r;
+
+  libbpf_set_print (on_libbpf_print);
+  hk.skel = hooks__open ();
+  if (!hk.skel)
+    {
+      r = -errno;
+      snprintf (error, error_size, "cannot open the BPF object: %s", strerror (-r));
+      return r;
+    }
+  if (ring_min && (r = bpf_map__set_max_entries (hk.skel->maps.records,
+                                                 (uint32_t) sysconf (_SC_PAGESIZE))) < 0)
+    {
+      snprintf (error, error_size, "cannot size the record ring: %s", strerror (-r));
+      goto fail;
+    }
+  r = hooks__load (hk.skel);
+  if (r < 0)
+    {
+      snprintf (error, error_size, "the kernel refused the BPF programs (%s)%s%s", strerror (-r),
+                load_log[0] ? ": " : "", load_log);
+      goto fail;
+    }
+  r = hooks__attach (hk.skel);
+  if (r < 0)
+    {
+      snprintf (error, error_size, "cannot attach the BPF LSM programs (%s): is 'bpf' in the "
+                "kernel's lsm= list?%s%s", strerror (-r), load_log[0] ? " " : "", load_log);
+      goto fail;
+    }
+  hk.ring = ring_buffer__new (bpf_map__fd (hk.skel->maps.records), on_record, NULL, NULL);
+  if (!hk.ring)
+    {
+      r = -errno;
+      snprintf (error, error_size, "cannot map the record ring: %s", strerror (-r));
+      goto fail;
+    }
+  return 0;
+
+fail:
+  hooks__destroy (hk.skel);
+  hk.skel = NULL;
+  return r;
+}
+
+bool
+hooks_active (void)
+{
+  return hk.ring != NULL;
+}
+
+int
+hooks_fd (void)
+{
+  return hk.ring ? ring_buffer__epoll_fd (hk.ring) : -1;
+}
+
+int
+hooks_drain (void)
+{
+  uint64_t before = hk.count;
+  int r;
+
+  if (!hk.ring)
+    return 0;
+  r = ring_buffer__consume (hk.ring);
+  if (r < 0)
+    return r;
+  if (hk.error < 0)
+    return hk.error;
+  return (int) (hk.count - before);
+}
+
+uint64_t
+hooks_count (void)
+{
+  return hk.count;
+}
+
+uint64_t
+hooks_refused (void)
+{
+  return hk.skel ? __atomic_load_n (&hk.skel->bss->refused, __ATOMIC_RELAXED) : 0;
+}

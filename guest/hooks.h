@@ -1,0 +1,94 @@
+/* The kernel-hook recorder: BPF LSM programs (hooks.bpf.c) that see a
+ * workload's sends on sockets where the kernel makes them, and PID 1's side
+ * (hooks.c) that loads them and turns what they report into EVENT frames.
+ *
+ * What it records today: every send on an inet socket the seccomp filter
+ * does not notify — write(2), writev(2), pwritev2(2) on any descriptor
+ * (0-2 included), sendfile(2) and splice(2).  sendto, sendmsg and sendmmsg
+ * stay with the supervisor, which performs them itself (notify.c).  Why
+ * these first: a notified write costs every write on every file the
+ * workload makes (seccomp cannot tell a file from a socket), and sendfile
+ * and splice reach the socket without a send call at all
+ * (docs/supervisor.md, "The kernel-hook recorder").
+ *
+ * This header is the record the programs write into the ring buffer: plain
+ * C, shared by the BPF side (clang -target bpf) and PID 1 (static C). */
+#ifndef AIRLOCK_GUEST_HOOKS_H
+#define AIRLOCK_GUEST_HOOKS_H
+
+#ifdef __bpf__
+typedef unsigned char hk_u8;
+typedef unsigned int hk_u32;
+typedef int hk_s32;
+typedef unsigned long long hk_u64;
+#else
+#include <stdint.h>
+typedef uint8_t hk_u8;
+typedef uint32_t hk_u32;
+typedef int32_t hk_s32;
+typedef uint64_t hk_u64;
+#endif
+
+/* What reached the socket. */
+enum hook_kind {
+  HOOK_SENDMSG = 1,   /* security_socket_sendmsg: write, writev, pwritev2 */
+  HOOK_SENDPAGE = 2,  /* security_file_permission(MAY_WRITE) on a socket in
+                       * sendfile or splice: Linux 6.1 sends their pages
+                       * with ->sendpage, which has no socket hook */
+};
+
+/* The first bytes of a send to port 53 (RECORD_PAYLOAD_MAX); the buffer is
+ * twice that so the verifier can bound a copy at any offset below it. */
+#define HOOK_PAYLOAD_MAX 4096
+#define HOOK_PAYLOAD_ROOM (2 * HOOK_PAYLOAD_MAX)
+/* A sockaddr_in6 is the largest address a record carries. */
+#define HOOK_SOCKADDR_MAX 28
+
+struct hook_record {
+  hk_u32 kind;            /* enum hook_kind */
+  hk_s32 nr;              /* the system call, native ABI (seccomp denies the others) */
+  hk_u64 time_ns;         /* bpf_ktime_get_boot_ns: CLOCK_BOOTTIME */
+  hk_u64 args[6];         /* the call's raw arguments, from its saved registers */
+  hk_u32 tid, tgid, ppid, nspid, uid, gid;
+  hk_u32 family, type, protocol;
+  hk_u32 peer_len;        /* 0: not connected (getpeername would say ENOTCONN) */
+  hk_u64 ino;             /* the socket's inode: one socket across dups */
+  hk_u64 total;           /* bytes the send asked for (sendmsg's size) */
+  hk_u8 peer[HOOK_SOCKADDR_MAX];
+  hk_u32 payload_len;     /* bytes of payload[] read (sends to port 53 only) */
+  hk_u32 payload_flags;   /* HOOK_PAYLOAD_* */
+};
+
+#define HOOK_PAYLOAD_CUT 1u        /* more segments than the program walks */
+#define HOOK_PAYLOAD_UNREAD 2u     /* a segment could not be read (not resident) */
+#define HOOK_PAYLOAD_NOT_USER 4u   /* the bytes are not the caller's memory */
+#define HOOK_MAX_SEGMENTS 4
+
+/* The large variant, for a send to port 53: the record, then its bytes. */
+struct hook_record_payload {
+  struct hook_record r;
+  hk_u8 payload[HOOK_PAYLOAD_ROOM];
+};
+
+#ifndef __bpf__
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Loads and attaches the programs; @ring_min (a test mode) makes the ring
+ * one page, too small for any record with a payload.  0, or -errno with @error saying which
+ * step failed (the kernel lacks BPF LSM or BTF, the verifier refused, …);
+ * the supervisor then keeps notifying writes itself. */
+int hooks_start (bool ring_min, char *error, size_t error_size);
+bool hooks_active (void);
+/* The ring buffer's descriptor, readable when records wait; -1 if none. */
+int hooks_fd (void);
+/* Sends every waiting record as an EVENT frame.  Returns how many, or
+ * -errno. */
+int hooks_drain (void);
+/* Records sent so far, and sends the programs refused because no record
+ * could be reserved (the ring was full: fail closed). */
+uint64_t hooks_count (void);
+uint64_t hooks_refused (void);
+#endif
+
+#endif /* AIRLOCK_GUEST_HOOKS_H */
