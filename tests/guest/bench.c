@@ -140,7 +140,7 @@ install_variant (enum filter_variant v)
     return 0;
   if (v == FILTER_AIRLOCK)
     {
-      r = filter_build (insns, sizeof insns / sizeof insns[0], &len);
+      r = filter_build (insns, sizeof insns / sizeof insns[0], false, &len);
       if (r < 0)
         {
           report_raw ("filter_build", r);

@@ -23,6 +23,29 @@ behaviour_dns_udp (int argc, char **argv)
   return TESTPROG_OK;
 }
 
+/* A DNS question written on a connected UDP socket: no send call names
+ * the server, the kernel-hook recorder (or, without it, the supervisor's
+ * look at every write) records it with its payload.  127.0.0.1: nothing
+ * answers, and nothing leaves the guest. */
+int
+behaviour_dns_udp_write (int argc, char **argv)
+{
+  unsigned char query[512];
+  size_t len = dns_query (query, "example.net", 0x5678);
+  struct sockaddr_in sa;
+  socklen_t salen = make_sin (&sa, "127.0.0.1", 53);
+  int fd = report ("socket", socket (AF_INET, SOCK_DGRAM, 0));
+
+  if (fd < 0)
+    return TESTPROG_FAILED;
+  if (report_raw ("loopback up", loopback_up (fd)) < 0)
+    return TESTPROG_FAILED;
+  if (report ("connect", connect (fd, (struct sockaddr *) &sa, salen)) < 0)
+    return TESTPROG_FAILED;
+  report ("write example.net A", write (fd, query, len));
+  return TESTPROG_OK;
+}
+
 /* The server is this program: a listener on 127.0.0.1:53 (the guest has no
  * network, and the writes must succeed for the data to be sent at all).
  * Loopback connects complete from the backlog, so one process can connect,

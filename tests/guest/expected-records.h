@@ -81,6 +81,18 @@ static const TestprogExpectation testprog_expectations[] = {
       "connect emulate inet/dgram/udp 127.0.0.1:9",
       "write continue inet/dgram/udp 127.0.0.1:9",
       "sendto continue inet/dgram/udp 127.0.0.1:9") },
+  /* Writes that no send call makes (guest/hooks.h): the kernel-hook
+   * recorder runs on amd64.  Debian 12's arm64 kernel (6.1) cannot attach
+   * BPF LSM programs (no BPF trampoline for kernel functions on arm64
+   * before 6.4), so there the supervisor records alone, and these four
+   * reach the socket unrecorded (docs/supervisor.md, "Known gaps"). */
+  { "socket-writes-hooked", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "connect emulate inet/dgram/udp 127.0.0.1:9",
+      "amd64:write continue inet/dgram/udp 127.0.0.1:9",
+      "amd64:pwritev2 continue inet/dgram/udp 127.0.0.1:9",
+      "amd64:sendfile continue inet/dgram/udp 127.0.0.1:9",
+      "amd64:splice continue inet/dgram/udp 127.0.0.1:9") },
   { "sendmsg-udp4", TESTPROG_BOTH, RECORDS (
       "socket continue inet/dgram/udp -",
       "sendmsg emulate inet/dgram/udp 192.0.2.1:9") },
@@ -95,6 +107,10 @@ static const TestprogExpectation testprog_expectations[] = {
   { "dns-udp", TESTPROG_BOTH, RECORDS (
       "socket continue inet/dgram/udp -",
       "sendto emulate inet/dgram/udp 192.0.2.53:53 dns=example.com.") },
+  { "dns-udp-write", TESTPROG_BOTH, RECORDS (
+      "socket continue inet/dgram/udp -",
+      "connect emulate inet/dgram/udp 127.0.0.1:53",
+      "write continue inet/dgram/udp 127.0.0.1:53 dns=example.net.") },
   { "dns-tcp", TESTPROG_BOTH, RECORDS (
       "socket continue inet/stream/tcp -",
       "bind continue inet/stream/tcp 127.0.0.1:53",

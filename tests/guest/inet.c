@@ -9,6 +9,9 @@
 
 #include <errno.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -112,6 +115,40 @@ behaviour_udp_connected_write (int argc, char **argv)
     return TESTPROG_FAILED;
   report ("write", write (fd, "w", 1));
   report ("send", send (fd, "s", 1, 0));
+  return TESTPROG_OK;
+}
+
+/* Sends that reach a socket without a send call of their own, or on fd 0:
+ * write and pwritev2 on a socket moved to fd 0, sendfile from a memfd and
+ * splice from a pipe.  The kernel-hook recorder sees them where they reach
+ * the socket (guest/hooks.bpf.c); the seccomp filter alone cannot (fd 0 is
+ * not looked at, sendfile and splice are no send calls). */
+int
+behaviour_socket_writes_hooked (int argc, char **argv)
+{
+  struct sockaddr_in sa;
+  socklen_t len = make_sin (&sa, "127.0.0.1", 9);
+  struct iovec iov = { .iov_base = "v", .iov_len = 1 };
+  int fd = report ("socket", socket (AF_INET, SOCK_DGRAM, 0));
+  int mem, pipefd[2];
+
+  if (fd < 0)
+    return TESTPROG_FAILED;
+  if (report_raw ("loopback up", loopback_up (fd)) < 0)
+    return TESTPROG_FAILED;
+  if (report ("connect", connect (fd, (struct sockaddr *) &sa, len)) < 0)
+    return TESTPROG_FAILED;
+  if (report ("dup2 onto fd 0", dup2 (fd, 0)) < 0)
+    return TESTPROG_FAILED;
+  report ("write on fd 0", write (0, "w", 1));
+  report ("pwritev2 at offset -1", pwritev2 (0, &iov, 1, -1, 0));
+  mem = report ("memfd", memfd_create ("payload", 0));
+  if (mem < 0 || report ("memfd write", write (mem, "file", 4)) < 0)
+    return TESTPROG_FAILED;
+  report ("sendfile", sendfile (fd, mem, &(off_t) { 0 }, 4));
+  if (report ("pipe", pipe (pipefd)) < 0 || report ("pipe write", write (pipefd[1], "pipe", 4)) < 0)
+    return TESTPROG_FAILED;
+  report ("splice", splice (pipefd[0], NULL, fd, NULL, 4, 0));
   return TESTPROG_OK;
 }
 
