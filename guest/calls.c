@@ -475,13 +475,17 @@ out:
   sock_info_clear (&si);
 }
 
-/* write/writev on fd > 2: recorded only when the fd is an inet socket (a
- * send to the connected peer); everything else continues unrecorded. */
+/* write/writev on fd > 2 (without the kernel-hook recorder), sendfile and
+ * splice: recorded only when the descriptor written is an inet socket (a
+ * send to the connected peer); everything else continues unrecorded.
+ * sendfile(out, in, offset, count) and splice(in, off_in, out, off_out,
+ * len, flags) send bytes of a file or a pipe, not of the caller's memory:
+ * their length is recorded, not their bytes. */
 void
-handle_write (struct call *c, bool vector)
+handle_write (struct call *c, enum write_call kind)
 {
   const struct seccomp_notif *req = c->req;
-  int fd = (int) (uint32_t) req->data.args[0];
+  int fd = (int) (uint32_t) req->data.args[kind == WRITE_SPLICE ? 2 : 0];
   struct msg_mem m = mem_of ((pid_t) req->pid);
   struct msg_data data = { 0 };
   char path[64];
@@ -505,7 +509,9 @@ handle_write (struct call *c, bool vector)
       return;
     }
   net_hold_touch ();
-  if (vector)
+  if (kind == WRITE_SENDFILE || kind == WRITE_SPLICE)
+    data.total = req->data.args[kind == WRITE_SPLICE ? 4 : 3];
+  else if (kind == WRITE_WRITEV)
     msg_gather_iov (&m, req->data.args[1], req->data.args[2], PAYLOAD_MAX, &data);
   else
     {
@@ -521,6 +527,9 @@ handle_write (struct call *c, bool vector)
     {
       rec_start (&rec, c, AIRLOCK_ACTION_CONTINUE);
       record_write (&rec, &c->pi, fd, &si, &data);
+      if ((kind == WRITE_SENDFILE || kind == WRITE_SPLICE) && si.peer_len >= 4
+          && msg_sockaddr_port (si.peer, si.peer_len) == 53)
+        record_note (&rec, "payload not read (the bytes come from a file or a pipe)");
       rec_send (&rec, NULL);
       respond (c->n, req->id, 0, 0, true);
     }

@@ -74,6 +74,10 @@ static const int notified_syscalls[] = {
   SYS_accept,
 #endif
   SYS_accept4, SYS_sendto, SYS_sendmsg, SYS_sendmmsg,
+  /* Into a socket they send without a send call, and Linux 6.1 hands their
+   * pages to ->sendpage, past the socket hook the kernel-hook recorder uses
+   * (hooks.h): rare calls, looked at here. */
+  SYS_sendfile, SYS_splice,
   SYS_execve, SYS_execveat,
   SYS_clone3, SYS_ptrace, SYS_process_vm_writev,
   SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,

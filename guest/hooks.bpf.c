@@ -10,7 +10,8 @@
  * no kernel BTF to generate one from (the guest kernel is a package the
  * cache fetches later), and these few fields are the whole contract.
  *
- * Fail closed: a send whose record cannot be reserved is refused (EPERM)
+ * One hook: socket_sendmsg, which only sends on sockets reach.  Fail
+ * closed: a send whose record cannot be reserved is refused (EPERM)
  * and counted; PID 1 reports the count (hooks.c).  Only the workload is
  * recorded: tasks in a pid namespace below the guest's first (the reaper's
  * and every namespace under it).  PID 1 and its threads are not.
@@ -39,9 +40,6 @@ char LICENSE[] SEC ("license") = "GPL";
 #define EPERM 1
 #define AF_INET 2
 #define AF_INET6 10
-#define MAY_WRITE 2
-#define S_IFMT 00170000
-#define S_IFSOCK 0140000
 #define TCP_SYN_SENT 2
 #define TCP_CLOSE 7
 
@@ -174,18 +172,6 @@ struct {
   __uint (type, BPF_MAP_TYPE_RINGBUF);
   __uint (max_entries, 4 * 1024 * 1024);
 } records SEC (".maps");
-
-/* sendfile checks the right to write its output twice (do_sendfile, then
- * do_splice_direct): one bit per task, flipped at each check, records the
- * first of each pair.  A sendfile that fails between the two leaves the
- * bit set, and the next one is recorded at its second check instead:
- * every sendfile that sends is recorded exactly once. */
-struct {
-  __uint (type, BPF_MAP_TYPE_TASK_STORAGE);
-  __uint (map_flags, BPF_F_NO_PREALLOC);
-  __type (key, int);
-  __type (value, hk_u32);
-} sendfile_parity SEC (".maps");
 
 /* Sends refused because no record could be reserved.  Only PID 1 reads it
  * (bpf(2) is denied to the workload by its filter). */
@@ -386,7 +372,10 @@ refuse (void)
 /* Every send on a socket made through sock_sendmsg: write, writev and
  * pwritev2 on a socket land here, with the socket the kernel resolved.
  * sendto/sendmsg/sendmmsg are the supervisor's (it records and performs
- * them; here they would be recorded twice). */
+ * them; here they would be recorded twice), and so are sendfile and splice
+ * (the filter notifies them: on 6.1 their pages take ->sendpage, which no
+ * socket hook sees, and the only hook they pass, file_permission, would
+ * run on every read and write of every file). */
 SEC ("lsm/socket_sendmsg")
 int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
 {
@@ -402,7 +391,8 @@ int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, i
   if (family != AF_INET && family != AF_INET6)
     return 0;
   nr = current_nr (task);
-  if (nr == NR_SENDTO || nr == NR_SENDMSG || nr == NR_SENDMMSG)
+  if (nr == NR_SENDTO || nr == NR_SENDMSG || nr == NR_SENDMMSG || nr == NR_SENDFILE
+      || nr == NR_SPLICE)
     return 0;
   if (BPF_CORE_READ (sk, __sk_common.skc_dport) == bpf_htons (53))
     {
@@ -433,55 +423,5 @@ int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, i
     r->payload_len = r->payload_flags = 0;
     bpf_ringbuf_submit (r, 0);
   }
-  return 0;
-}
-
-/* sendfile and splice into a socket: Linux 6.1 hands their pages to the
- * protocol's ->sendpage, past socket_sendmsg, but first checks the right
- * to write the socket's file (rw_verify_area).  Only those two calls are
- * recorded here; every other write to a socket reaches socket_sendmsg. */
-SEC ("lsm/file_permission")
-int BPF_PROG (airlock_file_permission, struct file *file, int mask, int ret)
-{
-  struct task_struct *task = bpf_get_current_task_btf ();
-  struct socket *sock;
-  struct sock *sk;
-  unsigned short family;
-  struct hook_record *r;
-  long nr;
-
-  if (ret != 0 || !(mask & MAY_WRITE))
-    return ret;
-  if ((BPF_CORE_READ (file, f_inode, i_mode) & S_IFMT) != S_IFSOCK || !in_workload (task))
-    return 0;
-  nr = current_nr (task);
-  if (nr != NR_SENDFILE && nr != NR_SPLICE)
-    return 0;
-  if (nr == NR_SENDFILE)
-    {
-      hk_u32 *parity = bpf_task_storage_get (&sendfile_parity, task, 0,
-                                             BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-      /* No storage (out of memory): fail closed like a full ring. */
-      if (!parity)
-        return refuse ();
-      *parity ^= 1;
-      if (!*parity)
-        return 0;
-    }
-  sock = BPF_CORE_READ (file, private_data);
-  sk = BPF_CORE_READ (sock, sk);
-  family = BPF_CORE_READ (sk, __sk_common.skc_family);
-  if (family != AF_INET && family != AF_INET6)
-    return 0;
-  r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
-  if (!r)
-    return refuse ();
-  r->kind = HOOK_SENDPAGE;
-  fill_call (r, task, nr);
-  fill_socket (r, sock);
-  r->total = 0;   /* the call's own length argument: PID 1 reads it from args */
-  r->payload_len = r->payload_flags = 0;
-  bpf_ringbuf_submit (r, 0);
   return 0;
 }

@@ -74,14 +74,6 @@ on_libbpf_print (enum libbpf_print_level level, const char *fmt, va_list ap)
   return 0;
 }
 
-/* The descriptor a call writes to: the first argument, but splice's
- * output is its third (splice(fd_in, off_in, fd_out, …)). */
-static int
-target_fd (const struct hook_record *r)
-{
-  return (int) (uint32_t) (r->nr == SYS_splice ? r->args[2] : r->args[0]);
-}
-
 static int
 on_record (void *ctx, void *data, size_t size)
 {
@@ -130,11 +122,7 @@ on_record (void *ctx, void *data, size_t size)
       si.peer_len = hr->peer_len;
     }
 
-  if (hr->kind == HOOK_SENDPAGE)
-    /* sendfile(out, in, offset, count), splice(in, off_in, out, off_out, len, flags) */
-    md.total = hr->nr == SYS_splice ? hr->args[4] : hr->args[3];
-  else
-    md.total = hr->total;
+  md.total = hr->total;
   if (hr->payload_len > 0 && size >= sizeof *hp)
     {
       md.bytes = (uint8_t *) hp->payload;
@@ -144,7 +132,7 @@ on_record (void *ctx, void *data, size_t size)
   if (pi.exe_len == 0 && pi.argv_len == 0)
     recalled = proc_memo_recall (hr->tgid, &pi);
   record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
-  record_write (&rec, &pi, target_fd (hr), &si, &md);
+  record_write (&rec, &pi, (int) (uint32_t) hr->args[0], &si, &md);
   if (recalled)
     record_note (&rec, "exe and argv as read at its last notified call (the process exited "
                  "before this record was read)");
@@ -156,8 +144,6 @@ on_record (void *ctx, void *data, size_t size)
     record_note (&rec, "payload: only the first %d segments read", HOOK_MAX_SEGMENTS);
   if (hr->payload_flags & HOOK_PAYLOAD_NOT_USER)
     record_note (&rec, "payload not read (the bytes are not the caller's memory)");
-  if (hr->kind == HOOK_SENDPAGE && si.peer_len >= 4 && ((si.peer[2] << 8) | si.peer[3]) == 53)
-    record_note (&rec, "payload not read (the bytes come from a file or a pipe)");
   record_end (&rec);
   r = channel_send (&rec.f, NULL);
   if (r < 0 && hk.error == 0)

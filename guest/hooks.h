@@ -2,13 +2,13 @@
  * workload's sends on sockets where the kernel makes them, and PID 1's side
  * (hooks.c) that loads them and turns what they report into EVENT frames.
  *
- * What it records today: every send on an inet socket the seccomp filter
- * does not notify — write(2), writev(2), pwritev2(2) on any descriptor
- * (0-2 included), sendfile(2) and splice(2).  sendto, sendmsg and sendmmsg
- * stay with the supervisor, which performs them itself (notify.c).  Why
+ * What it records today: every send on an inet socket that goes through
+ * sock_sendmsg and that the seccomp filter does not notify — write(2),
+ * writev(2), pwritev2(2) on any descriptor (0-2 included).  sendto,
+ * sendmsg, sendmmsg, sendfile and splice stay with the supervisor, which
+ * records them (and performs the first three itself: notify.c).  Why
  * these first: a notified write costs every write on every file the
- * workload makes (seccomp cannot tell a file from a socket), and sendfile
- * and splice reach the socket without a send call at all
+ * workload makes (seccomp cannot tell a file from a socket)
  * (docs/supervisor.md, "The kernel-hook recorder").
  *
  * This header is the record the programs write into the ring buffer: plain
@@ -32,9 +32,6 @@ typedef uint64_t hk_u64;
 /* What reached the socket. */
 enum hook_kind {
   HOOK_SENDMSG = 1,   /* security_socket_sendmsg: write, writev, pwritev2 */
-  HOOK_SENDPAGE = 2,  /* security_file_permission(MAY_WRITE) on a socket in
-                       * sendfile or splice: Linux 6.1 sends their pages
-                       * with ->sendpage, which has no socket hook */
 };
 
 /* The first bytes of a send to port 53 (RECORD_PAYLOAD_MAX); the buffer is

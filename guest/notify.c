@@ -199,9 +199,10 @@ notifier_handle_one (struct notifier *n)
       return 0;
     }
 #endif
-  if (nr == SYS_write || nr == SYS_writev)
+  if (nr == SYS_write || nr == SYS_writev || nr == SYS_sendfile || nr == SYS_splice)
     {
-      handle_write (&c, nr == SYS_writev);
+      handle_write (&c, nr == SYS_writev ? WRITE_WRITEV : nr == SYS_sendfile ? WRITE_SENDFILE
+                        : nr == SYS_splice ? WRITE_SPLICE : WRITE_WRITE);
       return 0;
     }
 

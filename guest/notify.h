@@ -94,7 +94,8 @@ void handle_fd_call (struct call *c);
 void handle_sendto (struct call *c);
 void handle_sendmsg (struct call *c);
 void handle_sendmmsg (struct call *c);
-void handle_write (struct call *c, bool vector);
+enum write_call { WRITE_WRITE, WRITE_WRITEV, WRITE_SENDFILE, WRITE_SPLICE };
+void handle_write (struct call *c, enum write_call kind);
 void handle_exec (struct call *c, bool at);
 void handle_clone3 (struct call *c);
 

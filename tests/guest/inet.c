@@ -120,9 +120,9 @@ behaviour_udp_connected_write (int argc, char **argv)
 
 /* Sends that reach a socket without a send call of their own, or on fd 0:
  * write and pwritev2 on a socket moved to fd 0, sendfile from a memfd and
- * splice from a pipe.  The kernel-hook recorder sees them where they reach
- * the socket (guest/hooks.bpf.c); the seccomp filter alone cannot (fd 0 is
- * not looked at, sendfile and splice are no send calls). */
+ * splice from a pipe.  The kernel-hook recorder sees the first two where
+ * they reach the socket (guest/hooks.bpf.c; the filter does not look at
+ * fd 0 or pwritev2), the supervisor the last two (guest/filter.c). */
 int
 behaviour_socket_writes_hooked (int argc, char **argv)
 {
