@@ -91,7 +91,7 @@ channel_send (struct wire_frame *f, uint64_t *ret_seq)
 
 int
 channel_send_hello (const struct guest_identity *id, const uint8_t nonce[AIRLOCK_NONCE_LEN],
-                    uint32_t second_open_errno)
+                    uint32_t second_open_errno, uint32_t recorder)
 {
   struct wire_frame f;
 
@@ -102,6 +102,8 @@ channel_send_hello (const struct guest_identity *id, const uint8_t nonce[AIRLOCK
   wire_put (&f, AIRLOCK_TLV_BUILD_ID, id->build_id, id->build_id_len);
   wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, clock_ns (CLOCK_BOOTTIME));
   wire_put_u32 (&f, AIRLOCK_TLV_SECOND_OPEN_ERRNO, second_open_errno);
+  if (recorder)
+    wire_put_u32 (&f, AIRLOCK_TLV_RECORDER, recorder);
   return channel_send (&f, NULL);
 }
 

@@ -62,12 +62,12 @@ struct run_result {
  * describes, under the supervisor, keeping heartbeats every @heartbeat_ms.
  * Without @filter (a benchmark floor only) the workload runs unfiltered.
  * @skip_control (tests only, or NULL): the negative-control probe skips
- * that control ("NAME/FAMILY", the probe's --skip).  @hooks_ring_min
- * (tests only): the kernel-hook recorder's ring is one page (hooks.h).
+ * that control ("NAME/FAMILY", the probe's --skip).  The kernel-hook
+ * recorder (hooks.h), if any, was started before the hello.
  * Returns 0 and fills @ret (main() then sends the trailer), or -errno with
  * a sentence in @error (main() reports it and sends an error trailer). */
 int supervisor_run (const uint8_t *spec, size_t spec_len, uint32_t heartbeat_ms, bool filter,
-                    const char *skip_control, bool hooks_ring_min, struct run_result *ret,
-                    char *error, size_t error_size);
+                    const char *skip_control, struct run_result *ret, char *error,
+                    size_t error_size);
 
 #endif /* AIRLOCK_GUEST_H */

@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hooks.h"
 #include "init.h"
 
 /* ---- power off and fatal errors --------------------------------------- */
@@ -202,6 +203,8 @@ main (int argc, char **argv)
   uint8_t echoed_nonce[AIRLOCK_NONCE_LEN];
   char dev[300];
   int second_fd, second_errno;
+  uint32_t recorder = 0;
+  char recorder_why[600] = "";
   unsigned module_failures;
   uint64_t t;
   int r;
@@ -285,10 +288,16 @@ main (int argc, char **argv)
     echoed_nonce[0] ^= 0xff;
   if (cfg.test == TEST_STALE_NONCE)
     memcpy (echoed_nonce, cfg.stale_nonce, AIRLOCK_NONCE_LEN);
+  /* The kernel-hook recorder, before the hello, which says what records
+   * this boot's workloads.  Only for a supervised workload: the boot check
+   * and a benchmark's unsupervised floor run none. */
+  if (host.spec_length > 0 && cfg.test != TEST_UNSUPERVISED)
+    recorder = hooks_start (cfg.test == TEST_HOOKS_RING_MIN, recorder_why, sizeof recorder_why) == 0
+                 ? AIRLOCK_RECORDER_HOOKS : AIRLOCK_RECORDER_SECCOMP;
   /* Before the hello: channel_send() saves and arms from its first frame on. */
   misbehaviour.replay_type = host.spec_length > 0 ? AIRLOCK_FRAME_EVENT : AIRLOCK_FRAME_HEARTBEAT;
   misbehaviour.panic_armed = cfg.test == TEST_PANIC_MID_RUN && host.spec_length == 0;
-  r = channel_send_hello (&id, echoed_nonce, (uint32_t) second_errno);
+  r = channel_send_hello (&id, echoed_nonce, (uint32_t) second_errno, recorder);
   if (r < 0)
     die ("cannot send the hello: %s", strerror (-r));
   if (second_fd >= 0)
@@ -323,10 +332,16 @@ main (int argc, char **argv)
       if (cfg.test == TEST_HOOKS_RING_MIN)
         channel_logf ("TEST MODE: the kernel-hook recorder's ring is one page; a send to "
                       "port 53 cannot be recorded and must be refused");
+      if (recorder == AIRLOCK_RECORDER_HOOKS)
+        channel_logf ("recorder: kernel hooks (BPF LSM) for writes on sockets; seccomp "
+                      "notification for the rest");
+      else if (recorder == AIRLOCK_RECORDER_SECCOMP)
+        channel_logf ("recorder: the kernel-hook recorder cannot run (%s); the supervisor "
+                      "notifies write/writev itself", recorder_why);
       r = supervisor_run (spec_bytes, host.spec_length, host.heartbeat_ms,
                           cfg.test != TEST_UNSUPERVISED,
-                          cfg.test == TEST_SKIP_CONTROL ? cfg.test_arg : NULL,
-                          cfg.test == TEST_HOOKS_RING_MIN, &result, error, sizeof error);
+                          cfg.test == TEST_SKIP_CONTROL ? cfg.test_arg : NULL, &result, error,
+                          sizeof error);
       if (r < 0)
         die ("the supervisor failed: %s", error[0] ? error : strerror (-r));
     }

@@ -137,7 +137,7 @@ int read_host_hello (int fd, struct host_hello *ret);
 /* channel.c */
 extern struct channel channel;
 int channel_send_hello (const struct guest_identity *id, const uint8_t nonce[AIRLOCK_NONCE_LEN],
-                        uint32_t second_open_errno);
+                        uint32_t second_open_errno, uint32_t recorder);
 int channel_send_trailer (uint32_t exit_status, uint32_t end_reason);
 
 /* test-modes.c */

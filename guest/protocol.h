@@ -107,6 +107,9 @@ enum airlock_tlv_tag {
   AIRLOCK_TLV_SECOND_OPEN_ERRNO = 6, /* u32: errno of a second open of the evidence
                                       * port, tried right after the first (hello:
                                       * mandatory; EBUSY proves exclusivity) */
+  AIRLOCK_TLV_RECORDER = 14,       /* u32: enum airlock_recorder, what records this boot's
+                                    * workloads (hello: present iff the host sent a run
+                                    * spec and the workload runs supervised) */
   /* TRAILER (all mandatory) */
   AIRLOCK_TLV_FRAME_COUNT = 7,     /* u64: frames sent before the trailer */
   AIRLOCK_TLV_HEARTBEAT_COUNT = 8, /* u64: heartbeats sent */
@@ -294,6 +297,16 @@ enum airlock_deny_reason {
   AIRLOCK_DENY_BPF = 15,            /* bpf (EPERM) */
   AIRLOCK_DENY_KERNEL = 16,         /* module loading, kexec, iopl/ioperm, perf_event_open,
                                      * userfaultfd: ways around the supervisor (EPERM) */
+};
+
+/* How the supervisor records (docs/supervisor.md).  Both deny the same
+ * calls; they differ in where a write on a socket is seen. */
+enum airlock_recorder {
+  AIRLOCK_RECORDER_SECCOMP = 1,  /* seccomp user notification alone: writes on fds above 2
+                                  * are notified and looked at; fds 0-2 and pwritev2 are not */
+  AIRLOCK_RECORDER_HOOKS = 2,    /* a BPF LSM program records every write on a socket where
+                                  * it reaches the socket (any fd), and seccomp notification
+                                  * the rest */
 };
 
 enum airlock_end_reason {

@@ -468,8 +468,7 @@ run_controls (uint32_t heartbeat_ms, bool warp, bool filter, const char *skip, c
 
 int
 supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_ms, bool filter,
-                const char *skip_control, bool hooks_ring_min, struct run_result *ret, char *error,
-                size_t error_size)
+                const char *skip_control, struct run_result *ret, char *error, size_t error_size)
 {
   static struct run_spec spec;
   int r;
@@ -487,18 +486,6 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
 
       if (clock_settime (CLOCK_REALTIME, &ts) < 0)
         return fail (error, error_size, "cannot set the guest clock: %s", strerror (errno));
-    }
-  if (filter)
-    {
-      char why[600];
-
-      r = hooks_start (hooks_ring_min, why, sizeof why);
-      if (r < 0)
-        channel_logf ("recorder: the kernel-hook recorder cannot run (%s); the supervisor "
-                      "notifies write/writev itself", why);
-      else
-        channel_logf ("recorder: kernel hooks (BPF LSM) for writes on sockets, sendfile and "
-                      "splice; seccomp notification for the rest");
     }
   r = loopback_up ();
   if (r < 0)

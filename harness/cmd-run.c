@@ -243,6 +243,13 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVer
             (double) record->observed_guest_ms / 1000.0, (double) record->observed_wall_ms / 1000.0);
   else
     printf ("%s: clock: %s\n", airlock_arch_to_string (arch), record->clock_warp ? "warp" : "real");
+  {
+    const AirlockGuestHello *hello = record->channel ? airlock_channel_get_hello (record->channel) : NULL;
+    const char *recorder = hello ? airlock_recorder_to_string (hello->recorder) : NULL;
+
+    if (recorder)
+      printf ("%s: recorder: %s\n", airlock_arch_to_string (arch), recorder);
+  }
 }
 
 /* With --stdin -: the workload's output as it comes, on our stdout and

@@ -172,8 +172,10 @@ print_text (const AirlockBundleView *v, const char *label, const ShowFilter *f)
                                       v->kernel_sha256 ? v->kernel_sha256 : "?")
                    : NULL;
       supervisor = v->supervisor_sha256
-                       ? g_strdup_printf ("sha256:%s (build id %s)", v->supervisor_sha256,
-                                          v->supervisor_build_id ? v->supervisor_build_id : "?")
+                       ? g_strdup_printf ("sha256:%s (build id %s%s%s)", v->supervisor_sha256,
+                                          v->supervisor_build_id ? v->supervisor_build_id : "?",
+                                          v->supervisor_recorder ? "; recorder " : "",
+                                          v->supervisor_recorder ? v->supervisor_recorder : "")
                        : NULL;
       if (!v->has_complete)
         evidence = NULL;
@@ -368,6 +370,7 @@ add_json (JsonBuilder *b, const AirlockBundleView *v, const ShowFilter *f)
       json_builder_begin_object (b);
       airlock_json_set_str (b, "sha256", v->supervisor_sha256);
       airlock_json_set_str (b, "build_id", v->supervisor_build_id);
+      airlock_json_set_str (b, "recorder", v->supervisor_recorder);
       json_builder_end_object (b);
       airlock_json_set_str (b, "accel", v->accel);
       json_builder_set_member_name (b, "complete");

@@ -289,6 +289,10 @@ airlock_bundle_summary_md (const AirlockBundleFacts *facts)
                           v->n_controls_ok, v->controls->len, v->n_attempts, v->n_admitted,
                           v->n_denied, v->n_unattributed, facts->accel ? facts->accel : "-",
                           facts->chain_head ? facts->chain_head : "-");
+  /* After the table's end, so a bundle from before the hello said it
+   * derives the same summary. */
+  if (facts->recorder)
+    g_string_append_printf (out, "Recorded by: %s (docs/supervisor.md).\n\n", facts->recorder);
 
   for (guint i = 0; facts->events && i < facts->events->len; i++)
     {

@@ -84,6 +84,7 @@ airlock_bundle_view_free (AirlockBundleView *v)
   g_free (v->initramfs_sha256);
   g_free (v->supervisor_sha256);
   g_free (v->supervisor_build_id);
+  g_free (v->supervisor_recorder);
   g_free (v->accel);
   g_free (v->incomplete_reason);
   g_free (v->pcap_error);
@@ -269,6 +270,7 @@ read_manifest (AirlockBundleView *v, JsonObject *m)
   v->initramfs_sha256 = text_member (initramfs, "sha256");
   v->supervisor_sha256 = text_member (supervisor, "sha256");
   v->supervisor_build_id = text_member (supervisor, "build_id");
+  v->supervisor_recorder = text_member (supervisor, "recorder");
   v->accel = text_member (run, "accel");
   v->has_complete = airlock_json_get_bool (run, "complete", &v->complete);
   v->incomplete_reason = text_member (run, "reason");

@@ -653,6 +653,9 @@ airlock_bundle_verify (const char *dir, GBytes *key)
     facts.config_digest = airlock_json_get_string (image, "config");
     facts.airlock_version = airlock_json_get_string (airlock, "version");
     facts.accel = airlock_json_get_string (run, "accel");
+    facts.recorder = airlock_channel_get_hello (channel)
+                       ? airlock_recorder_to_string (airlock_channel_get_hello (channel)->recorder)
+                       : NULL;
     facts.chain_head = head;
     facts.evidence_sha256 = evidence_sha;
     facts.policy_text = policy_str;

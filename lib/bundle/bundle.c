@@ -358,6 +358,9 @@ manifest_inputs (JsonBuilder *b, const AirlockBundleInput *in, const AirlockRunR
   airlock_json_set_str (b, "sha256", init_sha);
   airlock_json_set_str (b, "build_id", hello ? hello->build_id_hex : NULL);
   airlock_json_set_str (b, "guest_kernel", hello ? hello->kernel_release : NULL);
+  /* What recorded the workload, as the guest's hello said (protocol.h). */
+  if (hello && airlock_recorder_to_string (hello->recorder))
+    airlock_json_set_str (b, "recorder", airlock_recorder_to_string (hello->recorder));
   json_builder_end_object (b);
   json_builder_set_member_name (b, "qemu");
   json_builder_begin_object (b);
@@ -552,6 +555,9 @@ finish_files (AirlockBundle *bundle, const AirlockBundleInput *in, const Airlock
     }
   facts.airlock_version = AIRLOCK_VERSION;
   facts.accel = run->accel;
+  facts.recorder = airlock_channel_get_hello (run->channel)
+                     ? airlock_recorder_to_string (airlock_channel_get_hello (run->channel)->recorder)
+                     : NULL;
   facts.chain_head = chain;
   facts.evidence_sha256 = evidence_sha;
   facts.policy_text = policy;

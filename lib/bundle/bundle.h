@@ -66,6 +66,8 @@ typedef struct {
   const char *config_digest;    /* or NULL */
   const char *airlock_version;  /* of the airlock that ran it */
   const char *accel;
+  const char *recorder;         /* airlock_recorder_to_string() of the hello's, or NULL
+                                 * (evidence from before the hello said it) */
   const char *chain_head;       /* hex */
   const char *evidence_sha256;  /* of evidence.bin */
   const char *policy_text;

@@ -153,6 +153,10 @@ airlock_bundle_statement_json (const AirlockBundleFacts *facts)
     g_autofree char *type = g_strdup_printf ("urn:airlock:monitor:supervisor/%s", facts->airlock_version);
 
     airlock_json_set_str (b, "type", type);
+    /* What recorded the calls: the seccomp supervisor alone, or with the
+     * kernel-hook recorder (absent in evidence from before it was said). */
+    if (facts->recorder)
+      airlock_json_set_str (b, "recorder", facts->recorder);
   }
   json_builder_set_member_name (b, "configSource");
   json_builder_begin_object (b);

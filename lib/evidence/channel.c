@@ -456,6 +456,16 @@ channel_check_hello (AirlockChannel *channel, const AirlockFrameTlvs *tlvs)
                            channel->frame_start, EBUSY);
       return FALSE;
     }
+  if (tlvs->present[AIRLOCK_TLV_RECORDER]
+      && !airlock_recorder_to_string (airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_RECORDER])))
+    {
+      channel_set_anomaly (channel, AIRLOCK_ANOMALY_MALFORMED,
+                           "malformed: the hello (frame 0 at byte %" G_GSIZE_FORMAT ") names "
+                           "recorder %" G_GUINT32_FORMAT ", which the protocol does not define",
+                           channel->frame_start,
+                           airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_RECORDER]));
+      return FALSE;
+    }
   if (second_open_errno != EBUSY)
     {
       channel_set_anomaly (channel, AIRLOCK_ANOMALY_NOT_EXCLUSIVE,
@@ -484,6 +494,8 @@ channel_store_hello (AirlockChannel *channel, const AirlockFrameTlvs *tlvs)
   channel->hello.uptime_ns = airlock_tlv_get_u64 (&tlvs->tlv[AIRLOCK_TLV_UPTIME_NS]);
   channel->hello.second_open_errno =
     airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_SECOND_OPEN_ERRNO]);
+  channel->hello.recorder = tlvs->present[AIRLOCK_TLV_RECORDER]
+                              ? airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_RECORDER]) : 0;
   channel->have_hello = TRUE;
 }
 
@@ -961,4 +973,18 @@ airlock_channel_get_log (AirlockChannel *channel)
 {
   g_return_val_if_fail (channel != NULL, NULL);
   return channel->log;
+}
+
+const char *
+airlock_recorder_to_string (guint32 recorder)
+{
+  switch (recorder)
+    {
+    case AIRLOCK_RECORDER_SECCOMP:
+      return "seccomp";
+    case AIRLOCK_RECORDER_HOOKS:
+      return "bpf-lsm+seccomp";
+    default:
+      return NULL;
+    }
 }

@@ -131,7 +131,13 @@ typedef struct {
   char *build_id_hex;
   guint64 uptime_ns;       /* guest boot time when it sent the hello */
   guint32 second_open_errno;
+  guint32 recorder;        /* enum airlock_recorder (protocol.h); 0: not said (a boot check) */
 } AirlockGuestHello;
+
+/* "seccomp" (user notification alone) or "bpf-lsm+seccomp" (the kernel-hook
+ * recorder for writes on sockets, notification for the rest:
+ * docs/supervisor.md); NULL for any other value, 0 included. */
+AIRLOCK_PUBLIC const char *airlock_recorder_to_string (guint32 recorder);
 
 typedef struct {
   guint64 frame_count;

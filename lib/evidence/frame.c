@@ -119,6 +119,7 @@ static const char *const tlv_tag_names[AIRLOCK_TLV_TAG_MAX + 1] = {
   [AIRLOCK_TLV_BUILD_ID] = "build-id",
   [AIRLOCK_TLV_UPTIME_NS] = "uptime-ns",
   [AIRLOCK_TLV_SECOND_OPEN_ERRNO] = "second-open-errno",
+  [AIRLOCK_TLV_RECORDER] = "recorder",
   [AIRLOCK_TLV_FRAME_COUNT] = "frame-count",
   [AIRLOCK_TLV_HEARTBEAT_COUNT] = "heartbeat-count",
   [AIRLOCK_TLV_EVENT_COUNT] = "event-count",
@@ -311,6 +312,7 @@ static const guint16 tlv_sizes[AIRLOCK_TLV_TAG_MAX + 1] = {
   [AIRLOCK_TLV_NONCE] = AIRLOCK_NONCE_LEN,
   [AIRLOCK_TLV_UPTIME_NS] = 8,
   [AIRLOCK_TLV_SECOND_OPEN_ERRNO] = 4,
+  [AIRLOCK_TLV_RECORDER] = 4,
   [AIRLOCK_TLV_FRAME_COUNT] = 8,
   [AIRLOCK_TLV_HEARTBEAT_COUNT] = 8,
   [AIRLOCK_TLV_EVENT_COUNT] = 8,
@@ -420,12 +422,14 @@ static const TlvRules event_kind_rules[] = {
 };
 
 /* Which tags each frame type may carry and must carry (protocol.h).  Every
- * tag the protocol defines for a frame is mandatory there today. */
+ * tag the protocol defines for a frame is mandatory there, but the hello's
+ * RECORDER (absent in a boot check, and in evidence from before it). */
 static const TlvRules frame_tlv_rules[] = {
   [AIRLOCK_FRAME_HELLO] = {
     .allowed = TAG_BIT (AIRLOCK_TLV_NONCE) | TAG_BIT (AIRLOCK_TLV_ARCH)
                | TAG_BIT (AIRLOCK_TLV_KERNEL_RELEASE) | TAG_BIT (AIRLOCK_TLV_BUILD_ID)
-               | TAG_BIT (AIRLOCK_TLV_UPTIME_NS) | TAG_BIT (AIRLOCK_TLV_SECOND_OPEN_ERRNO),
+               | TAG_BIT (AIRLOCK_TLV_UPTIME_NS) | TAG_BIT (AIRLOCK_TLV_SECOND_OPEN_ERRNO)
+               | TAG_BIT (AIRLOCK_TLV_RECORDER),
     .mandatory = TAG_BIT (AIRLOCK_TLV_NONCE) | TAG_BIT (AIRLOCK_TLV_ARCH)
                  | TAG_BIT (AIRLOCK_TLV_KERNEL_RELEASE) | TAG_BIT (AIRLOCK_TLV_BUILD_ID)
                  | TAG_BIT (AIRLOCK_TLV_UPTIME_NS) | TAG_BIT (AIRLOCK_TLV_SECOND_OPEN_ERRNO),
