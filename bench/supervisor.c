@@ -17,8 +17,12 @@
  *   connect   connect() of a UDP socket to 192.0.2.1:9, which the guest
  *             cannot route (no NIC): each is recorded, emulated and answered
  *             by the supervisor.  Reported as the added µs per call.
- *   write     1-byte write(2)s to a file in /tmp: every write on fd > 2
- *             goes to the supervisor (it could be a socket) and continues.
+ *   write     1-byte write(2)s to a file in /tmp.  With the kernel-hook
+ *             recorder (guest/hooks.h; amd64) the filter lets writes
+ *             through and nothing looks at a write to a file; without it
+ *             (arm64 on Debian 12's kernel) every write on fd > 2 goes to
+ *             the supervisor (it could be a socket) and continues.  Issue
+ *             22 expects at most 1.2x the floor.
  *   filter    the syscalls loop again, in ONE unsupervised boot per round:
  *             children with no filter, with a one-instruction allow-all
  *             filter and with the supervisor's own filter, alternating
@@ -59,6 +63,7 @@
 #define WORKLOAD_TIMEOUT_MS (20 * 60 * 1000)
 /* Issue 8: under 3% on calls the filter does not trace (issue 3 asked 5%). */
 #define UNTRACED_TARGET 1.03
+#define WRITE_TARGET 1.2
 
 static const char *const workload_envp[] = {
   "PATH=/usr/bin:/bin", "HOME=/root", NULL,
@@ -95,9 +100,9 @@ static const MeasurementInfo measurements[N_MEASUREMENTS] = {
                         M_CONNECT_FLOOR },
   [M_CONNECT_SUPERVISED] = { "connect, supervised", "bench-connect", "connect", TRUE, FALSE,
                              M_CONNECT_FLOOR },
-  [M_WRITE_FLOOR] = { "write fd>2, no filter (floor)", "bench-write", "write", FALSE, FALSE,
+  [M_WRITE_FLOOR] = { "write to a file, no filter (floor)", "bench-write", "write", FALSE, FALSE,
                       M_WRITE_FLOOR },
-  [M_WRITE_SUPERVISED] = { "write fd>2, supervised", "bench-write", "write", TRUE, FALSE,
+  [M_WRITE_SUPERVISED] = { "write to a file, supervised", "bench-write", "write", TRUE, FALSE,
                            M_WRITE_FLOOR },
 };
 
@@ -567,7 +572,7 @@ expectation_of (Measurement m)
     case M_CONNECT_SUPERVISED:
       return "traced: cost shown";
     case M_WRITE_SUPERVISED:
-      return "traced: cost shown";
+      return "<= 1.2x (issue 22)";
     default:
       return "floor";
     }
@@ -664,8 +669,10 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
                 arch_name, (connect_sup - connect_floor) / 1000, connect_sup / 1000,
                 connect_floor / 1000);
       if (write_floor > 0 && write_sup > 0)
-        printf ("%s: each write(2) on fd > 2 costs %.1f µs more (%.1f µs instead of %.1f µs)\n",
-                arch_name, (write_sup - write_floor) / 1000, write_sup / 1000, write_floor / 1000);
+        printf ("%s: each write(2) to a file costs %.1f µs more (%.1f µs instead of %.1f µs; "
+                "expected at most %.1fx): %s\n", arch_name, (write_sup - write_floor) / 1000,
+                write_sup / 1000, write_floor / 1000, WRITE_TARGET,
+                write_sup <= write_floor * WRITE_TARGET ? "as expected" : "ABOVE the expectation");
       if (ab->filter[F_NONE]->len)
         printf ("%s: in one boot, any seccomp filter costs these calls %+.1f%% (the kernel's own "
                 "path); airlock's filter %+.1f%% on top of that\n", arch_name,
@@ -690,7 +697,7 @@ add_summary_rows (ArchBench *benches, guint n)
       UNTRACED_TARGET },
     { M_SYSCALLS_STRACE, "the same under strace -f -e trace=network", "no seccomp filter", 0 },
     { M_CONNECT_SUPERVISED, "each traced connect (recorded, emulated)", "no seccomp filter", 0 },
-    { M_WRITE_SUPERVISED, "each write(2) on fd > 2 (recorded, continued)", "no seccomp filter", 0 },
+    { M_WRITE_SUPERVISED, "each write(2) to a file (fd > 2)", "no seccomp filter", WRITE_TARGET },
   };
 
   for (guint i = 0; i < n; i++)
