@@ -147,7 +147,7 @@ channel_logf (const char *fmt, ...)
 }
 
 int
-channel_send_trailer (uint32_t exit_status, uint32_t end_reason)
+channel_send_trailer (uint32_t exit_status, uint32_t end_reason, bool has_lost, uint64_t lost)
 {
   struct wire_frame f;
 
@@ -160,6 +160,8 @@ channel_send_trailer (uint32_t exit_status, uint32_t end_reason)
   wire_put_u64 (&f, AIRLOCK_TLV_EVENT_COUNT, channel.events_sent);
   wire_put_u32 (&f, AIRLOCK_TLV_EXIT_STATUS, exit_status);
   wire_put_u32 (&f, AIRLOCK_TLV_END_REASON, end_reason);
+  if (has_lost)
+    wire_put_u64 (&f, AIRLOCK_TLV_RECORDS_LOST, lost);
   return channel_send (&f, NULL);
 }
 

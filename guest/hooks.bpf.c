@@ -176,6 +176,8 @@ struct {
 /* Sends refused because no record could be reserved.  Only PID 1 reads it
  * (bpf(2) is denied to the workload by its filter). */
 hk_u64 refused = 0;
+/* Sends the kprobe variant saw but could not record (it cannot refuse). */
+hk_u64 lost = 0;
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -360,9 +362,16 @@ copy_payload (struct hook_record_payload *p, struct msghdr *msg)
   p->r.payload_len = (hk_u32) (off > HOOK_PAYLOAD_MAX ? HOOK_PAYLOAD_MAX : off);
 }
 
+/* No record could be reserved: the LSM hook refuses the send; the kprobe
+ * cannot, and counts it lost. */
 static __always_inline int
-refuse (void)
+unrecorded (int can_refuse)
 {
+  if (!can_refuse)
+    {
+      __sync_fetch_and_add (&lost, 1);
+      return 0;
+    }
   __sync_fetch_and_add (&refused, 1);
   return -EPERM;
 }
@@ -376,16 +385,16 @@ refuse (void)
  * (the filter notifies them: on 6.1 their pages take ->sendpage, which no
  * socket hook sees, and the only hook they pass, file_permission, would
  * run on every read and write of every file). */
-SEC ("lsm/socket_sendmsg")
-int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+static __always_inline int
+record_send (struct socket *sock, struct msghdr *msg, int size, int can_refuse)
 {
   struct task_struct *task = bpf_get_current_task_btf ();
   struct sock *sk;
   unsigned short family;
   long nr;
 
-  if (ret != 0 || !in_workload (task))
-    return ret;
+  if (!in_workload (task))
+    return 0;
   sk = BPF_CORE_READ (sock, sk);
   family = BPF_CORE_READ (sk, __sk_common.skc_family);
   if (family != AF_INET && family != AF_INET6)
@@ -399,7 +408,7 @@ int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, i
       struct hook_record_payload *p = bpf_ringbuf_reserve (&records, sizeof *p, 0);
 
       if (!p)
-        return refuse ();
+        return unrecorded (can_refuse);
       p->r.kind = HOOK_SENDMSG;
       fill_call (&p->r, task, nr);
       fill_socket (&p->r, sock);
@@ -415,7 +424,7 @@ int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, i
     struct hook_record *r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
 
     if (!r)
-      return refuse ();
+      return unrecorded (can_refuse);
     r->kind = HOOK_SENDMSG;
     fill_call (r, task, nr);
     fill_socket (r, sock);
@@ -423,5 +432,37 @@ int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, i
     r->payload_len = r->payload_flags = 0;
     bpf_ringbuf_submit (r, 0);
   }
+  return 0;
+}
+
+/* The LSM hook: its answer is the send's. */
+SEC ("lsm/socket_sendmsg")
+int BPF_PROG (airlock_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size, int ret)
+{
+  if (ret != 0)
+    return ret;
+  return record_send (sock, msg, size, 1);
+}
+
+/* The same where the kernel cannot attach LSM programs (no BPF trampoline
+ * for kernel functions: Debian 12's arm64 kernel): a kprobe on the
+ * function the LSM hook is called from, at its entry, with the same
+ * arguments.  A kprobe cannot change the send's outcome, so a record it
+ * cannot reserve is counted lost instead (the trailer's RECORDS_LOST),
+ * which makes the run inconclusive.  PID 1 attaches one of the two
+ * (hooks.c). */
+SEC ("kprobe/security_socket_sendmsg")
+int
+airlock_socket_sendmsg_kprobe (struct pt_regs *ctx)
+{
+  /* The function's first three arguments, by the kernel's calling
+   * convention (bpf_tracing.h's macros want the UAPI's register names;
+   * these are the kernel's own, relocated like every type here). */
+#if defined(__TARGET_ARCH_x86)
+  record_send ((struct socket *) ctx->di, (struct msghdr *) ctx->si, (int) ctx->dx, 0);
+#else
+  record_send ((struct socket *) ctx->regs[0], (struct msghdr *) ctx->regs[1], (int) ctx->regs[2],
+               0);
+#endif
   return 0;
 }

@@ -47,9 +47,12 @@
 
 static struct {
   struct hooks *skel;
+  struct bpf_link *link;   /* held for the boot: PID 1's end is the machine's */
+  uint32_t recorder;       /* AIRLOCK_RECORDER_HOOKS or _KPROBE */
   struct ring_buffer *ring;
   uint64_t count;
   int error;          /* the first failure to send a record */
+  char lsm_why[128];  /* why the LSM hook could not attach (the kprobe then runs) */
 } hk;
 
 static char load_log[512];
@@ -178,12 +181,30 @@ hooks_start (bool ring_min, char *error, size_t error_size)
                 load_log[0] ? ": " : "", load_log);
       goto fail;
     }
-  r = hooks__attach (hk.skel);
-  if (r < 0)
+  /* The LSM hook where the kernel can attach it (it can refuse a send it
+   * cannot record); else the kprobe (it counts one lost).  Debian 12's
+   * arm64 kernel has no BPF trampoline for kernel functions: ENOTSUPP. */
+  hk.link = bpf_program__attach_lsm (hk.skel->progs.airlock_socket_sendmsg);
+  if (hk.link)
+    hk.recorder = AIRLOCK_RECORDER_HOOKS;
+  else
     {
-      snprintf (error, error_size, "cannot attach the BPF LSM programs (%s): is 'bpf' in the "
-                "kernel's lsm= list?%s%s", strerror (-r), load_log[0] ? " " : "", load_log);
-      goto fail;
+      int lsm_errno = errno;
+
+      hk.link = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_sendmsg_kprobe, false,
+                                            "security_socket_sendmsg");
+      if (!hk.link)
+        {
+          r = -errno;
+          snprintf (error, error_size, "cannot attach the BPF LSM program (%s: is 'bpf' in the "
+                    "kernel's lsm= list?) nor its kprobe (%s)",
+                    lsm_errno == 524 ? "ENOTSUPP" : strerror (lsm_errno), strerror (-r));
+          goto fail;
+        }
+      hk.recorder = AIRLOCK_RECORDER_KPROBE;
+      snprintf (hk.lsm_why, sizeof hk.lsm_why, "%s",
+                lsm_errno == 524 ? "ENOTSUPP: no BPF trampoline for kernel functions"
+                                 : strerror (lsm_errno));
     }
   hk.ring = ring_buffer__new (bpf_map__fd (hk.skel->maps.records), on_record, NULL, NULL);
   if (!hk.ring)
@@ -195,6 +216,9 @@ hooks_start (bool ring_min, char *error, size_t error_size)
   return 0;
 
 fail:
+  if (hk.link)
+    bpf_link__destroy (hk.link);
+  hk.link = NULL;
   hooks__destroy (hk.skel);
   hk.skel = NULL;
   return r;
@@ -238,4 +262,18 @@ uint64_t
 hooks_refused (void)
 {
   return hk.skel ? __atomic_load_n (&hk.skel->bss->refused, __ATOMIC_RELAXED) : 0;
+}
+
+uint64_t
+hooks_lost (void)
+{
+  return hk.skel ? __atomic_load_n (&hk.skel->bss->lost, __ATOMIC_RELAXED) : 0;
+}
+
+uint32_t
+hooks_recorder (const char **ret_lsm_why)
+{
+  if (ret_lsm_why)
+    *ret_lsm_why = hk.lsm_why;
+  return hk.ring ? hk.recorder : 0;
 }

@@ -71,6 +71,8 @@ struct hook_record_payload {
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "protocol.h"
+
 /* Loads and attaches the programs; @ring_min (a test mode) makes the ring
  * one page, too small for any record with a payload.  0, or -errno with @error saying which
  * step failed (the kernel lacks BPF LSM or BTF, the verifier refused, …);
@@ -86,6 +88,12 @@ int hooks_drain (void);
  * could be reserved (the ring was full: fail closed). */
 uint64_t hooks_count (void);
 uint64_t hooks_refused (void);
+/* Sends the kprobe variant saw but could not record (it cannot refuse). */
+uint64_t hooks_lost (void);
+/* AIRLOCK_RECORDER_HOOKS (the LSM hook) or AIRLOCK_RECORDER_KPROBE (the
+ * kernel cannot attach LSM programs: @ret_lsm_why says why), 0 when not
+ * started. */
+uint32_t hooks_recorder (const char **ret_lsm_why);
 #endif
 
 #endif /* AIRLOCK_GUEST_HOOKS_H */

@@ -79,7 +79,8 @@ die (const char *fmt, ...)
       int r = channel_send_log (message);
 
       if (r == 0)
-        r = channel_send_trailer (0, AIRLOCK_END_ERROR);
+        r = channel_send_trailer (0, AIRLOCK_END_ERROR,
+                                  hooks_recorder (NULL) == AIRLOCK_RECORDER_KPROBE, hooks_lost ());
       if (r < 0)
         console_log ("cannot report the error to the host: %s", strerror (-r));
     }
@@ -293,7 +294,7 @@ main (int argc, char **argv)
    * and a benchmark's unsupervised floor run none. */
   if (host.spec_length > 0 && cfg.test != TEST_UNSUPERVISED)
     recorder = hooks_start (cfg.test == TEST_HOOKS_RING_MIN, recorder_why, sizeof recorder_why) == 0
-                 ? AIRLOCK_RECORDER_HOOKS : AIRLOCK_RECORDER_SECCOMP;
+                 ? hooks_recorder (NULL) : AIRLOCK_RECORDER_SECCOMP;
   /* Before the hello: channel_send() saves and arms from its first frame on. */
   misbehaviour.replay_type = host.spec_length > 0 ? AIRLOCK_FRAME_EVENT : AIRLOCK_FRAME_HEARTBEAT;
   misbehaviour.panic_armed = cfg.test == TEST_PANIC_MID_RUN && host.spec_length == 0;
@@ -331,10 +332,20 @@ main (int argc, char **argv)
         channel_logf ("TEST MODE: the negative-control probe skips %s", cfg.test_arg);
       if (cfg.test == TEST_HOOKS_RING_MIN)
         channel_logf ("TEST MODE: the kernel-hook recorder's ring is one page; a send to "
-                      "port 53 cannot be recorded and must be refused");
+                      "port 53 cannot be recorded (the LSM hook must refuse it, the kprobe "
+                      "count it lost)");
       if (recorder == AIRLOCK_RECORDER_HOOKS)
         channel_logf ("recorder: kernel hooks (BPF LSM) for writes on sockets; seccomp "
                       "notification for the rest");
+      else if (recorder == AIRLOCK_RECORDER_KPROBE)
+        {
+          const char *why;
+
+          hooks_recorder (&why);
+          channel_logf ("recorder: a BPF kprobe on security_socket_sendmsg for writes on "
+                        "sockets (this kernel cannot attach the BPF LSM hook: %s), which counts "
+                        "a send it cannot record as lost; seccomp notification for the rest", why);
+        }
       else if (recorder == AIRLOCK_RECORDER_SECCOMP)
         channel_logf ("recorder: the kernel-hook recorder cannot run (%s); the supervisor "
                       "notifies write/writev itself", recorder_why);
@@ -359,7 +370,8 @@ main (int argc, char **argv)
     }
 
   /* 6. The trailer. */
-  r = channel_send_trailer (result.exit_status, result.end_reason);
+  r = channel_send_trailer (result.exit_status, result.end_reason,
+                            recorder == AIRLOCK_RECORDER_KPROBE, hooks_lost ());
   if (r < 0)
     die ("cannot send the trailer: %s", strerror (-r));
   console_log ("trailer sent after %llu heartbeat(s); powering off",

@@ -138,7 +138,8 @@ int read_host_hello (int fd, struct host_hello *ret);
 extern struct channel channel;
 int channel_send_hello (const struct guest_identity *id, const uint8_t nonce[AIRLOCK_NONCE_LEN],
                         uint32_t second_open_errno, uint32_t recorder);
-int channel_send_trailer (uint32_t exit_status, uint32_t end_reason);
+/* @has_lost: the kprobe recorder ran, and @lost records are its losses. */
+int channel_send_trailer (uint32_t exit_status, uint32_t end_reason, bool has_lost, uint64_t lost);
 
 /* test-modes.c */
 extern struct channel_misbehaviour misbehaviour;

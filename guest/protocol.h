@@ -116,6 +116,10 @@ enum airlock_tlv_tag {
   AIRLOCK_TLV_EVENT_COUNT = 9,     /* u64: EVENT frames sent */
   AIRLOCK_TLV_EXIT_STATUS = 10,    /* u32: workload wait status (0 when none ran) */
   AIRLOCK_TLV_END_REASON = 11,     /* u32: enum airlock_end_reason */
+  AIRLOCK_TLV_RECORDS_LOST = 15,   /* u64: sends the kprobe recorder saw but could not record
+                                    * (its ring was full); present iff that recorder ran
+                                    * (AIRLOCK_RECORDER_KPROBE): more than 0 makes the run
+                                    * inconclusive */
   /* LOG (mandatory there) */
   AIRLOCK_TLV_MESSAGE = 12,        /* string */
   /* EVENT: WORKLOAD_START and WORKLOAD_EXIT (mandatory there) */
@@ -306,7 +310,11 @@ enum airlock_recorder {
                                   * are notified and looked at; fds 0-2 and pwritev2 are not */
   AIRLOCK_RECORDER_HOOKS = 2,    /* a BPF LSM program records every write on a socket where
                                   * it reaches the socket (any fd), and seccomp notification
-                                  * the rest */
+                                  * the rest; a send it cannot record is refused */
+  AIRLOCK_RECORDER_KPROBE = 3,   /* the same program on a kprobe (a kernel that cannot attach
+                                  * BPF LSM programs: Debian 12's arm64): it cannot refuse a
+                                  * send, so one it cannot record is counted in the trailer's
+                                  * RECORDS_LOST */
 };
 
 enum airlock_end_reason {

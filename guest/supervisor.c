@@ -138,6 +138,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   bool timed_out = false, output_open, reaper_gone = false, exec_sent = false;
   bool wall_limit = false;
   uint64_t refused_before = hooks_refused (), hooked_before = hooks_count ();
+  uint64_t lost_before = hooks_lost ();
 
   h = mmap (NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (h == MAP_FAILED)
@@ -387,6 +388,10 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   r = hooks_drain ();
   if (r < 0)
     return fail (error, error_size, "cannot send a hooked record: %s", strerror (-r));
+  if (hooks_lost () > lost_before)
+    channel_logf ("the kprobe recorder lost %llu record(s) of sends: its record ring was full "
+                  "(the sends went ahead unrecorded; the trailer counts them)",
+                  (unsigned long long) (hooks_lost () - lost_before));
   if (hooks_refused () > refused_before)
     channel_logf ("the kernel-hook recorder refused %llu send(s): its record ring was full "
                   "(each failed with EPERM; nothing was sent)",

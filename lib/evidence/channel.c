@@ -514,6 +514,9 @@ channel_check_trailer (AirlockChannel *channel, const AirlockFrameHeader *header
   trailer.event_count = airlock_tlv_get_u64 (&tlvs->tlv[AIRLOCK_TLV_EVENT_COUNT]);
   trailer.exit_status = airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_EXIT_STATUS]);
   trailer.end_reason = airlock_tlv_get_u32 (&tlvs->tlv[AIRLOCK_TLV_END_REASON]);
+  trailer.has_records_lost = tlvs->present[AIRLOCK_TLV_RECORDS_LOST];
+  trailer.records_lost = trailer.has_records_lost
+                           ? airlock_tlv_get_u64 (&tlvs->tlv[AIRLOCK_TLV_RECORDS_LOST]) : 0;
 
   /* Frames are numbered from 0, so the trailer's seq is the number of frames
    * before it (and the sequence check made that the number received). */
@@ -984,6 +987,8 @@ airlock_recorder_to_string (guint32 recorder)
       return "seccomp";
     case AIRLOCK_RECORDER_HOOKS:
       return "bpf-lsm+seccomp";
+    case AIRLOCK_RECORDER_KPROBE:
+      return "bpf-kprobe+seccomp";
     default:
       return NULL;
     }

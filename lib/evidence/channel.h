@@ -134,9 +134,11 @@ typedef struct {
   guint32 recorder;        /* enum airlock_recorder (protocol.h); 0: not said (a boot check) */
 } AirlockGuestHello;
 
-/* "seccomp" (user notification alone) or "bpf-lsm+seccomp" (the kernel-hook
- * recorder for writes on sockets, notification for the rest:
- * docs/supervisor.md); NULL for any other value, 0 included. */
+/* "seccomp" (user notification alone), "bpf-lsm+seccomp" (the kernel-hook
+ * recorder for writes on sockets, notification for the rest) or
+ * "bpf-kprobe+seccomp" (the same on a kprobe, which cannot refuse a send
+ * and counts the ones it could not record): docs/supervisor.md.  NULL for
+ * any other value, 0 included. */
 AIRLOCK_PUBLIC const char *airlock_recorder_to_string (guint32 recorder);
 
 typedef struct {
@@ -145,6 +147,8 @@ typedef struct {
   guint64 event_count;
   guint32 exit_status;
   guint32 end_reason;      /* enum airlock_end_reason */
+  gboolean has_records_lost;
+  guint64 records_lost;    /* sends the kprobe recorder could not record (protocol.h) */
 } AirlockTrailer;
 
 /* NULL until a hello (resp. trailer) was accepted. */

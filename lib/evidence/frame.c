@@ -120,6 +120,7 @@ static const char *const tlv_tag_names[AIRLOCK_TLV_TAG_MAX + 1] = {
   [AIRLOCK_TLV_UPTIME_NS] = "uptime-ns",
   [AIRLOCK_TLV_SECOND_OPEN_ERRNO] = "second-open-errno",
   [AIRLOCK_TLV_RECORDER] = "recorder",
+  [AIRLOCK_TLV_RECORDS_LOST] = "records-lost",
   [AIRLOCK_TLV_FRAME_COUNT] = "frame-count",
   [AIRLOCK_TLV_HEARTBEAT_COUNT] = "heartbeat-count",
   [AIRLOCK_TLV_EVENT_COUNT] = "event-count",
@@ -313,6 +314,7 @@ static const guint16 tlv_sizes[AIRLOCK_TLV_TAG_MAX + 1] = {
   [AIRLOCK_TLV_UPTIME_NS] = 8,
   [AIRLOCK_TLV_SECOND_OPEN_ERRNO] = 4,
   [AIRLOCK_TLV_RECORDER] = 4,
+  [AIRLOCK_TLV_RECORDS_LOST] = 8,
   [AIRLOCK_TLV_FRAME_COUNT] = 8,
   [AIRLOCK_TLV_HEARTBEAT_COUNT] = 8,
   [AIRLOCK_TLV_EVENT_COUNT] = 8,
@@ -423,7 +425,8 @@ static const TlvRules event_kind_rules[] = {
 
 /* Which tags each frame type may carry and must carry (protocol.h).  Every
  * tag the protocol defines for a frame is mandatory there, but the hello's
- * RECORDER (absent in a boot check, and in evidence from before it). */
+ * RECORDER (absent in a boot check, and in evidence from before it) and the
+ * trailer's RECORDS_LOST (only the kprobe recorder can lose records). */
 static const TlvRules frame_tlv_rules[] = {
   [AIRLOCK_FRAME_HELLO] = {
     .allowed = TAG_BIT (AIRLOCK_TLV_NONCE) | TAG_BIT (AIRLOCK_TLV_ARCH)
@@ -441,7 +444,7 @@ static const TlvRules frame_tlv_rules[] = {
   [AIRLOCK_FRAME_TRAILER] = {
     .allowed = TAG_BIT (AIRLOCK_TLV_FRAME_COUNT) | TAG_BIT (AIRLOCK_TLV_HEARTBEAT_COUNT)
                | TAG_BIT (AIRLOCK_TLV_EVENT_COUNT) | TAG_BIT (AIRLOCK_TLV_EXIT_STATUS)
-               | TAG_BIT (AIRLOCK_TLV_END_REASON),
+               | TAG_BIT (AIRLOCK_TLV_END_REASON) | TAG_BIT (AIRLOCK_TLV_RECORDS_LOST),
     .mandatory = TAG_BIT (AIRLOCK_TLV_FRAME_COUNT) | TAG_BIT (AIRLOCK_TLV_HEARTBEAT_COUNT)
                  | TAG_BIT (AIRLOCK_TLV_EVENT_COUNT) | TAG_BIT (AIRLOCK_TLV_EXIT_STATUS)
                  | TAG_BIT (AIRLOCK_TLV_END_REASON),

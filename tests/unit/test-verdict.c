@@ -695,6 +695,25 @@ build_incomplete (Run *r)
   r->has_trailer = FALSE;
 }
 
+/* The kprobe recorder (an arm64 guest: docs/supervisor.md) saw sends it
+ * could not record: they went ahead, so the records are not the whole. */
+static void
+build_records_lost (Run *r)
+{
+  build_clean (r);
+  r->trailer.has_records_lost = TRUE;
+  r->trailer.records_lost = 3;
+}
+
+/* The same recorder with nothing lost: the run is as whole as any. */
+static void
+build_none_lost (Run *r)
+{
+  build_clean (r);
+  r->trailer.has_records_lost = TRUE;
+  r->trailer.records_lost = 0;
+}
+
 static void
 build_no_trailer (Run *r)
 {
@@ -1050,6 +1069,10 @@ static const Row rows[] = {
     AIRLOCK_VERDICT_INCONCLUSIVE, "the evidence is incomplete: sequence gap", FALSE, NULL },
   { "/verdict/no-trailer-is-inconclusive", build_no_trailer, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
     "the evidence has no trailer", FALSE, NULL },
+  { "/verdict/records-lost-is-inconclusive", build_records_lost, NULL,
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the recorder lost 3 record(s) of sends", FALSE, NULL },
+  { "/verdict/none-lost-passes", build_none_lost, NULL, AIRLOCK_VERDICT_PASS, NULL, FALSE,
+    "observed until the workload ended (exited 0)" },
   { "/verdict/no-controls-is-inconclusive", build_no_controls, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
     "the negative controls did not run", FALSE, NULL },
   { "/verdict/probe-not-executed-is-inconclusive", build_probe_missing, NULL,

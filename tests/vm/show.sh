@@ -65,7 +65,7 @@ else not_ok "/show/verdict-fail-with-every-reason" "the verdict or its reasons a
 manifest_digest=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["inputs"]["image"]["manifest"])' \
   "$bundle/manifest.json")
 if grep -Eq "^  manifest +$manifest_digest$" "$out" && grep -Eq '^  kernel +6\.[0-9.]+-[0-9]+-amd64 sha256:[0-9a-f]{64}$' "$out" \
-   && grep -Eq '^  supervisor +sha256:[0-9a-f]{64} \(build id [0-9a-f]+\)$' "$out" \
+   && grep -Eq '^  supervisor +sha256:[0-9a-f]{64} \(build id [0-9a-f]+; recorder bpf-lsm\+seccomp\)$' "$out" \
    && grep -Eq '^  evidence +complete$' "$out" \
    && grep -Fq "tshark -r $bundle/net.pcap" "$out" \
    && grep -q '^amd64: negative controls (12 of 12 ' "$out" \
