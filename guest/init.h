@@ -53,8 +53,9 @@ enum test_mode {
                        * filter (the floor for bench/supervisor, and the only
                        * way strace can run); said in a LOG frame */
   TEST_HOOKS_RING_MIN, /* the kernel-hook recorder's ring is one page: a record with
-                        * a payload (a send to port 53) never fits, so that send
-                        * must be refused and counted (guest/hooks.h) */
+                        * a payload (a send to port 53) never fits, so the LSM hook
+                        * must refuse that send and the kprobe count it lost
+                        * (guest/hooks.h) */
   TEST_UNKNOWN,       /* a mode this init does not know: fatal */
 };
 
