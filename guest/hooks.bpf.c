@@ -1,7 +1,8 @@
-/* The kernel-hook recorder's programs (hooks.h says what they record and
- * why).  BPF LSM: each runs inside the kernel's own check of an operation,
- * on the kernel's copy of its arguments, and only for operations that
- * reach a socket — a write to a file never gets here, so it costs nothing.
+/* The kernel-hook recorder's program (hooks.h says what it records and
+ * why).  BPF LSM: it runs inside the kernel's own check of a send, on the
+ * kernel's copy of its arguments, and only for sends on sockets — a write
+ * to a file never gets here, so it costs nothing.  Where the kernel cannot
+ * attach LSM programs the same code runs as a kprobe (below).
  *
  * CO-RE: the kernel types below declare only the fields read, marked
  * preserve_access_index, and libbpf relocates every access against the
@@ -28,7 +29,6 @@
 #include <linux/bpf.h>
 
 typedef __u16 hk_u16;
-typedef __be16 be16;
 
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
@@ -83,13 +83,11 @@ struct sock {
 } __attribute__ ((preserve_access_index));
 
 struct inode {
-  unsigned short i_mode;
   unsigned long i_ino;
 } __attribute__ ((preserve_access_index));
 
 struct file {
   struct inode *f_inode;
-  void *private_data;
 } __attribute__ ((preserve_access_index));
 
 struct socket {
@@ -248,6 +246,9 @@ fill_socket (struct hook_record *r, struct socket *sock)
   __be16 dport = BPF_CORE_READ (sk, __sk_common.skc_dport);
   unsigned char state = BPF_CORE_READ (sk, __sk_common.skc_state);
 
+  /* Ring memory is not zeroed: sin_zero, sin6_flowinfo and the rest are
+   * ours to clear, or earlier records' bytes would be in this one. */
+  __builtin_memset (r->peer, 0, sizeof r->peer);
   r->family = family;
   r->type = BPF_CORE_READ (sk, sk_type);
   r->protocol = BPF_CORE_READ (sk, sk_protocol);
