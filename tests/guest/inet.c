@@ -103,15 +103,9 @@ behaviour_sendto_udp4 (int argc, char **argv)
 int
 behaviour_udp_connected_write (int argc, char **argv)
 {
-  struct sockaddr_in sa;
-  socklen_t len = make_sin (&sa, "127.0.0.1", 9);
-  int fd = report ("socket", socket (AF_INET, SOCK_DGRAM, 0));
+  int fd = udp_connect_loopback (9);
 
   if (fd < 0)
-    return TESTPROG_FAILED;
-  if (report_raw ("loopback up", loopback_up (fd)) < 0)
-    return TESTPROG_FAILED;
-  if (report ("connect", connect (fd, (struct sockaddr *) &sa, len)) < 0)
     return TESTPROG_FAILED;
   report ("write", write (fd, "w", 1));
   report ("send", send (fd, "s", 1, 0));
@@ -126,17 +120,11 @@ behaviour_udp_connected_write (int argc, char **argv)
 int
 behaviour_socket_writes_hooked (int argc, char **argv)
 {
-  struct sockaddr_in sa;
-  socklen_t len = make_sin (&sa, "127.0.0.1", 9);
   struct iovec iov = { .iov_base = "v", .iov_len = 1 };
-  int fd = report ("socket", socket (AF_INET, SOCK_DGRAM, 0));
+  int fd = udp_connect_loopback (9);
   int mem, pipefd[2];
 
   if (fd < 0)
-    return TESTPROG_FAILED;
-  if (report_raw ("loopback up", loopback_up (fd)) < 0)
-    return TESTPROG_FAILED;
-  if (report ("connect", connect (fd, (struct sockaddr *) &sa, len)) < 0)
     return TESTPROG_FAILED;
   if (report ("dup2 onto fd 0", dup2 (fd, 0)) < 0)
     return TESTPROG_FAILED;

@@ -147,6 +147,19 @@ connect_to (int family, int type, int protocol, const struct sockaddr *sa, sockl
   return fd;
 }
 
+int
+udp_connect_loopback (unsigned port)
+{
+  struct sockaddr_in sa;
+  socklen_t len = make_sin (&sa, "127.0.0.1", port);
+  int fd = report ("socket", socket (AF_INET, SOCK_DGRAM, 0));
+
+  if (fd < 0 || report_raw ("loopback up", loopback_up (fd)) < 0
+      || report ("connect", connect (fd, (struct sockaddr *) &sa, len)) < 0)
+    return -1;
+  return fd;
+}
+
 static const struct {
   const char *command;
   int (*run) (int argc, char **argv);

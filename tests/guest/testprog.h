@@ -52,6 +52,11 @@ int loopback_up (int fd);
  * (at least 512 bytes) and returns its length. */
 size_t dns_query (unsigned char *buf, const char *name, unsigned id);
 
+/* A UDP socket connected to 127.0.0.1:@port, with loopback brought up
+ * through it, reporting each step ("socket", "loopback up", "connect");
+ * returns the socket or -1. */
+int udp_connect_loopback (unsigned port);
+
 /* socket() + connect() to @sa, reporting both; returns the socket or -1. */
 int connect_to (int family, int type, int protocol, const struct sockaddr *sa, socklen_t len);
 
