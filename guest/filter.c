@@ -67,7 +67,8 @@ filter_native_arch (void)
   return NATIVE_AUDIT_ARCH;
 }
 
-/* Every native call the supervisor is notified of unconditionally. */
+/* Every native call the supervisor is notified of (connect only when the
+ * kernel-hook recorder does not run: filter_build). */
 static const int notified_syscalls[] = {
   SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen,
 #ifdef SYS_accept
@@ -120,7 +121,7 @@ emit (struct asm_insn *prog, size_t n, struct sock_filter insn, enum label jt, e
 }
 
 int
-filter_build (struct sock_filter *out, size_t max, bool notify_writes, size_t *ret_len)
+filter_build (struct sock_filter *out, size_t max, bool hooked, size_t *ret_len)
 {
   struct asm_insn prog[128];
   size_t label_at[L_NATIVE + 1] = { 0 };
@@ -148,14 +149,15 @@ filter_build (struct sock_filter *out, size_t max, bool notify_writes, size_t *r
             L_NOTIFY, L_NONE);
 #endif
   for (size_t i = 0; i < sizeof notified_syscalls / sizeof notified_syscalls[0]; i++)
-    n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
+    if (!hooked || notified_syscalls[i] != SYS_connect)
+      n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
                                                       (uint32_t) notified_syscalls[i], 0, 0),
               L_NOTIFY, L_NONE);
   n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 0),
             L_CLONE, L_NONE);
   n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 0),
             L_SECCOMP, L_NONE);
-  if (notify_writes)
+  if (!hooked)
     {
       n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 0, 0),
                 L_FD, L_NONE);

@@ -11,8 +11,9 @@
  * no kernel BTF to generate one from (the guest kernel is a package the
  * cache fetches later), and these few fields are the whole contract.
  *
- * One hook: socket_sendmsg, which only sends on sockets reach.  Fail
- * closed: a send whose record cannot be reserved is refused (EPERM)
+ * Two hooks: socket_sendmsg, which only sends on sockets reach, and
+ * socket_connect; and a return probe on connect(2) for its outcome.  Fail
+ * closed: a call whose record cannot be reserved is refused (EPERM)
  * and counted; PID 1 reports the count (hooks.c).  Only the workload is
  * recorded: tasks in a pid namespace below the guest's first (the reaper's
  * and every namespace under it).  PID 1 and its threads are not.
@@ -44,12 +45,14 @@ char LICENSE[] SEC ("license") = "GPL";
 #define TCP_CLOSE 7
 
 #if defined(__TARGET_ARCH_x86)
+#define NR_CONNECT 42
 #define NR_SENDTO 44
 #define NR_SENDMSG 46
 #define NR_SENDMMSG 307
 #define NR_SENDFILE 40
 #define NR_SPLICE 275
 #elif defined(__TARGET_ARCH_arm64)
+#define NR_CONNECT 203
 #define NR_SENDTO 206
 #define NR_SENDMSG 211
 #define NR_SENDMMSG 269
@@ -118,6 +121,8 @@ struct msghdr {
   struct iov_iter msg_iter;
 } __attribute__ ((preserve_access_index));
 
+struct sockaddr;   /* read as bytes, never by field */
+
 struct upid {
   int nr;
 } __attribute__ ((preserve_access_index));
@@ -151,7 +156,7 @@ struct task_struct {
 #if defined(__TARGET_ARCH_x86)
 struct pt_regs {
   unsigned long di, si, dx, r10, r8, r9;
-  unsigned long orig_ax;
+  unsigned long ax, orig_ax;
 } __attribute__ ((preserve_access_index));
 #else
 struct pt_regs {
@@ -171,10 +176,22 @@ struct {
   __uint (max_entries, 4 * 1024 * 1024);
 } records SEC (".maps");
 
-/* Sends refused because no record could be reserved.  Only PID 1 reads it
+/* The threads inside a recorded connect, until its system call returns
+ * (airlock_connect_exit): only their return values are recorded.  A
+ * thread is in at most one call; an entry a missed return left behind is
+ * overwritten by the thread's next connect. */
+struct {
+  __uint (type, BPF_MAP_TYPE_HASH);
+  __uint (max_entries, 4096);
+  __type (key, hk_u32);
+  __type (value, hk_u8);
+} connecting SEC (".maps");
+
+/* Calls refused because no record could be reserved.  Only PID 1 reads it
  * (bpf(2) is denied to the workload by its filter). */
 hk_u64 refused = 0;
-/* Sends the kprobe variant saw but could not record (it cannot refuse). */
+/* Calls the kprobe variant saw but could not record (it cannot refuse),
+ * and connect results no record could be reserved for. */
 hk_u64 lost = 0;
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -465,5 +482,110 @@ airlock_socket_sendmsg_kprobe (struct pt_regs *ctx)
   record_send ((struct socket *) ctx->regs[0], (struct msghdr *) ctx->regs[1], (int) ctx->regs[2],
                0);
 #endif
+  return 0;
+}
+
+/* Every connect that reaches a socket, of any family: the address as the
+ * kernel copied it (move_addr_to_kernel), which is what it connects to —
+ * no time-of-check/time-of-use gap, so the call is the kernel's to make
+ * (action "continue").  A call refused before it reaches a socket (a bad
+ * descriptor, an unreadable address, a length over 128) is not recorded:
+ * it cannot reach the network.  The thread is remembered so its system
+ * call's exit records the outcome (airlock_connect_exit). */
+static __always_inline int
+record_connect (struct socket *sock, struct sockaddr *address, int addrlen, int can_refuse)
+{
+  struct task_struct *task = bpf_get_current_task_btf ();
+  struct hook_record *r;
+  unsigned long len;
+  hk_u32 tid;
+  hk_u8 one = 1;
+
+  if (!in_workload (task))
+    return 0;
+  r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
+  if (!r)
+    return unrecorded (can_refuse);
+  r->kind = HOOK_CONNECT;
+  fill_call (r, task, current_nr (task));
+  fill_socket (r, sock);
+  r->total = 0;
+  r->result = 0;
+  r->payload_len = r->payload_flags = 0;
+  r->addrlen = addrlen;
+  len = addrlen < 0 ? 0 : (unsigned long) addrlen;
+  if (len > HOOK_ADDR_MAX)
+    len = HOOK_ADDR_MAX;
+  asm volatile ("" : "+r"(len));
+  if (len > HOOK_ADDR_MAX)
+    len = HOOK_ADDR_MAX;
+  /* On failure the helper zeroes the buffer: no earlier record's bytes. */
+  if (bpf_probe_read_kernel (r->addr, len, address) < 0)
+    r->payload_flags |= HOOK_PAYLOAD_UNREAD;
+  tid = r->tid;
+  bpf_ringbuf_submit (r, 0);
+  bpf_map_update_elem (&connecting, &tid, &one, BPF_ANY);
+  return 0;
+}
+
+SEC ("lsm/socket_connect")
+int BPF_PROG (airlock_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen,
+              int ret)
+{
+  if (ret != 0)
+    return ret;
+  return record_connect (sock, address, addrlen, 1);
+}
+
+/* As airlock_socket_sendmsg_kprobe: where LSM programs cannot attach. */
+SEC ("kprobe/security_socket_connect")
+int
+airlock_socket_connect_kprobe (struct pt_regs *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+  record_connect ((struct socket *) ctx->di, (struct sockaddr *) ctx->si, (int) ctx->dx, 0);
+#else
+  record_connect ((struct socket *) ctx->regs[0], (struct sockaddr *) ctx->regs[1],
+                  (int) ctx->regs[2], 0);
+#endif
+  return 0;
+}
+
+/* The return of connect(2) by a thread whose call was recorded: its
+ * outcome (0, EINPROGRESS, ECONNREFUSED, …), which the host cross-checks
+ * against the sinkhole's records.  A return probe on the system call's
+ * entry point, which the system call table calls (never inlined); a
+ * kretprobe rather than fexit because Debian 12's arm64 kernel has no BPF
+ * trampolines.  Only recorded calls have an entry in `connecting`. */
+#if defined(__TARGET_ARCH_x86)
+SEC ("kretprobe/__x64_sys_connect")
+#else
+SEC ("kretprobe/__arm64_sys_connect")
+#endif
+int
+airlock_connect_exit (struct pt_regs *ctx)
+{
+  hk_u32 tid = (hk_u32) bpf_get_current_pid_tgid ();
+  struct hook_record *r;
+
+  if (!bpf_map_lookup_elem (&connecting, &tid))
+    return 0;
+  bpf_map_delete_elem (&connecting, &tid);
+  r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
+  if (!r)
+    {
+      __sync_fetch_and_add (&lost, 1);
+      return 0;
+    }
+  r->kind = HOOK_RESULT;
+  r->nr = NR_CONNECT;
+  r->tid = tid;
+  r->time_ns = bpf_ktime_get_boot_ns ();
+#if defined(__TARGET_ARCH_x86)
+  r->result = (hk_s64) ctx->ax;
+#else
+  r->result = (hk_s64) ctx->regs[0];
+#endif
+  bpf_ringbuf_submit (r, 0);
   return 0;
 }

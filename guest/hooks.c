@@ -47,7 +47,9 @@
 
 static struct {
   struct hooks *skel;
-  struct bpf_link *link;   /* held for the boot: PID 1's end is the machine's */
+  /* Held for the boot: PID 1's end is the machine's.  sendmsg, connect
+   * (LSM or kprobe) and connect's return. */
+  struct bpf_link *links[3];
   uint32_t recorder;       /* AIRLOCK_RECORDER_HOOKS or _KPROBE */
   struct ring_buffer *ring;
   uint64_t count;
@@ -77,70 +79,130 @@ on_libbpf_print (enum libbpf_print_level level, const char *fmt, va_list ap)
   return 0;
 }
 
-static int
-on_record (void *ctx, void *data, size_t size)
+/* Who: the kernel's view when the call was checked; exe and argv now (or
+ * as last read, when the process is gone: *ret_recalled). */
+static void
+hooked_proc (const struct hook_record *hr, struct proc_info *pi, bool *ret_recalled)
 {
-  const struct hook_record *hr = data;
-  const struct hook_record_payload *hp = data;
+  char path[64];
+  ssize_t n;
+
+  memset (pi, 0, sizeof *pi);
+  pi->ok = true;
+  pi->tgid = hr->tgid;
+  pi->ppid = hr->ppid;
+  pi->nspid = hr->nspid;
+  pi->uid = hr->uid;
+  pi->gid = hr->gid;
+  snprintf (path, sizeof path, "/proc/%u/exe", hr->tgid);
+  n = readlink (path, pi->exe, sizeof pi->exe);
+  pi->exe_len = n > 0 ? (size_t) n : 0;
+  snprintf (path, sizeof path, "/proc/%u/cmdline", hr->tgid);
+  n = read_prefix (path, pi->argv, sizeof pi->argv);
+  pi->argv_len = n > 0 ? (size_t) n : 0;
+  *ret_recalled = pi->exe_len == 0 && pi->argv_len == 0 && proc_memo_recall (hr->tgid, pi);
+}
+
+/* The socket as the kernel resolved it; the peer as getpeername names it. */
+static void
+hooked_sock (const struct hook_record *hr, struct sock_info *si)
+{
+  memset (si, 0, sizeof *si);
+  si->fd = -1;
+  si->is_socket = true;
+  si->family = (int) hr->family;
+  si->type = (int) hr->type;
+  si->protocol = (int) hr->protocol;
+  si->ino = hr->ino;
+  if (hr->peer_len > 0 && hr->peer_len <= sizeof si->peer)
+    {
+      memcpy (si->peer, hr->peer, hr->peer_len);
+      si->peer_len = hr->peer_len;
+    }
+}
+
+static void
+note_proc (struct record *rec, const struct proc_info *pi, bool recalled)
+{
+  if (recalled)
+    record_note (rec, "exe and argv as read at its last notified call (the process exited "
+                 "before this record was read)");
+  else if (pi->exe_len == 0 && pi->argv_len == 0)
+    record_note (rec, "exe and argv unreadable (the process exited before its record was read)");
+}
+
+/* The connects whose SYSCALL frame was sent and whose outcome is still to
+ * come, by thread: a thread is in one call at a time, so few are open at
+ * once; the oldest slot is reused when all are taken (its outcome is then
+ * not reported: the record stands without it). */
+#define OPEN_CONNECTS_MAX 256
+static struct {
+  uint32_t tid;
+  uint64_t seq;
+} open_connects[OPEN_CONNECTS_MAX];
+static unsigned open_connects_next;
+
+static void
+connect_opened (uint32_t tid, uint64_t seq)
+{
+  unsigned slot = open_connects_next;
+
+  for (unsigned i = 0; i < OPEN_CONNECTS_MAX; i++)
+    if (open_connects[i].tid == tid)
+      {
+        slot = i;
+        break;
+      }
+  if (slot == open_connects_next)
+    open_connects_next = (open_connects_next + 1) % OPEN_CONNECTS_MAX;
+  open_connects[slot].tid = tid;
+  open_connects[slot].seq = seq;
+}
+
+static bool
+connect_closed (uint32_t tid, uint64_t *ret_seq)
+{
+  for (unsigned i = 0; tid && i < OPEN_CONNECTS_MAX; i++)
+    if (open_connects[i].tid == tid)
+      {
+        *ret_seq = open_connects[i].seq;
+        open_connects[i].tid = 0;
+        return true;
+      }
+  return false;
+}
+
+static void
+sent (int r)
+{
+  if (r < 0 && hk.error == 0)
+    hk.error = r;
+  hk.count++;
+}
+
+static void
+on_sendmsg (const struct hook_record *hr, size_t size)
+{
+  const struct hook_record_payload *hp = (const void *) hr;
   struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
   struct proc_info pi;
   struct sock_info si;
   struct msg_data md = { 0 };
   struct record rec;
-  char path[64];
-  ssize_t n;
-  bool recalled = false;
-  int r;
+  bool recalled;
 
-  if (size < sizeof *hr)
-    return 0;
   memcpy (call.args, hr->args, sizeof call.args);
-  net_hold_touch ();
-
-  /* Who: the kernel's view when the send was checked; exe and argv now. */
-  memset (&pi, 0, sizeof pi);
-  pi.ok = true;
-  pi.tgid = hr->tgid;
-  pi.ppid = hr->ppid;
-  pi.nspid = hr->nspid;
-  pi.uid = hr->uid;
-  pi.gid = hr->gid;
-  snprintf (path, sizeof path, "/proc/%u/exe", hr->tgid);
-  n = readlink (path, pi.exe, sizeof pi.exe);
-  pi.exe_len = n > 0 ? (size_t) n : 0;
-  snprintf (path, sizeof path, "/proc/%u/cmdline", hr->tgid);
-  n = read_prefix (path, pi.argv, sizeof pi.argv);
-  pi.argv_len = n > 0 ? (size_t) n : 0;
-
-  memset (&si, 0, sizeof si);
-  si.fd = -1;
-  si.is_socket = true;
-  si.family = (int) hr->family;
-  si.type = (int) hr->type;
-  si.protocol = (int) hr->protocol;
-  si.ino = hr->ino;
-  if (hr->peer_len > 0 && hr->peer_len <= sizeof si.peer)
-    {
-      memcpy (si.peer, hr->peer, hr->peer_len);
-      si.peer_len = hr->peer_len;
-    }
-
+  hooked_proc (hr, &pi, &recalled);
+  hooked_sock (hr, &si);
   md.total = hr->total;
   if (hr->payload_len > 0 && size >= sizeof *hp)
     {
       md.bytes = (uint8_t *) hp->payload;
       md.len = hr->payload_len <= HOOK_PAYLOAD_MAX ? hr->payload_len : HOOK_PAYLOAD_MAX;
     }
-
-  if (pi.exe_len == 0 && pi.argv_len == 0)
-    recalled = proc_memo_recall (hr->tgid, &pi);
   record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
   record_write (&rec, &pi, (int) (uint32_t) hr->args[0], &si, &md);
-  if (recalled)
-    record_note (&rec, "exe and argv as read at its last notified call (the process exited "
-                 "before this record was read)");
-  else if (pi.exe_len == 0 && pi.argv_len == 0)
-    record_note (&rec, "exe and argv unreadable (the process exited before its record was read)");
+  note_proc (&rec, &pi, recalled);
   if (hr->payload_flags & HOOK_PAYLOAD_UNREAD)
     record_note (&rec, "payload partly unreadable (not resident when sent)");
   if (hr->payload_flags & HOOK_PAYLOAD_CUT)
@@ -148,10 +210,75 @@ on_record (void *ctx, void *data, size_t size)
   if (hr->payload_flags & HOOK_PAYLOAD_NOT_USER)
     record_note (&rec, "payload not read (the bytes are not the caller's memory)");
   record_end (&rec);
-  r = channel_send (&rec.f, NULL);
-  if (r < 0 && hk.error == 0)
-    hk.error = r;
-  hk.count++;
+  sent (channel_send (&rec.f, NULL));
+}
+
+/* A connect the kernel is about to make, with the address it copied: the
+ * same record the supervisor made of a notified connect, answered
+ * "continue" (the kernel connects to exactly these bytes). */
+static void
+on_connect (const struct hook_record *hr)
+{
+  struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
+  struct proc_info pi;
+  struct sock_info si;
+  struct record rec;
+  size_t len = hr->addrlen < 0 ? 0 : (size_t) hr->addrlen;
+  bool recalled, readable = !(hr->payload_flags & HOOK_PAYLOAD_UNREAD);
+  uint64_t seq;
+  int r;
+
+  memcpy (call.args, hr->args, sizeof call.args);
+  hooked_proc (hr, &pi, &recalled);
+  hooked_sock (hr, &si);
+  if (len > HOOK_ADDR_MAX)
+    len = HOOK_ADDR_MAX;
+  record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
+  record_connect_bind (&rec, &pi, (int) (uint32_t) hr->args[0], &si, hr->addrlen, hr->addr, len,
+                       readable);
+  note_proc (&rec, &pi, recalled);
+  record_end (&rec);
+  r = channel_send (&rec.f, &seq);
+  sent (r);
+  if (r >= 0)
+    connect_opened (hr->tid, seq);
+}
+
+static void
+on_result (const struct hook_record *hr)
+{
+  struct wire_frame f;
+  uint64_t ref;
+
+  if (!connect_closed (hr->tid, &ref))
+    return;
+  record_result (&f, hr->time_ns, ref, hr->result);
+  sent (channel_send (&f, NULL));
+}
+
+static int
+on_record (void *ctx, void *data, size_t size)
+{
+  const struct hook_record *hr = data;
+
+  (void) ctx;
+  if (size < sizeof *hr)
+    return 0;
+  net_hold_touch ();
+  switch (hr->kind)
+    {
+    case HOOK_SENDMSG:
+      on_sendmsg (hr, size);
+      break;
+    case HOOK_CONNECT:
+      on_connect (hr);
+      break;
+    case HOOK_RESULT:
+      on_result (hr);
+      break;
+    default:
+      break;
+    }
   return 0;
 }
 
@@ -181,23 +308,37 @@ hooks_start (bool ring_min, char *error, size_t error_size)
                 load_log[0] ? ": " : "", load_log);
       goto fail;
     }
-  /* The LSM hook where the kernel can attach it (it can refuse a send it
-   * cannot record); else the kprobe (it counts one lost).  Debian 12's
-   * arm64 kernel has no BPF trampoline for kernel functions: ENOTSUPP. */
-  hk.link = bpf_program__attach_lsm (hk.skel->progs.airlock_socket_sendmsg);
-  if (hk.link)
-    hk.recorder = AIRLOCK_RECORDER_HOOKS;
+  /* The LSM hooks where the kernel can attach them (they can refuse a
+   * call they cannot record); else the kprobes (they count one lost).
+   * Debian 12's arm64 kernel has no BPF trampoline for kernel functions:
+   * ENOTSUPP. */
+  hk.links[0] = bpf_program__attach_lsm (hk.skel->progs.airlock_socket_sendmsg);
+  if (hk.links[0])
+    {
+      hk.recorder = AIRLOCK_RECORDER_HOOKS;
+      hk.links[1] = bpf_program__attach_lsm (hk.skel->progs.airlock_socket_connect);
+      if (!hk.links[1])
+        {
+          r = -errno;
+          snprintf (error, error_size, "cannot attach the BPF LSM program on socket_connect: %s",
+                    strerror (-r));
+          goto fail;
+        }
+    }
   else
     {
       int lsm_errno = errno;
 
-      hk.link = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_sendmsg_kprobe, false,
-                                            "security_socket_sendmsg");
-      if (!hk.link)
+      hk.links[0] = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_sendmsg_kprobe,
+                                                false, "security_socket_sendmsg");
+      if (hk.links[0])
+        hk.links[1] = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_connect_kprobe,
+                                                  false, "security_socket_connect");
+      if (!hk.links[0] || !hk.links[1])
         {
           r = -errno;
-          snprintf (error, error_size, "cannot attach the BPF LSM program (%s: is 'bpf' in the "
-                    "kernel's lsm= list?) nor its kprobe (%s)",
+          snprintf (error, error_size, "cannot attach the BPF LSM programs (%s: is 'bpf' in the "
+                    "kernel's lsm= list?) nor their kprobes (%s)",
                     lsm_errno == 524 ? "ENOTSUPP" : strerror (lsm_errno), strerror (-r));
           goto fail;
         }
@@ -205,6 +346,16 @@ hooks_start (bool ring_min, char *error, size_t error_size)
       snprintf (hk.lsm_why, sizeof hk.lsm_why, "%s",
                 lsm_errno == 524 ? "ENOTSUPP: no BPF trampoline for kernel functions"
                                  : strerror (lsm_errno));
+    }
+  /* The name bpf_program__attach() takes from the section (the system
+   * call's entry point on this arch). */
+  hk.links[2] = bpf_program__attach (hk.skel->progs.airlock_connect_exit);
+  if (!hk.links[2])
+    {
+      r = -errno;
+      snprintf (error, error_size, "cannot attach the return probe on connect(2): %s",
+                strerror (-r));
+      goto fail;
     }
   hk.ring = ring_buffer__new (bpf_map__fd (hk.skel->maps.records), on_record, NULL, NULL);
   if (!hk.ring)
@@ -216,9 +367,12 @@ hooks_start (bool ring_min, char *error, size_t error_size)
   return 0;
 
 fail:
-  if (hk.link)
-    bpf_link__destroy (hk.link);
-  hk.link = NULL;
+  for (size_t i = 0; i < sizeof hk.links / sizeof hk.links[0]; i++)
+    {
+      if (hk.links[i])
+        bpf_link__destroy (hk.links[i]);
+      hk.links[i] = NULL;
+    }
   hooks__destroy (hk.skel);
   hk.skel = NULL;
   return r;

@@ -111,11 +111,7 @@ send_result (uint64_t ref, int64_t result)
 {
   struct wire_frame f;
 
-  wire_begin (&f, AIRLOCK_FRAME_EVENT, 0);
-  wire_put_u32 (&f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_RESULT);
-  wire_put_u64 (&f, AIRLOCK_TLV_EV_TIME_NS, clock_ns (CLOCK_BOOTTIME));
-  wire_put_u64 (&f, AIRLOCK_TLV_EV_REF, ref);
-  wire_put_u64 (&f, AIRLOCK_TLV_EV_RESULT, (uint64_t) result);
+  record_result (&f, clock_ns (CLOCK_BOOTTIME), ref, result);
   rec_send_frame (&f, NULL);
 }
 

@@ -350,7 +350,7 @@ reaper_main (void *data)
       listener = -1;
       goto wait_ack;
     }
-  r = filter_build (insns, sizeof insns / sizeof insns[0], !a->writes_hooked, &n_insns);
+  r = filter_build (insns, sizeof insns / sizeof insns[0], a->hooked, &n_insns);
   if (r < 0)
     return reaper_fail (h, "cannot assemble the seccomp filter: %s", strerror (-r));
   prog.len = (unsigned short) n_insns;

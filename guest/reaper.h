@@ -46,7 +46,7 @@ enum exec_state {
 struct reaper_args {
   struct run_spec *spec;
   bool filter;
-  bool writes_hooked;      /* the kernel-hook recorder records writes (hooks.h) */
+  bool hooked;             /* the kernel-hook recorder records writes and connects (hooks.h) */
   struct handoff *handoff;
   int in_fd;               /* read end of the workload's stdin pipe, or -1: /dev/null */
   int out_fd;              /* write end of its stdout pipe */

@@ -218,6 +218,16 @@ record_socket_call (struct record *r, const struct proc_info *pi, uint32_t famil
 }
 
 void
+record_result (struct wire_frame *f, uint64_t time_ns, uint64_t ref, int64_t result)
+{
+  wire_begin (f, AIRLOCK_FRAME_EVENT, 0);
+  wire_put_u32 (f, AIRLOCK_TLV_EV_KIND, AIRLOCK_EVENT_RESULT);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_TIME_NS, time_ns);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_REF, ref);
+  wire_put_u64 (f, AIRLOCK_TLV_EV_RESULT, (uint64_t) result);
+}
+
+void
 record_connect_bind (struct record *r, const struct proc_info *pi, int fd,
                      const struct sock_info *si, int32_t addrlen, const uint8_t *sa, size_t sa_len,
                      bool readable)

@@ -105,6 +105,11 @@ void record_deny (struct record *r, uint32_t reason, const struct proc_info *pi,
 /* socket(), socketpair(): the triple from the arguments. */
 void record_socket_call (struct record *r, const struct proc_info *pi, uint32_t family,
                          uint32_t type, uint32_t protocol);
+/* The RESULT frame of the call whose SYSCALL frame was @ref: its return
+ * value, or -errno (a call the supervisor made, or a hooked connect's
+ * exit). */
+void record_result (struct wire_frame *f, uint64_t time_ns, uint64_t ref, int64_t result);
+
 /* connect(), bind(): @addrlen as passed; @sa_len bytes read at the address
  * when @readable (0 when the length alone fails the call). */
 void record_connect_bind (struct record *r, const struct proc_info *pi, int fd,

@@ -186,7 +186,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
    * single-threaded process, so no lock can be held in it. */
   args.spec = spec;
   args.filter = filter;
-  args.writes_hooked = hooks_active ();
+  args.hooked = hooks_active ();
   args.handoff = h;
   reaper = clone (reaper_main, reaper_stack + sizeof reaper_stack,
                   CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD, &args);

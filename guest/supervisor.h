@@ -18,9 +18,10 @@
 /* filter.c */
 uint32_t filter_native_arch (void);
 /* Assembles the workload's filter into @out (room for @max instructions);
- * @notify_writes: write/writev on fds above 2 are notified (no kernel-hook
- * recorder runs, hooks.h). */
-int filter_build (struct sock_filter *out, size_t max, bool notify_writes, size_t *ret_len);
+ * @hooked: the kernel-hook recorder runs (hooks.h) and records writes on
+ * sockets and connect, so neither is notified; else write/writev on fds
+ * above 2 and connect are. */
+int filter_build (struct sock_filter *out, size_t max, bool hooked, size_t *ret_len);
 
 /* notify.c */
 struct notifier;

@@ -293,7 +293,7 @@ process_name (const AirlockEvent *ev)
   return g_strdup_printf ("%s[%u]", base ? base : "?", ev->has_nspid ? ev->nspid : ev->pid);
 }
 
-/* "wget[7] connect emulate inet/stream/tcp 198.51.100.80:80: ECONNREFUSED"
+/* "wget[7] connect continue inet/stream/tcp 198.51.100.80:80: ECONNREFUSED"
  * (the key line carries " dns=NAME" for each name a query asked for). */
 static void
 print_attempt (Terminal *t, const AirlockEvent *ev)
@@ -307,10 +307,21 @@ print_attempt (Terminal *t, const AirlockEvent *ev)
   terminal_line (t, text);
 }
 
+/* Whether @call's line waits for its RESULT, so that it has the outcome:
+ * calls the supervisor performs (sends with an address; connect when no
+ * kernel-hook recorder runs) and connects on inet sockets, whose return
+ * the kernel-hook recorder reports.  The rest are printed at once. */
+static gboolean
+printed_at_result (const AirlockEvent *call)
+{
+  if (call->action == AIRLOCK_ACTION_EMULATE)
+    return TRUE;
+  return call->action == AIRLOCK_ACTION_CONTINUE && g_strcmp0 (call->syscall_name, "connect") == 0
+         && call->has_socket && (call->sock_family == AF_INET || call->sock_family == AF_INET6);
+}
+
 /* Each supervisor record as its frame is accepted (the evidence thread,
- * the VM's lock held: printing only).  Calls the supervisor performs
- * (connect, sends with an address) are printed with their RESULT, so the
- * line has the outcome; the rest at once. */
+ * the VM's lock held: printing only). */
 static void
 shell_event (const AirlockEvent *ev, const AirlockEvent *call, gpointer user_data)
 {
@@ -345,9 +356,10 @@ shell_event (const AirlockEvent *ev, const AirlockEvent *call, gpointer user_dat
           shell_runs ();
         }
     }
-  else if (ev->kind == AIRLOCK_EVENT_SYSCALL && ev->action != AIRLOCK_ACTION_EMULATE)
+  else if (ev->kind == AIRLOCK_EVENT_SYSCALL && !printed_at_result (ev))
     print_attempt (t, ev);
-  else if (ev->kind == AIRLOCK_EVENT_RESULT && call && call->phase != AIRLOCK_PHASE_CONTROLS)
+  else if (ev->kind == AIRLOCK_EVENT_RESULT && call && call->phase != AIRLOCK_PHASE_CONTROLS
+           && printed_at_result (call))
     print_attempt (t, call);
 }
 

@@ -297,7 +297,7 @@ typedef struct {
   const char *address;       /* "192.0.2.1", "2001:db8::1", "/run/x.sock", …, or NULL */
   guint16 port;              /* inet destinations; 0 otherwise */
   const char *const *dns_names; /* names queried by this call (NULL-terminated, maybe empty) */
-  const char *key;           /* the key line: "connect emulate inet/stream/tcp 192.0.2.1:80" */
+  const char *key;           /* the key line: "connect continue inet/stream/tcp 192.0.2.1:80" */
   const char *outcome;       /* "ECONNREFUSED", "sent", "denied: raw-socket", … */
   gboolean egress;           /* it names a destination off the guest (loopback is not egress) */
   gboolean admitted;         /* egress the policy admits */
@@ -403,7 +403,7 @@ AIRLOCK_PUBLIC void airlock_result_free (AirlockResult *result);
 
 /* The attempt in one line, for people: its key line, who made it and
  * what came of it —
- *   "connect emulate inet/stream/tcp 198.51.100.80:80 by /usr/local/bin/egress-probe (pid 2): ECONNREFUSED"
+ *   "connect continue inet/stream/tcp 198.51.100.80:80 by /usr/local/bin/egress-probe (pid 2): ECONNREFUSED"
  * (the key line carries " dns=NAME" per name queried).  Transfer full. */
 AIRLOCK_PUBLIC char *airlock_attempt_to_string (const AirlockAttempt *attempt);
 

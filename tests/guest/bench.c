@@ -140,7 +140,8 @@ install_variant (enum filter_variant v)
     return 0;
   if (v == FILTER_AIRLOCK)
     {
-      r = filter_build (insns, sizeof insns / sizeof insns[0], false, &len);
+      /* The filter that runs beside the kernel-hook recorder. */
+      r = filter_build (insns, sizeof insns / sizeof insns[0], true, &len);
       if (r < 0)
         {
           report_raw ("filter_build", r);

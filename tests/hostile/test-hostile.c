@@ -41,14 +41,14 @@ typedef struct {
 #define ARM64 (1u << AIRLOCK_ARCH_ARM64)
 #define BOTH (AMD64 | ARM64)
 
-#define CANARY(n, port) "connect emulate inet/stream/tcp 198.51.100." #n ":" #port
+#define CANARY(n, port) "connect continue inet/stream/tcp 198.51.100." #n ":" #port
 
 static const Technique techniques[] = {
   /* ---- foreign ABIs and system call numbers ---- */
   { "i386-int80", AMD64, { "i386:socketcall deny:foreign-abi", "i386:connect deny:foreign-abi" } },
   { "x32", AMD64, { "x32:socket deny:x32", "x32:connect deny:x32" } },
   { "aarch32", ARM64, { "arm:socket deny:foreign-abi", "arm:connect deny:foreign-abi" } },
-  { "syscall-numbers", BOTH, { "connect emulate inet/stream/tcp 198.51.100.3:7003" },
+  { "syscall-numbers", BOTH, { "connect continue inet/stream/tcp 198.51.100.3:7003" },
     .amd64_needle = "deny:x32" },
 
   /* ---- io_uring ---- */
@@ -60,9 +60,9 @@ static const Technique techniques[] = {
   { "sendmmsg-many", BOTH, { "sendmmsg emulate inet/dgram/udp 203.0.113.65:7001" },
     .range_prefix = "203.0.113.", .range_suffix = ":7001", .range_lo = 1, .range_hi = 64 },
   { "fastopen", BOTH, { "sendto emulate inet/stream/tcp 192.0.2.1:80" } },
-  { "udp-connected-sendto", BOTH, { "connect emulate inet/dgram/udp 198.51.100.2:7002",
+  { "udp-connected-sendto", BOTH, { "connect continue inet/dgram/udp 198.51.100.2:7002",
                                     "sendto emulate inet/dgram/udp 203.0.113.2:7002" } },
-  { "connect-v4mapped", BOTH, { "connect emulate inet6/stream/tcp [::ffff:192.0.2.1]:9" } },
+  { "connect-v4mapped", BOTH, { "connect continue inet6/stream/tcp [::ffff:192.0.2.1]:9" } },
   { "dns-udp", BOTH, { "dns=example.com." } },
   { "raw-socket", BOTH, { "socket deny:raw-socket" } },
   { "packet-socket", BOTH, { "socket deny:packet-socket" } },
@@ -78,13 +78,13 @@ static const Technique techniques[] = {
   { "clone3", BOTH, { "clone3 deny:clone3", CANARY (6, 7006) } },
   { "ptrace", BOTH, { "ptrace deny:ptrace" } },
   { "vm-writev", BOTH, { "process_vm_writev deny:process-vm-writev",
-                         "connect emulate inet/stream/tcp 198.51.100.7:7007" },
+                         "connect continue inet/stream/tcp 198.51.100.7:7007" },
     .forbidden = "203.0.113.7" },
   { "seccomp-listener", BOTH, { "seccomp deny:seccomp-listener" } },
   { "fork-storm", BOTH, { NULL }, .range_prefix = "198.51.100.8:", .range_lo = 7100, .range_hi = 7163 },
   { "stop-storm", BOTH, { NULL }, .range_prefix = "198.51.100.9:", .range_lo = 7200, .range_hi = 7219 },
   { "kill-supervisor", BOTH, { CANARY (10, 7010) } },
-  { "setuid-exec", BOTH, { "connect emulate inet/stream/tcp 198.51.100.11:7011" }, .forbidden = ":7111" },
+  { "setuid-exec", BOTH, { "connect continue inet/stream/tcp 198.51.100.11:7011" }, .forbidden = ":7111" },
 
   /* ---- leaving the traced tree ---- */
   { "daemon", BOTH, { CANARY (12, 7012) } },

@@ -35,9 +35,9 @@ check_absent () {   # check_absent NAME PATTERN
 check /clock/warp-catches-time-bomb 1 $? \
   '^  amd64 +12/12 +2 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +2 +0 +0 +0 +exited +fail$' \
   '^amd64: egress not admitted by the policy: sendto emulate inet/dgram/udp 192\.0\.2\.1:80 by ' \
-  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 192\.0\.2\.1:80 by ' \
+  '^amd64: egress not admitted by the policy: connect continue inet/stream/tcp 192\.0\.2\.1:80 by ' \
   '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 192\.0\.2\.1:80 by ' \
-  '^arm64: egress not admitted by the policy: connect emulate inet/stream/tcp 192\.0\.2\.1:80 by ' \
+  '^arm64: egress not admitted by the policy: connect continue inet/stream/tcp 192\.0\.2\.1:80 by ' \
   '^amd64: observed until the workload ended \(exited 0\), 1 h of guest time in [0-9.]+ m?s$' \
   '^arm64: observed until the workload ended \(exited 0\), 1 h of guest time in [0-9.]+ m?s$'
 
@@ -104,8 +104,8 @@ AIRLOCK_SINKHOLE_TEST_DELAY_MS=100 "$cli" gate --image "oci:$image" -- net-http 
 check /clock/warp-waits-for-a-slow-network 1 $? \
   '^  amd64 +12/12 +3 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +3 +0 +0 +0 +exited +fail$' \
   '^amd64: clock: warp;' '^arm64: clock: warp;' \
-  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.[0-9.]+:80 \(http\.airlock\.test, Host http\.airlock\.test\)' \
-  '^arm64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.[0-9.]+:80 \(http\.airlock\.test, Host http\.airlock\.test\)'
+  '^amd64: egress not admitted by the policy: connect continue inet/stream/tcp 198\.18\.[0-9.]+:80 \(http\.airlock\.test, Host http\.airlock\.test\)' \
+  '^arm64: egress not admitted by the policy: connect continue inet/stream/tcp 198\.18\.[0-9.]+:80 \(http\.airlock\.test, Host http\.airlock\.test\)'
 check_absent /clock/warp-slow-network-answers-arrive 'net-http: .*(no answer|exit [1-9])'
 
 # No VM: KVM cannot warp, and says what to do instead.

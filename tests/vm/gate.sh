@@ -25,7 +25,7 @@ check /gate/clean-passes 0 $? \
 check /gate/egress-fails 1 $? \
   '^  amd64 +12/12 +5 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +5 +0 +0 +0 +exited +fail$' \
   '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 10\.0\.2\.3:53 dns=example\.com\. by /usr/local/bin/egress-probe' \
-  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.243\.18:443 \(example\.com, SNI example\.com\) by /usr/local/bin/egress-probe'
+  '^amd64: egress not admitted by the policy: connect continue inet/stream/tcp 198\.18\.243\.18:443 \(example\.com, SNI example\.com\) by /usr/local/bin/egress-probe'
 
 "$cli" gate --image "oci-archive:$samples/egress.tar" \
   --allow 'allow udp any port 53 dns=example.com' \
@@ -40,7 +40,7 @@ check /gate/egress-admitted-by-name-passes 0 $? \
   --allow 'allow tcp any port 80 host=example.org' --allow 'allow tcp any port 443 host=example.org' >"$out" 2>&1
 check /gate/egress-other-name-fails 1 $? \
   '^  amd64 +12/12 +5 +1 +0 +0 +exited +fail$' '^  arm64 +12/12 +5 +1 +0 +0 +exited +fail$' \
-  '^amd64: egress not admitted by the policy: connect emulate inet/stream/tcp 198\.18\.243\.18:443 \(example\.com'
+  '^amd64: egress not admitted by the policy: connect continue inet/stream/tcp 198\.18\.243\.18:443 \(example\.com'
 
 # The detector proven blind on purpose (test-only guest modes): a control
 # the probe skips fails the verdict naming it; a workload run outside the

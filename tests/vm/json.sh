@@ -106,7 +106,7 @@ for c in cases:
     msg = f.get("message")
     if not msg.startswith("verdict fail: 5 offending attempts: ") or "198.18.243.18:443" not in msg:
         sys.exit(f"{c.get('name')}: failure message {msg!r}")
-    if "egress not admitted by the policy: connect emulate inet/stream/tcp 198.18.243.18:443 (example.com, SNI example.com)" not in (f.text or ""):
+    if "egress not admitted by the policy: connect continue inet/stream/tcp 198.18.243.18:443 (example.com, SNI example.com)" not in (f.text or ""):
         sys.exit(f"{c.get('name')}: failure text {f.text!r}")
 PY
 )
@@ -117,7 +117,7 @@ GITHUB_ACTIONS=true "$cli" gate --arch amd64 --image "oci-archive:$samples/egres
 status=$?
 n_ann=$(grep -c '^::error title=airlock amd64::egress not admitted by the policy: ' "$work/out.txt")
 if [ "$status" -eq 1 ] && [ "$n_ann" -eq 5 ] \
-   && grep -qx '::error title=airlock amd64::egress not admitted by the policy: connect emulate inet/stream/tcp 198.18.243.18:443 (example.com.) by /usr/local/bin/egress-probe' "$work/out.txt" \
+   && grep -qx '::error title=airlock amd64::egress not admitted by the policy: connect continue inet/stream/tcp 198.18.243.18:443 (example.com.) by /usr/local/bin/egress-probe' "$work/out.txt" \
    && ! grep -q '^::error title=airlock arm64' "$work/out.txt"; then
   report 4 /github/annotation-per-offending-attempt ""
 else

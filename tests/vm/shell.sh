@@ -113,7 +113,7 @@ for arch in amd64 arm64; do
   else not_ok "/shell/$arch/winsize" "stty size in the guest is not tmux's 30 100"; fi
 
   type_line "$s" "nc 198.51.100.80 80 </dev/null; echo nc-done"
-  if wait_for "$s" '^\[airlock\] nc\[[0-9]+\] connect emulate inet/stream/tcp 198\.51\.100\.80:80: ok$' 30 \
+  if wait_for "$s" '^\[airlock\] nc\[[0-9]+\] connect continue inet/stream/tcp 198\.51\.100\.80:80: ok$' 30 \
      && wait_for "$s" '^nc-done$' 10; then
     ok "/shell/$arch/attempt-shown-live"
   else
@@ -147,7 +147,7 @@ for arch in amd64 arm64; do
   # session, and the set verifies.
   b="$work/out1-$arch/$arch"
   if [ -f "$b/manifest.json" ] && [ ! -e "$b/INCOMPLETE" ] \
-     && grep -q '"key":"connect emulate inet/stream/tcp 198.51.100.80:80"' "$b/events.jsonl" \
+     && grep -q '"key":"connect continue inet/stream/tcp 198.51.100.80:80"' "$b/events.jsonl" \
      && "$cli" verify "$work/out1-$arch" >"$out" 2>&1; then
     ok "/shell/$arch/bundle"
   else
@@ -244,7 +244,7 @@ for arch in amd64 arm64; do
   else
     not_ok "/shell/$arch/static-shell" "status $status; not airlock's read-only static shell, or its exit status lost"
   fi
-  if grep -Eq '^\[airlock\] nc\[[0-9]+\] connect emulate inet/stream/tcp 198\.51\.100\.80:80: ok$' "$out"; then
+  if grep -Eq '^\[airlock\] nc\[[0-9]+\] connect continue inet/stream/tcp 198\.51\.100\.80:80: ok$' "$out"; then
     ok "/shell/$arch/static-shell-attempt"
   else
     not_ok "/shell/$arch/static-shell-attempt" "no '[airlock] nc[N] connect … 198.51.100.80:80' line"

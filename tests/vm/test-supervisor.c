@@ -229,7 +229,7 @@ check_tree_attribution (GPtrArray *events)
   main_pid = entry->pid;
   for (guint port = 1001; port <= 1005; port++)
     {
-      g_autofree char *key = g_strdup_printf ("connect emulate inet/stream/tcp 192.0.2.1:%u", port);
+      g_autofree char *key = g_strdup_printf ("connect continue inet/stream/tcp 192.0.2.1:%u", port);
       const AirlockEvent *ev = find_event (events, key);
 
       g_assert_true (ev->has_pid && ev->has_tid && ev->has_ppid);
