@@ -564,8 +564,8 @@ check_digests (const AirlockImage *from_archive, const char *archive_disk)
 }
 
 /* The negative controls ran first in the same boot: every control of
- * guest/probe-controls.h is a record of the controls phase, made by the
- * supervisor itself with the destination the table names. */
+ * guest/probe-controls.h is a record of the controls phase, with the
+ * destination the table names. */
 static void
 check_controls (GPtrArray *events, const char *what)
 {
@@ -574,8 +574,10 @@ check_controls (GPtrArray *events, const char *what)
       const struct probe_control *pc = &probe_controls[c];
       gboolean v6 = pc->family == AF_INET6;
       gboolean tcp = pc->protocol == IPPROTO_TCP;
-      g_autofree char *prefix = g_strdup_printf ("%s emulate %s/%s/%s %s%s%s:%u",
-                                                 tcp ? "connect" : "sendto", v6 ? "inet6" : "inet",
+      /* A connect is the kernel-hook recorder's (continue), a send with an
+       * address the supervisor's (emulate). */
+      g_autofree char *prefix = g_strdup_printf ("%s %s/%s/%s %s%s%s:%u",
+                                                 tcp ? "connect continue" : "sendto emulate", v6 ? "inet6" : "inet",
                                                  tcp ? "stream" : "dgram", tcp ? "tcp" : "udp",
                                                  v6 ? "[" : "", pc->address, v6 ? "]" : "", pc->port);
       gboolean found = FALSE;
