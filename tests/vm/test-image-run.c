@@ -5,8 +5,9 @@
  *                 is the entrypoint's execve), and from inside the workload:
  *                 the image's User (app, 1000:1000), WorkingDir (/srv), Env,
  *                 and a whiteout-deleted file that is really absent;
- *   egress        (from the oci-archive) its exact attempts, each emulated
- *                 by the supervisor and answered by the sinkhole network
+ *   egress        (from the oci-archive) its exact attempts, each recorded
+ *                 (the DNS query emulated by the supervisor, the connects at
+ *                 the kernel's hook) and answered by the sinkhole network
  *                 (the DNS query gets example.com's address, both connects
  *                 are accepted), and the digests it is bound to: the same
  *                 index, manifest and config as the OCI layout of the same
