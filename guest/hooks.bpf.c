@@ -166,6 +166,22 @@ struct pt_regs {
 } __attribute__ ((preserve_access_index));
 #endif
 
+/* A probed kernel function's first three arguments and a return probe's
+ * value, by the kernel's calling convention (bpf_tracing.h's PT_REGS_*
+ * macros want the UAPI's register names; these are the kernel's own,
+ * relocated like every type here). */
+#if defined(__TARGET_ARCH_x86)
+#define KPROBE_ARG0(ctx) ((ctx)->di)
+#define KPROBE_ARG1(ctx) ((ctx)->si)
+#define KPROBE_ARG2(ctx) ((ctx)->dx)
+#define KPROBE_RET(ctx) ((ctx)->ax)
+#else
+#define KPROBE_ARG0(ctx) ((ctx)->regs[0])
+#define KPROBE_ARG1(ctx) ((ctx)->regs[1])
+#define KPROBE_ARG2(ctx) ((ctx)->regs[2])
+#define KPROBE_RET(ctx) ((ctx)->regs[0])
+#endif
+
 /* ---- maps ----------------------------------------------------------------- */
 
 /* Sized for bursts: PID 1 drains it as records arrive.  A full ring refuses
@@ -473,15 +489,8 @@ SEC ("kprobe/security_socket_sendmsg")
 int
 airlock_socket_sendmsg_kprobe (struct pt_regs *ctx)
 {
-  /* The function's first three arguments, by the kernel's calling
-   * convention (bpf_tracing.h's macros want the UAPI's register names;
-   * these are the kernel's own, relocated like every type here). */
-#if defined(__TARGET_ARCH_x86)
-  record_send ((struct socket *) ctx->di, (struct msghdr *) ctx->si, (int) ctx->dx, 0);
-#else
-  record_send ((struct socket *) ctx->regs[0], (struct msghdr *) ctx->regs[1], (int) ctx->regs[2],
-               0);
-#endif
+  record_send ((struct socket *) KPROBE_ARG0 (ctx), (struct msghdr *) KPROBE_ARG1 (ctx),
+               (int) KPROBE_ARG2 (ctx), 0);
   return 0;
 }
 
@@ -542,12 +551,8 @@ SEC ("kprobe/security_socket_connect")
 int
 airlock_socket_connect_kprobe (struct pt_regs *ctx)
 {
-#if defined(__TARGET_ARCH_x86)
-  record_connect ((struct socket *) ctx->di, (struct sockaddr *) ctx->si, (int) ctx->dx, 0);
-#else
-  record_connect ((struct socket *) ctx->regs[0], (struct sockaddr *) ctx->regs[1],
-                  (int) ctx->regs[2], 0);
-#endif
+  record_connect ((struct socket *) KPROBE_ARG0 (ctx), (struct sockaddr *) KPROBE_ARG1 (ctx),
+                  (int) KPROBE_ARG2 (ctx), 0);
   return 0;
 }
 
@@ -581,11 +586,7 @@ airlock_connect_exit (struct pt_regs *ctx)
   r->nr = NR_CONNECT;
   r->tid = tid;
   r->time_ns = bpf_ktime_get_boot_ns ();
-#if defined(__TARGET_ARCH_x86)
-  r->result = (hk_s64) ctx->ax;
-#else
-  r->result = (hk_s64) ctx->regs[0];
-#endif
+  r->result = (hk_s64) KPROBE_RET (ctx);
   bpf_ringbuf_submit (r, 0);
   return 0;
 }

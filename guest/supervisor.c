@@ -412,7 +412,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   heartbeat_stop (&hb);
   if (r < 0)
     return fail (error, error_size, "cannot send the workload-exit event: %s", strerror (-r));
-  console_log ("workload ended (%s) after %llu traced call(s) and %llu hooked send(s)",
+  console_log ("workload ended (%s) after %llu traced call(s) and %llu hooked record(s)",
                wall_limit ? "the host's wall-time limit" : timed_out ? "timeout" : "completed",
                (unsigned long long) notifier_count (notifier),
                (unsigned long long) (hooks_count () - hooked_before));
