@@ -80,7 +80,9 @@ typedef struct {
   char *reference, *index_digest, *manifest_digest, *config_digest;
   char *kernel_release, *kernel_sha256, *initramfs_sha256;
   char *supervisor_sha256, *supervisor_build_id;
-  char *supervisor_recorder;   /* "seccomp", "bpf-lsm+seccomp", or NULL (not said) */
+  /* As airlock_recorder_to_string() says it: "seccomp", "bpf-lsm+seccomp"
+   * or "bpf-kprobe+seccomp"; NULL when the manifest does not say. */
+  char *supervisor_recorder;
   char *accel;
   gboolean has_complete, complete;
   char *incomplete_reason;  /* run.reason */

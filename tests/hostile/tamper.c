@@ -1,10 +1,13 @@
-/* Hostile techniques 4-5: the destination rewritten while the supervisor
- * reads it (time of check to time of use).  The supervisor performs an
- * inet connect itself with the bytes it recorded (EMULATE), so whatever the
- * flipping does, the peer recorded is the peer used; the host's capture
- * then holds no flow that no record explains.  A supervisor that let the
- * kernel re-read the memory (CONTINUE) would leave flows to the address it
- * did not record. */
+/* Hostile techniques 4-5: the destination rewritten while the recorder
+ * reads it (time of check to time of use).  With the kernel-hook recorder
+ * the connect is recorded at the kernel's socket_connect hook, on the
+ * kernel's own copy of the address, which is the copy it connects to; under
+ * the seccomp fallback the supervisor performs an inet connect itself with
+ * the bytes it recorded (EMULATE).  Either way, whatever the flipping does,
+ * the peer recorded is the peer used, and the host's capture holds no flow
+ * that no record explains.  A recorder that read the workload's memory and
+ * let the kernel read it again would leave flows to an address it did not
+ * record. */
 #define _GNU_SOURCE
 
 #include "testprog.h"
