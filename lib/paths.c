@@ -9,8 +9,9 @@ airlock_default_cache_dir (void)
 {
   const char *env = g_getenv ("AIRLOCK_CACHE_DIR");
 
+  /* Absolute, as a given --cache-dir is made (lib/case/session.c). */
   if (env && *env)
-    return g_strdup (env);
+    return g_canonicalize_filename (env, NULL);
   return g_build_filename (g_get_user_cache_dir (), "airlock", NULL);
 }
 

@@ -10,8 +10,9 @@ G_BEGIN_DECLS
 typedef void (*AirlockProgressFunc) (const char *stage, guint64 done, guint64 total,
                                      gpointer user_data);
 
-/* The cache root: $AIRLOCK_CACHE_DIR, else $XDG_CACHE_HOME/airlock.
- * Returns a newly allocated path; the directory may not exist yet. */
+/* The cache root: $AIRLOCK_CACHE_DIR (made absolute against the working
+ * directory), else $XDG_CACHE_HOME/airlock.  Returns a newly allocated
+ * path; the directory may not exist yet. */
 AIRLOCK_PUBLIC char *airlock_default_cache_dir (void);
 
 /* Directory of the static guest programs (init-amd64, …):

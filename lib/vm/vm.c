@@ -46,7 +46,12 @@ copy_options (AirlockVm *vm, const AirlockVmOptions *options)
   if (options)
     o = *options;
   vm->uri_opt = g_strdup (o.uri);
-  vm->cache_dir = o.cache_dir ? g_strdup (o.cache_dir) : airlock_default_cache_dir ();
+  /* Absolute, for libvirt and QEMU, which resolve paths elsewhere than our
+   * working directory (connection.c). */
+  if (o.cache_dir)
+    vm->cache_dir = g_canonicalize_filename (o.cache_dir, NULL);
+  else
+    vm->cache_dir = airlock_default_cache_dir ();
   vm->test_mode = g_strdup (o.test_mode);
   vm->serve = g_strdupv ((char **) o.serve);
   if (!o.memory_mib)

@@ -10,6 +10,7 @@
 #include "libvirt-env-private.h"
 #include "fsutil-private.h"
 #include "protocol.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <gio/gio.h>
@@ -416,12 +417,33 @@ test_cache_root_reachable (void)
   airlock_rm_rf (tmp);
 }
 
+/* A relative cache directory from the environment is made absolute: the
+ * paths under it go into domains, which libvirt and QEMU resolve elsewhere
+ * than our working directory (an embedded driver refuses a relative root). */
+static void
+test_cache_dir_absolute (void)
+{
+  g_autofree char *saved = g_strdup (g_getenv ("AIRLOCK_CACHE_DIR"));
+  g_autofree char *cwd = g_get_current_dir ();
+  g_autofree char *want = g_build_filename (cwd, "some", "cache", NULL);
+  g_autofree char *got = NULL;
+
+  g_setenv ("AIRLOCK_CACHE_DIR", "some/./cache", TRUE);
+  got = airlock_default_cache_dir ();
+  if (saved)
+    g_setenv ("AIRLOCK_CACHE_DIR", saved, TRUE);
+  else
+    g_unsetenv ("AIRLOCK_CACHE_DIR");
+  g_assert_cmpstr (got, ==, want);
+}
+
 int
 main (int argc, char **argv)
 {
   log_outputs_at_main = g_strdup (g_getenv ("LIBVIRT_LOG_OUTPUTS"));
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/vm/libvirt-env/log-set-before-main", test_libvirt_log_set_before_main);
+  g_test_add_func ("/vm/paths/cache-dir-absolute", test_cache_dir_absolute);
   g_test_add_func ("/vm/domain-xml/amd64-tcg", test_xml_amd64_tcg);
   g_test_add_func ("/vm/domain-xml/amd64-short-cpu-check", test_xml_amd64_short_cpu_check);
   g_test_add_func ("/vm/domain-xml/amd64-kvm", test_xml_amd64_kvm);
