@@ -77,6 +77,19 @@ boot_one (AirlockArch arch, const AirlockGuestImageOptions *img_opts,
     fprintf (stderr, "airlock: %s: %s\n", airlock_arch_to_string (arch),
              airlock_vm_get_accel_notice (vm));
   r->accel = g_strdup (airlock_vm_get_accel (vm));
+  /* A kernel given with --kernel may lack what the kernel-hook recorder
+   * needs: say so before the boot (the boot check itself runs no workload,
+   * so its hello names no recorder). */
+  {
+    g_autoptr (GError) bpf_error = NULL;
+    AirlockKernelBpf bpf;
+
+    if (!airlock_guest_image_read_kernel_bpf (image, &bpf, &bpf_error))
+      fprintf (stderr, "airlock: %s: %s\n", airlock_arch_to_string (arch), bpf_error->message);
+    else if (bpf != AIRLOCK_KERNEL_BPF_LSM)
+      fprintf (stderr, "airlock: %s: kernel %s: %s\n", airlock_arch_to_string (arch),
+               image->kernel_release, airlock_kernel_bpf_describe (bpf));
+  }
   fprintf (stderr, "airlock: %s: booting (%s, %s)\n", airlock_arch_to_string (arch), r->accel,
            airlock_vm_get_uri (vm));
 

@@ -66,6 +66,24 @@ check_guest_program (Doctor *d, AirlockArch arch)
           "tree's airlock as `meson devenv -C BUILD airlock …`, or set AIRLOCK_GUEST_DIR");
 }
 
+/* What the guest kernel offers the kernel-hook recorder, from its image:
+ * without BTF and BPF LSM a run still records, by seccomp alone or with
+ * kprobes that cannot refuse, and the report says which. */
+static void
+check_kernel_bpf (Doctor *d, AirlockArch arch, const AirlockGuestImage *image)
+{
+  g_autofree char *what = g_strdup_printf ("recorder hooks (%s)", airlock_arch_to_string (arch));
+  g_autoptr (GError) error = NULL;
+  AirlockKernelBpf bpf;
+
+  if (!airlock_guest_image_read_kernel_bpf (image, &bpf, &error))
+    report (d, FALSE, what, error->message, "airlock images build --force");
+  else
+    report (d, bpf == AIRLOCK_KERNEL_BPF_LSM, what, airlock_kernel_bpf_describe (bpf),
+            "a guest kernel built with CONFIG_DEBUG_INFO_BTF=y and CONFIG_BPF_LSM=y, as "
+            "Debian's is (images/guest/kernels.ini)");
+}
+
 static void
 check_image_and_accel (Doctor *d, AirlockArch arch, const char *cache_dir, const char *uri)
 {
@@ -101,6 +119,7 @@ check_image_and_accel (Doctor *d, AirlockArch arch, const char *cache_dir, const
   detail = g_strdup_printf ("%s; kernel sha256:%.16s… initramfs sha256:%.16s…", image->kernel_release,
                             image->kernel_sha256, image->initramfs_sha256);
   report (d, TRUE, what, detail, NULL);
+  check_kernel_bpf (d, arch, image);
 
   vm = airlock_vm_new (arch, image, &vm_opts, &error);
   if (!vm)

@@ -91,6 +91,14 @@ print_image (const AirlockGuestImage *image, const char *status)
   printf ("  %-17s %s\n", "kernel release", image->kernel_release);
   printf ("  %-17s %s\n", "kernel source", image->kernel_source);
   printf ("  %-17s %s\n", "kernel sha256", image->kernel_sha256);
+  {
+    g_autoptr (GError) error = NULL;
+    AirlockKernelBpf bpf;
+
+    printf ("  %-17s %s\n", "recorder hooks",
+            airlock_guest_image_read_kernel_bpf (image, &bpf, &error)
+              ? airlock_kernel_bpf_describe (bpf) : error->message);
+  }
   printf ("  %-17s %s\n", "initramfs", image->initramfs_path);
   if (g_stat (image->initramfs_path, &st) == 0)
     {

@@ -101,6 +101,27 @@ AIRLOCK_PUBLIC gboolean airlock_guest_images_import (const char *cache_dir, cons
  * arm64 Image magic, gzip → unknown).  FALSE when it cannot tell. */
 AIRLOCK_PUBLIC gboolean airlock_kernel_guess_arch (const guint8 *data, gsize len, AirlockArch *ret_arch);
 
+/* ---- what the kernel offers the recorder (kernel-bpf.c) ---- */
+
+/* What a guest kernel offers the kernel-hook recorder (docs/supervisor.md),
+ * read from the BTF built into its image: known before a boot. */
+typedef enum {
+  AIRLOCK_KERNEL_BPF_NO_BTF, /* no BTF: the recorder cannot load; seccomp records alone */
+  AIRLOCK_KERNEL_BPF_BTF,    /* BTF without BPF LSM: kprobes, which cannot refuse a call */
+  AIRLOCK_KERNEL_BPF_LSM,    /* BTF and BPF LSM's hooks */
+} AirlockKernelBpf;
+
+/* Reads @image's kernel (kernel_path) and says what it offers the recorder
+ * in *@ret_bpf.  FALSE with AIRLOCK_GUEST_IMAGE_ERROR_FAILED, naming the
+ * file, when it cannot be read. */
+AIRLOCK_PUBLIC gboolean airlock_guest_image_read_kernel_bpf (const AirlockGuestImage *image,
+                                                             AirlockKernelBpf *ret_bpf,
+                                                             GError **error);
+
+/* One sentence for a user: what @bpf means for a run (which recorder, and
+ * what it cannot do).  Static. */
+AIRLOCK_PUBLIC const char *airlock_kernel_bpf_describe (AirlockKernelBpf bpf);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AirlockGuestImage, airlock_guest_image_free)
 
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include "fsutil-private.h"
 #include "guestimg/bzimage-private.h"
 #include "guestimg/cpio-private.h"
+#include "guestimg/kernel-bpf-private.h"
 #include "guestimg/modules-private.h"
 #include "guestimg/package-private.h"
 #include "guestimg/transfer-private.h"
@@ -1178,6 +1179,14 @@ test_pipeline_build_and_cache (Pipeline *p, gconstpointer user_data)
   }
   sha = airlock_sha256_file (image->initramfs_path, &error);
   g_assert_cmpstr (sha, ==, image->initramfs_sha256);
+  /* The test's kernel has no BTF: the recorder could not load in it. */
+  {
+    AirlockKernelBpf bpf = AIRLOCK_KERNEL_BPF_LSM;
+
+    g_assert_true (airlock_guest_image_read_kernel_bpf (image, &bpf, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (bpf, ==, AIRLOCK_KERNEL_BPF_NO_BTF);
+  }
   /* A custom kernel may enforce module signatures: its modules are kept
    * as given, and the manifest says so. */
   {
@@ -2259,6 +2268,103 @@ test_pipeline_concurrent (Pipeline *p, gconstpointer user_data)
     airlock_guest_image_free (builds[i].image);
 }
 
+/* ---- what a kernel offers the recorder (kernel-bpf.c) ---- */
+
+/* A kernel image's bytes: @before, a BTF header and its sections (a type
+ * section of @type_bytes, then the string table @strings of @strings_len
+ * bytes, whose lengths the header states, @str_len_delta added to the
+ * string table's), then a tail. */
+static GBytes *
+kernel_with_btf (const char *before, const char *type_bytes, const char *strings,
+                 gsize strings_len, gint str_len_delta)
+{
+  GByteArray *b = g_byte_array_new ();
+  guint8 header[24] = { 0x9f, 0xeb, 0x01, 0x00, 24, 0, 0, 0 };
+  guint32 type_len = (guint32) strlen (type_bytes);
+  guint32 fields[4] = { 0, type_len, type_len, (guint32) ((gint) strings_len + str_len_delta) };
+
+  g_byte_array_append (b, (const guint8 *) before, (guint) strlen (before));
+  for (guint i = 0; i < 4; i++)
+    for (guint k = 0; k < 4; k++)
+      header[8 + 4 * i + k] = (guint8) (fields[i] >> (8 * k));
+  g_byte_array_append (b, header, sizeof header);
+  g_byte_array_append (b, (const guint8 *) type_bytes, type_len);
+  g_byte_array_append (b, (const guint8 *) strings, (guint) strings_len);
+  g_byte_array_append (b, (const guint8 *) "tail of the image", 17);
+  return g_byte_array_free_to_bytes (b);
+}
+
+#define STRINGS(s) s, sizeof s
+
+static const struct {
+  const char *name;
+  const char *before;
+  const char *types;
+  const char *strings;
+  gsize strings_len;
+  gint str_len_delta;
+  AirlockKernelBpf expect;
+} kernel_bpf_cases[] = {
+  /* BPF LSM's functions for both hooks the recorder attaches. */
+  { "lsm", "kernel text", "TYPES", STRINGS ("\0int\0bpf_lsm_socket_connect\0bpf_lsm_socket_sendmsg\0"), 0,
+    AIRLOCK_KERNEL_BPF_LSM },
+  /* One of them only: not BPF LSM as the recorder needs it. */
+  { "one-hook", "", "TYPES", STRINGS ("\0int\0bpf_lsm_socket_connect\0"), 0, AIRLOCK_KERNEL_BPF_BTF },
+  /* A name that only ends like the hook's is another name. */
+  { "suffix-only", "", "T", STRINGS ("\0xbpf_lsm_socket_connect\0xbpf_lsm_socket_sendmsg\0"), 0,
+    AIRLOCK_KERNEL_BPF_BTF },
+  /* The names in the type section, not the string table: not the kernel's. */
+  { "names-outside-strings", "", "bpf_lsm_socket_connect\0bpf_lsm_socket_sendmsg",
+    STRINGS ("\0int\0"), 0, AIRLOCK_KERNEL_BPF_BTF },
+  /* The magic met by chance before the real header (a length past the
+   * end follows it) is skipped. */
+  { "stray-magic-first", "\x9f\xeb\x01\x7f\xff\xff\xff\xff junk",
+    "TYPES", STRINGS ("\0bpf_lsm_socket_connect\0bpf_lsm_socket_sendmsg\0"), 0, AIRLOCK_KERNEL_BPF_LSM },
+  /* A string table running past the image's end is no BTF. */
+  { "strings-past-end", "", "TYPES", STRINGS ("\0bpf_lsm_socket_connect\0bpf_lsm_socket_sendmsg\0"), 4096,
+    AIRLOCK_KERNEL_BPF_NO_BTF },
+  /* Nor one that does not start with NUL (the kernel refuses it too). */
+  { "strings-without-nul", "", "TYPES", "int\0bpf_lsm_socket_connect\0bpf_lsm_socket_sendmsg\0",
+    sizeof "int\0bpf_lsm_socket_connect\0bpf_lsm_socket_sendmsg\0", 0, AIRLOCK_KERNEL_BPF_NO_BTF },
+};
+
+static void
+test_kernel_bpf_scan (gconstpointer data)
+{
+  guint i = GPOINTER_TO_UINT (data);
+  g_autoptr (GBytes) kernel = kernel_with_btf (kernel_bpf_cases[i].before, kernel_bpf_cases[i].types,
+                                               kernel_bpf_cases[i].strings,
+                                               kernel_bpf_cases[i].strings_len,
+                                               kernel_bpf_cases[i].str_len_delta);
+  gsize len;
+  const guint8 *bytes = g_bytes_get_data (kernel, &len);
+
+  g_assert_cmpint (airlock_kernel_bpf_scan (bytes, len), ==, kernel_bpf_cases[i].expect);
+  /* Cut anywhere inside the header, it is no BTF. */
+  g_assert_cmpint (airlock_kernel_bpf_scan (bytes, strlen (kernel_bpf_cases[i].before) + 20), ==,
+                   AIRLOCK_KERNEL_BPF_NO_BTF);
+}
+
+static void
+test_kernel_bpf_no_btf (void)
+{
+  static const guint8 text[] = "a kernel without any BTF header in it at all";
+  g_autoptr (GError) error = NULL;
+  AirlockGuestImage image = { .kernel_path = (char *) "/nonexistent/airlock-test/vmlinux" };
+  AirlockKernelBpf bpf = AIRLOCK_KERNEL_BPF_LSM;
+
+  g_assert_cmpint (airlock_kernel_bpf_scan (text, sizeof text), ==, AIRLOCK_KERNEL_BPF_NO_BTF);
+  g_assert_cmpint (airlock_kernel_bpf_scan (text, 0), ==, AIRLOCK_KERNEL_BPF_NO_BTF);
+  /* A kernel that cannot be read is an error naming it, not "no BTF". */
+  g_assert_false (airlock_guest_image_read_kernel_bpf (&image, &bpf, &error));
+  g_assert_error (error, AIRLOCK_GUEST_IMAGE_ERROR, AIRLOCK_GUEST_IMAGE_ERROR_FAILED);
+  g_assert_nonnull (strstr (error->message, "/nonexistent/airlock-test/vmlinux"));
+  /* Each answer has its sentence for the user. */
+  g_assert_nonnull (strstr (airlock_kernel_bpf_describe (AIRLOCK_KERNEL_BPF_NO_BTF), "seccomp"));
+  g_assert_nonnull (strstr (airlock_kernel_bpf_describe (AIRLOCK_KERNEL_BPF_BTF), "kprobes"));
+  g_assert_nonnull (strstr (airlock_kernel_bpf_describe (AIRLOCK_KERNEL_BPF_LSM), "BPF LSM"));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -2296,6 +2402,13 @@ main (int argc, char **argv)
   g_test_add_func ("/guestimg/modules/closure-missing", test_modules_closure_missing);
   g_test_add_func ("/guestimg/modules/parse-errors", test_modules_parse_errors);
   g_test_add_func ("/guestimg/recipe/kernels-ini", test_recipe_kernels_ini);
+  for (guint i = 0; i < G_N_ELEMENTS (kernel_bpf_cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/guestimg/kernel-bpf/%s", kernel_bpf_cases[i].name);
+
+      g_test_add_data_func (path, GUINT_TO_POINTER (i), test_kernel_bpf_scan);
+    }
+  g_test_add_func ("/guestimg/kernel-bpf/no-btf", test_kernel_bpf_no_btf);
   g_test_add ("/guestimg/pipeline/build-and-cache", Pipeline, NULL, pipeline_setup,
               test_pipeline_build_and_cache, pipeline_teardown);
   g_test_add ("/guestimg/pipeline/damage-is-rebuilt", Pipeline, NULL, pipeline_setup,

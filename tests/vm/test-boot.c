@@ -81,6 +81,17 @@ test_handshake (gconstpointer data)
   g_assert_cmpstr (hello->kernel_release, ==, guest_images.images[arch]->kernel_release);
   /* The kernel refused the guest's second open of the evidence port. */
   g_assert_cmpuint (hello->second_open_errno, ==, EBUSY);
+  /* Debian's kernels carry BTF and BPF LSM, read from the image before a
+   * boot: the kernel-hook recorder loads in them (the supervisor tests'
+   * hellos say which way, tests/vm/test-supervisor.c). */
+  {
+    AirlockKernelBpf bpf = AIRLOCK_KERNEL_BPF_NO_BTF;
+    g_autoptr (GError) error = NULL;
+
+    g_assert_true (airlock_guest_image_read_kernel_bpf (guest_images.images[arch], &bpf, &error));
+    g_assert_no_error (error);
+    g_assert_cmpint (bpf, ==, AIRLOCK_KERNEL_BPF_LSM);
+  }
 
   /* 1000 ms at a 200 ms period: about five heartbeats, and the trailer's
    * counts agree with what arrived. */
