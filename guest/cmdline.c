@@ -27,6 +27,7 @@ static const struct {
   { "replay-frame", TEST_REPLAY_FRAME },
   { "unsupervised", TEST_UNSUPERVISED },
   { "hooks-ring-min", TEST_HOOKS_RING_MIN },
+  { "hooks-ring-stall", TEST_HOOKS_RING_STALL },
 };
 
 /* ---- the kernel command line ------------------------------------------ */

@@ -55,6 +55,7 @@ static struct {
   uint64_t count;
   int error;          /* the first failure to send a record */
   char lsm_why[128];  /* why the LSM hook could not attach (the kprobe then runs) */
+  bool held;          /* hooks_hold(): read only when a phase ends */
 } hk;
 
 static char load_log[512];
@@ -384,10 +385,16 @@ hooks_active (void)
   return hk.ring != NULL;
 }
 
+void
+hooks_hold (void)
+{
+  hk.held = true;
+}
+
 int
 hooks_fd (void)
 {
-  return hk.ring ? ring_buffer__epoll_fd (hk.ring) : -1;
+  return hk.ring && !hk.held ? ring_buffer__epoll_fd (hk.ring) : -1;
 }
 
 int

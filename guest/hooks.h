@@ -95,8 +95,13 @@ struct hook_record_payload {
  * the supervisor then keeps notifying writes itself. */
 int hooks_start (bool ring_min, char *error, size_t error_size);
 bool hooks_active (void);
-/* The ring buffer's descriptor, readable when records wait; -1 if none. */
+/* The ring buffer's descriptor, readable when records wait; -1 if none,
+ * or when held. */
 int hooks_fd (void);
+/* The test mode hooks-ring-stall: the supervisor's loop no longer sees
+ * the ring (hooks_fd() is -1), so only the drain at a phase's end reads
+ * it and the workload can fill it. */
+void hooks_hold (void);
 /* Sends every waiting record as an EVENT frame.  Returns how many, or
  * -errno. */
 int hooks_drain (void);

@@ -293,8 +293,14 @@ main (int argc, char **argv)
    * this boot's workloads.  Only for a supervised workload: the boot check
    * and a benchmark's unsupervised floor run none. */
   if (host.spec_length > 0 && cfg.test != TEST_UNSUPERVISED)
-    recorder = hooks_start (cfg.test == TEST_HOOKS_RING_MIN, recorder_why, sizeof recorder_why) == 0
-                 ? hooks_recorder (NULL) : AIRLOCK_RECORDER_SECCOMP;
+    {
+      bool ring_min = cfg.test == TEST_HOOKS_RING_MIN || cfg.test == TEST_HOOKS_RING_STALL;
+
+      recorder = hooks_start (ring_min, recorder_why, sizeof recorder_why) == 0
+                   ? hooks_recorder (NULL) : AIRLOCK_RECORDER_SECCOMP;
+      if (cfg.test == TEST_HOOKS_RING_STALL)
+        hooks_hold ();
+    }
   /* Before the hello: channel_send() saves and arms from its first frame on. */
   misbehaviour.replay_type = host.spec_length > 0 ? AIRLOCK_FRAME_EVENT : AIRLOCK_FRAME_HEARTBEAT;
   misbehaviour.panic_armed = cfg.test == TEST_PANIC_MID_RUN && host.spec_length == 0;
@@ -334,21 +340,26 @@ main (int argc, char **argv)
         channel_logf ("TEST MODE: the kernel-hook recorder's ring is one page; a send to "
                       "port 53 cannot be recorded (the LSM hook must refuse it, the kprobe "
                       "count it lost)");
+      if (cfg.test == TEST_HOOKS_RING_STALL)
+        channel_logf ("TEST MODE: the kernel-hook recorder's ring is one page, read only at "
+                      "the phase's end; connects fill it (the LSM hook must refuse the next, "
+                      "the kprobe count it lost)");
       if (recorder == AIRLOCK_RECORDER_HOOKS)
-        channel_logf ("recorder: kernel hooks (BPF LSM) for writes on sockets; seccomp "
-                      "notification for the rest");
+        channel_logf ("recorder: kernel hooks (BPF LSM) for connects and writes on sockets; "
+                      "seccomp notification for the rest");
       else if (recorder == AIRLOCK_RECORDER_KPROBE)
         {
           const char *why;
 
           hooks_recorder (&why);
-          channel_logf ("recorder: a BPF kprobe on security_socket_sendmsg for writes on "
-                        "sockets (this kernel cannot attach the BPF LSM hook: %s), which counts "
-                        "a send it cannot record as lost; seccomp notification for the rest", why);
+          channel_logf ("recorder: a BPF kprobe on security_socket_sendmsg and one on "
+                        "security_socket_connect for writes on sockets and connects (this kernel "
+                        "cannot attach the BPF LSM hooks: %s), which count a call they cannot "
+                        "record as lost; seccomp notification for the rest", why);
         }
       else if (recorder == AIRLOCK_RECORDER_SECCOMP)
         channel_logf ("recorder: the kernel-hook recorder cannot run (%s); the supervisor "
-                      "notifies write/writev itself", recorder_why);
+                      "notifies write/writev and connect itself", recorder_why);
       r = supervisor_run (spec_bytes, host.spec_length, host.heartbeat_ms,
                           cfg.test != TEST_UNSUPERVISED,
                           cfg.test == TEST_SKIP_CONTROL ? cfg.test_arg : NULL, &result, error,
@@ -370,8 +381,12 @@ main (int argc, char **argv)
     }
 
   /* 6. The trailer. */
+  /* The kprobe recorder always says how many it lost; the LSM recorder
+   * refuses a call it cannot record, but a connect's outcome that found the
+   * ring full is lost on either, and is said too. */
   r = channel_send_trailer (result.exit_status, result.end_reason,
-                            recorder == AIRLOCK_RECORDER_KPROBE, hooks_lost ());
+                            recorder == AIRLOCK_RECORDER_KPROBE || hooks_lost () > 0,
+                            hooks_lost ());
   if (r < 0)
     die ("cannot send the trailer: %s", strerror (-r));
   console_log ("trailer sent after %llu heartbeat(s); powering off",

@@ -56,6 +56,9 @@ enum test_mode {
                         * a payload (a send to port 53) never fits, so the LSM hook
                         * must refuse that send and the kprobe count it lost
                         * (guest/hooks.h) */
+  TEST_HOOKS_RING_STALL, /* the ring is one page and PID 1 reads it only at the
+                          * phase's end: the workload's connects fill it, and
+                          * the next is refused (LSM) or counted lost (kprobe) */
   TEST_UNKNOWN,       /* a mode this init does not know: fatal */
 };
 

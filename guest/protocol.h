@@ -116,9 +116,11 @@ enum airlock_tlv_tag {
   AIRLOCK_TLV_EVENT_COUNT = 9,     /* u64: EVENT frames sent */
   AIRLOCK_TLV_EXIT_STATUS = 10,    /* u32: workload wait status (0 when none ran) */
   AIRLOCK_TLV_END_REASON = 11,     /* u32: enum airlock_end_reason */
-  AIRLOCK_TLV_RECORDS_LOST = 15,   /* u64: sends the kprobe recorder saw but could not record
-                                    * (its ring was full); present iff that recorder ran
-                                    * (AIRLOCK_RECORDER_KPROBE): more than 0 makes the run
+  AIRLOCK_TLV_RECORDS_LOST = 15,   /* u64: sends and connects the kernel-hook recorder
+                                    * saw but could not record, and connect outcomes it
+                                    * could not record (its ring was full); present when
+                                    * the kprobe recorder ran (AIRLOCK_RECORDER_KPROBE) or
+                                    * any was lost: more than 0 makes the run
                                     * inconclusive */
   /* LOG (mandatory there) */
   AIRLOCK_TLV_MESSAGE = 12,        /* string */

@@ -389,12 +389,13 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   if (r < 0)
     return fail (error, error_size, "cannot send a hooked record: %s", strerror (-r));
   if (hooks_lost () > lost_before)
-    channel_logf ("the kprobe recorder lost %llu record(s) of sends: its record ring was full "
-                  "(the sends went ahead unrecorded; the trailer counts them)",
+    channel_logf ("the kernel-hook recorder lost %llu record(s) of sends, connects or their "
+                  "outcomes: its record ring was full (the calls went ahead; the trailer "
+                  "counts them)",
                   (unsigned long long) (hooks_lost () - lost_before));
   if (hooks_refused () > refused_before)
-    channel_logf ("the kernel-hook recorder refused %llu send(s): its record ring was full "
-                  "(each failed with EPERM; nothing was sent)",
+    channel_logf ("the kernel-hook recorder refused %llu call(s): its record ring was full "
+                  "(each send or connect failed with EPERM; nothing was sent)",
                   (unsigned long long) (hooks_refused () - refused_before));
 
   if (!exec_sent)

@@ -152,6 +152,7 @@ misbehave_after_hello (enum test_mode test)
     case TEST_NONE:
     case TEST_UNSUPERVISED:
     case TEST_HOOKS_RING_MIN:
+    case TEST_HOOKS_RING_STALL:
     case TEST_SKIP_CONTROL:
     case TEST_WRONG_NONCE:
     case TEST_SEQ_GAP:

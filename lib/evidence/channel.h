@@ -135,10 +135,10 @@ typedef struct {
 } AirlockGuestHello;
 
 /* "seccomp" (user notification alone), "bpf-lsm+seccomp" (the kernel-hook
- * recorder for writes on sockets, notification for the rest) or
- * "bpf-kprobe+seccomp" (the same on a kprobe, which cannot refuse a send
- * and counts the ones it could not record): docs/supervisor.md.  NULL for
- * any other value, 0 included. */
+ * recorder for connects and writes on sockets, notification for the rest)
+ * or "bpf-kprobe+seccomp" (the same on kprobes, which cannot refuse a call
+ * and count the ones they could not record): docs/supervisor.md.  NULL
+ * for any other value, 0 included. */
 AIRLOCK_PUBLIC const char *airlock_recorder_to_string (guint32 recorder);
 
 typedef struct {
@@ -148,7 +148,8 @@ typedef struct {
   guint32 exit_status;
   guint32 end_reason;      /* enum airlock_end_reason */
   gboolean has_records_lost;
-  guint64 records_lost;    /* sends the kprobe recorder could not record (protocol.h) */
+  guint64 records_lost;    /* sends, connects and connect outcomes the kernel-hook
+                            * recorder could not record (protocol.h) */
 } AirlockTrailer;
 
 /* NULL until a hello (resp. trailer) was accepted. */

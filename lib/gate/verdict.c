@@ -448,12 +448,13 @@ check_run (AirlockVerdict *v, const AirlockRunRecord *in)
                   "was not recorded");
       return;
     }
-  /* A send the kprobe recorder saw and could not record (its ring was
-   * full) went ahead: the records are not the whole of what was sent. */
+  /* A send or connect the kprobe recorder saw and could not record (its
+   * ring was full) went ahead, or a connect's outcome found the ring full:
+   * the records are not the whole of what was done. */
   if (in->trailer.has_records_lost && in->trailer.records_lost > 0)
     add_reason (v, AIRLOCK_VERDICT_INCONCLUSIVE, "the recorder lost %" G_GUINT64_FORMAT
-                " record(s) of sends (its ring was full): those sends are not in the evidence",
-                in->trailer.records_lost);
+                " record(s) of sends, connects or their outcomes (its ring was full): they are "
+                "not in the evidence", in->trailer.records_lost);
   switch (in->trailer.end_reason)
     {
     case AIRLOCK_END_COMPLETED:

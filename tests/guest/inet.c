@@ -8,6 +8,7 @@
 #include "testprog.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -25,14 +26,25 @@ behaviour_connect_tcp4 (int argc, char **argv)
                                                                                 : TESTPROG_OK;
 }
 
+/* connect-udp4 [N]: N sockets (one by default), each connected to
+ * 192.0.2.1:9 and closed; many fill the recorder's ring in the test mode
+ * hooks-ring-stall (tests/vm/test-supervisor.c). */
 int
 behaviour_connect_udp4 (int argc, char **argv)
 {
   struct sockaddr_in sa;
   socklen_t len = make_sin (&sa, "192.0.2.1", 9);
+  int n = argc > 1 ? atoi (argv[1]) : 1;
 
-  return connect_to (AF_INET, SOCK_DGRAM, 0, (struct sockaddr *) &sa, len) < 0 ? TESTPROG_FAILED
-                                                                               : TESTPROG_OK;
+  for (int i = 0; i < n; i++)
+    {
+      int fd = connect_to (AF_INET, SOCK_DGRAM, 0, (struct sockaddr *) &sa, len);
+
+      if (fd < 0)
+        return TESTPROG_FAILED;
+      close (fd);
+    }
+  return TESTPROG_OK;
 }
 
 int

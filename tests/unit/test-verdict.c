@@ -1070,7 +1070,7 @@ static const Row rows[] = {
   { "/verdict/no-trailer-is-inconclusive", build_no_trailer, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,
     "the evidence has no trailer", FALSE, NULL },
   { "/verdict/records-lost-is-inconclusive", build_records_lost, NULL,
-    AIRLOCK_VERDICT_INCONCLUSIVE, "the recorder lost 3 record(s) of sends", FALSE, NULL },
+    AIRLOCK_VERDICT_INCONCLUSIVE, "the recorder lost 3 record(s) of sends, connects or their outcomes", FALSE, NULL },
   { "/verdict/none-lost-passes", build_none_lost, NULL, AIRLOCK_VERDICT_PASS, NULL, FALSE,
     "observed until the workload ended (exited 0)" },
   { "/verdict/no-controls-is-inconclusive", build_no_controls, NULL, AIRLOCK_VERDICT_INCONCLUSIVE,

@@ -49,13 +49,14 @@ static const char *const workload_envp[] = {
   "PATH=/bin", "HOME=/root", "AIRLOCK_TESTPROG=1", NULL,
 };
 
+/* Runs /bin/COMMAND (with @arg, if not NULL) under airlock.test=@test_mode. */
 static AirlockVm *
-run_command_mode (AirlockArch arch, const char *command, gboolean clock_warp,
-                  const char *test_mode)
+run_command_arg_mode (AirlockArch arch, const char *command, const char *arg,
+                      gboolean clock_warp, const char *test_mode)
 {
   AirlockGuestImage *image = image_for (arch);
   g_autofree char *program = g_strdup_printf ("/bin/%s", command);
-  const char *argv[] = { program, NULL };
+  const char *argv[] = { program, arg, NULL };
   AirlockRunSpec spec = {
     .argv = argv,
     .envp = workload_envp,
@@ -79,6 +80,13 @@ run_command_mode (AirlockArch arch, const char *command, gboolean clock_warp,
   if (!image)
     return NULL;
   return vm_test_run (arch, image, &o);
+}
+
+static AirlockVm *
+run_command_mode (AirlockArch arch, const char *command, gboolean clock_warp,
+                  const char *test_mode)
+{
+  return run_command_arg_mode (arch, command, NULL, clock_warp, test_mode);
 }
 
 static AirlockVm *
@@ -457,7 +465,7 @@ test_hooks_ring_full (gconstpointer data)
       g_assert_cmpstr (airlock_recorder_to_string (hello->recorder), ==, "bpf-kprobe+seccomp");
       g_assert_true (has_line (lines, "write example.net A: ok (29)"));
       g_assert_false (has_key_line (events, record));
-      g_assert_nonnull (strstr (console, "the kprobe recorder lost 1 record(s)"));
+      g_assert_nonnull (strstr (console, "the kernel-hook recorder lost 1 record(s)"));
       g_assert_nonnull (trailer);
       g_assert_true (trailer->has_records_lost);
       g_assert_cmpuint (trailer->records_lost, ==, 1);
@@ -470,8 +478,101 @@ test_hooks_ring_full (gconstpointer data)
   g_assert_nonnull (strstr (console, "recorder: kernel hooks (BPF LSM)"));
   g_assert_true (has_line (lines, "write example.net A: errno 1 (EPERM)"));
   g_assert_false (has_key_line (events, record));
-  g_assert_nonnull (strstr (console, "the kernel-hook recorder refused 1 send(s)"));
+  g_assert_nonnull (strstr (console, "the kernel-hook recorder refused 1 call(s)"));
   g_assert_true (has_line (lines, "exit 0"));
+}
+
+/* The ring filled on purpose by connects (the test mode hooks-ring-stall:
+ * one page, read only at the phase's end): once it is full, the LSM hook
+ * (amd64) refuses each connect with EPERM and counts it; the kprobe (arm64)
+ * cannot refuse, and counts each connect it could not record as lost.
+ * Either way no connect that went ahead is missing from the evidence
+ * unless the trailer counts it, and no outcome either: a connect recorded
+ * whose outcome found the ring full is counted lost too. */
+#define STALL_CONNECTS 24
+
+static void
+test_hooks_ring_stall (gconstpointer data)
+{
+  AirlockArch arch = GPOINTER_TO_UINT (data);
+  const char *name = airlock_arch_to_string (arch);
+  const char *key = "connect continue inet/dgram/udp 192.0.2.1:9";
+  g_autoptr (AirlockVm) vm = run_command_arg_mode (arch, "connect-udp4", G_STRINGIFY (STALL_CONNECTS),
+                                                   FALSE, "hooks-ring-stall");
+  g_autofree char *console = NULL;
+  g_autofree char *refused_line = NULL;
+  g_autoptr (GPtrArray) lines = NULL;
+  const AirlockTrailer *trailer;
+  GPtrArray *events;
+  guint refused = 0, went_ahead = 0, recorded = 0, with_outcome = 0;
+  guint64 lost;
+
+  if (!vm)
+    return;
+  console = console_text (vm);
+  g_test_message ("console:\n%s", console);
+  if (!airlock_vm_is_complete (vm))
+    {
+      g_test_fail_printf ("%s: run not complete: %s", name, airlock_vm_get_reason (vm));
+      return;
+    }
+  g_assert_nonnull (strstr (console, "TEST MODE: the kernel-hook recorder's ring is one page, read only"));
+  lines = program_lines (console, "connect-udp4");
+  for (guint i = 0; i < lines->len; i++)
+    if (g_str_has_prefix (lines->pdata[i], "connect: "))
+      {
+        if (g_str_equal (lines->pdata[i], "connect: errno 1 (EPERM)"))
+          refused++;
+        else
+          went_ahead++;
+      }
+  g_assert_cmpuint (refused + went_ahead, ==, STALL_CONNECTS);
+  g_assert_true (has_line (lines, "exit 0"));
+  events = airlock_event_log_get_events (airlock_vm_get_events (vm));
+  for (guint k = 0; k < events->len; k++)
+    {
+      const AirlockEvent *ev = events->pdata[k];
+      g_autofree char *line = airlock_event_key_line (ev);
+
+      if (line && g_str_equal (line, key))
+        {
+          recorded++;
+          with_outcome += ev->has_result;
+        }
+    }
+  trailer = airlock_channel_get_trailer (airlock_vm_get_channel (vm));
+  g_assert_nonnull (trailer);
+  lost = trailer->has_records_lost ? trailer->records_lost : 0;
+  g_test_message ("%s: %u connects refused, %u went ahead, %u recorded (%u with their outcome), "
+                  "%" G_GUINT64_FORMAT " record(s) lost", name, refused, went_ahead, recorded,
+                  with_outcome, lost);
+  /* The ring did fill: some connects were recorded, not all. */
+  g_assert_cmpuint (recorded, >, 0);
+  g_assert_cmpuint (recorded, <, STALL_CONNECTS);
+  /* Every connect that went ahead unrecorded, and every recorded one
+   * without its outcome, is in the trailer's count. */
+  g_assert_cmpuint (lost, ==, (guint64) (went_ahead - recorded) + (recorded - with_outcome));
+  if (lost > 0)
+    {
+      g_autofree char *lost_line = g_strdup_printf ("the kernel-hook recorder lost %" G_GUINT64_FORMAT
+                                                    " record(s)", lost);
+
+      g_assert_nonnull (strstr (console, lost_line));
+    }
+  if (arch == AIRLOCK_ARCH_ARM64)
+    {
+      /* A kprobe cannot refuse: every connect went ahead. */
+      g_assert_cmpuint (refused, ==, 0);
+      g_assert_cmpuint (went_ahead, ==, STALL_CONNECTS);
+      g_assert_true (trailer->has_records_lost);
+      return;
+    }
+  /* The LSM hook refused what it could not record: nothing went ahead
+   * unrecorded. */
+  g_assert_cmpuint (refused, >, 0);
+  g_assert_cmpuint (recorded, ==, went_ahead);
+  refused_line = g_strdup_printf ("the kernel-hook recorder refused %u call(s)", refused);
+  g_assert_nonnull (strstr (console, refused_line));
 }
 
 /* Every behaviour has an expectation and every expectation a behaviour:
@@ -533,6 +634,9 @@ main (int argc, char **argv)
                                                airlock_arch_to_string (a));
 
       g_test_add_data_func (path, GUINT_TO_POINTER (a), test_hooks_ring_full);
+      g_free (path);
+      path = g_strdup_printf ("/supervisor/%s/hooks-ring-stall", airlock_arch_to_string (a));
+      g_test_add_data_func (path, GUINT_TO_POINTER (a), test_hooks_ring_stall);
     }
   status = g_test_run ();
   vm_test_images_clear (&guest_images);
