@@ -62,12 +62,13 @@ static uintptr_t next, limit;
 
 enum { HEADER = 16, CHUNK = 1 << 20 };
 
+/* The maps are empty in a first child (the parent never fills them) and
+ * kept in a grandchild: libvirt's daemonizing child forks again, and the
+ * grandchild may grow a block its parent made. */
 static void
 mark_child (void)
 {
   in_child = 1;
-  n_maps = 0;
-  next = limit = 0;
 }
 
 __attribute__ ((constructor)) static void

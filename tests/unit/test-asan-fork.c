@@ -1,11 +1,12 @@
 /* The check of lib/asan-fork-child.c (sanitized builds only): forks
- * while two threads allocate and free without pause, and the child
- * allocates, reallocates a block of the parent's, and frees, as libvirt's
- * child does before exec.  Without that file linked in, gcc 12's sanitizer
- * runtime leaves a child waiting for ever on a lock a churning thread held
- * (on this machine within the first 25 forks, in each of three tries), and
- * meson's timeout fails the test; with it, each child ends at once with its
- * checks passed. */
+ * while two threads allocate and free without pause; the child allocates,
+ * reallocates a block of the parent's and frees, as libvirt's child does
+ * before exec, and forks a grandchild that grows a block of the child's.
+ * Without that file linked in, gcc 12's sanitizer runtime leaves a child
+ * waiting for ever on a lock a churning thread held (on this machine
+ * within the first 25 forks, in each of three tries), and meson's timeout
+ * fails the test; with it, each child ends at once with its checks
+ * passed. */
 
 #include <glib.h>
 #include <stdint.h>
@@ -37,7 +38,7 @@ churn (gpointer data)
 
 /* What the child checks; its exit status is the number of failures. */
 static int
-child_allocates (char *parents)
+child_allocates (char *parents, gboolean grandchild)
 {
   int failures = 0;
 
@@ -59,6 +60,25 @@ child_allocates (char *parents)
   /* A block the parent allocated keeps its bytes when the child grows it. */
   parents = realloc (parents, 4096);
   failures += parents == NULL || strcmp (parents, "made before the fork") != 0;
+  /* And one the child made, in a grandchild (libvirt's daemonizing child
+   * forks again). */
+  if (grandchild)
+    {
+      static const char text[] = "made by the child";
+      char *mine = malloc (sizeof text);
+      int status;
+      pid_t pid;
+
+      memcpy (mine, text, sizeof text);
+      pid = fork ();
+      if (pid == 0)
+        {
+          mine = realloc (mine, 8192);
+          _exit (mine == NULL || strcmp (mine, text) != 0);
+        }
+      failures += pid < 0 || waitpid (pid, &status, 0) != pid || !WIFEXITED (status)
+                  || WEXITSTATUS (status) != 0;
+    }
   return failures;
 }
 
@@ -77,7 +97,7 @@ test_fork_while_threads_allocate (void)
 
       g_assert_cmpint (pid, >=, 0);
       if (pid == 0)
-        _exit (child_allocates (parents));
+        _exit (child_allocates (parents, n % 10 == 0));
       g_assert_cmpint (waitpid (pid, &status, 0), ==, pid);
       g_assert_true (WIFEXITED (status));
       g_assert_cmpint (WEXITSTATUS (status), ==, 0);
