@@ -68,6 +68,8 @@
 /* Issue 8: under 3% on calls the filter does not trace (issue 3 asked 5%). */
 #define UNTRACED_TARGET 1.03
 #define WRITE_TARGET 1.2
+/* Issue 22: each recorded connect at most 100 µs under TCG. */
+#define CONNECT_TARGET_US 100.0
 
 static const char *const workload_envp[] = {
   "PATH=/usr/bin:/bin", "HOME=/root", NULL,
@@ -696,12 +698,14 @@ add_summary_rows (ArchBench *benches, guint n)
     const char *what;
     const char *floor_what;
     double target;
+    gboolean target_is_value; /* the target bounds the time, in µs, not the ratio */
   } rows[] = {
     { M_SYSCALLS_SUPERVISED, "untraced system calls (getpid+stat+read)", "no seccomp filter",
-      UNTRACED_TARGET },
-    { M_SYSCALLS_STRACE, "the same under strace -f -e trace=network", "no seccomp filter", 0 },
-    { M_CONNECT_SUPERVISED, "each recorded connect", "no seccomp filter", 0 },
-    { M_WRITE_SUPERVISED, "each write(2) to a file (fd > 2)", "no seccomp filter", WRITE_TARGET },
+      UNTRACED_TARGET, FALSE },
+    { M_SYSCALLS_STRACE, "the same under strace -f -e trace=network", "no seccomp filter", 0, FALSE },
+    { M_CONNECT_SUPERVISED, "each recorded connect", "no seccomp filter", CONNECT_TARGET_US, TRUE },
+    { M_WRITE_SUPERVISED, "each write(2) to a file (fd > 2)", "no seccomp filter", WRITE_TARGET,
+      FALSE },
   };
 
   for (guint i = 0; i < n; i++)
@@ -723,6 +727,7 @@ add_summary_rows (ArchBench *benches, guint n)
             .floor_what = rows[r].floor_what,
             .ratio = paired_ratio_of (ab, rows[r].m),
             .target = rows[r].target,
+            .target_is_value = rows[r].target_is_value,
           };
 
           bench_summary_add (&row);
