@@ -127,6 +127,7 @@ static size_t
 child_size_of (void *ptr)
 {
   uintptr_t p = (uintptr_t) ptr;
+
   for (size_t i = 0; i < n_maps; i++)
     if (p >= maps[i].start && p < maps[i].end)
       return ((size_t *) p)[-1];
@@ -137,6 +138,7 @@ static void *
 child_realloc (void *ptr, size_t size)
 {
   void *out = child_alloc (size, 0);
+
   if (out != NULL && ptr != NULL)
     {
       size_t old = child_size_of (ptr);

@@ -9,7 +9,8 @@ airlock_default_cache_dir (void)
 {
   const char *env = g_getenv ("AIRLOCK_CACHE_DIR");
 
-  /* Absolute, as a given --cache-dir is made (lib/case/session.c). */
+  /* Absolute, as the areas make a given cache directory (guestimg/inputs.c,
+   * image/disk.c, vm/vm.c): their paths go to libvirt and QEMU. */
   if (env && *env)
     return g_canonicalize_filename (env, NULL);
   return g_build_filename (g_get_user_cache_dir (), "airlock", NULL);

@@ -39,10 +39,7 @@ airlock_session_new (AirlockArch arch, const AirlockSessionOptions *options, GEr
     o = *options;
   s->arch = arch;
   s->uri = g_strdup (o.uri);
-  /* Absolute: the paths under it go into the domain, which QEMU and libvirt
-   * resolve elsewhere than our working directory. */
-  s->cache_dir = o.cache_dir ? g_canonicalize_filename (o.cache_dir, NULL)
-                             : airlock_default_cache_dir ();
+  s->cache_dir = o.cache_dir ? g_strdup (o.cache_dir) : airlock_default_cache_dir ();
   s->accel = o.accel;
   s->boot_timeout_ms = o.boot_timeout_ms;
   s->clock = o.icount ? AIRLOCK_CLOCK_WARP : o.clock;

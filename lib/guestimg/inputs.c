@@ -178,10 +178,7 @@ airlock_guest_inputs_load (AirlockArch arch, const AirlockGuestImageOptions *opt
   if (options->cache_dir)
     in->cache_dir = g_canonicalize_filename (options->cache_dir, NULL);
   else
-    {
-      g_autofree char *cache_dir = airlock_default_cache_dir ();
-      in->cache_dir = g_canonicalize_filename (cache_dir, NULL);
-    }
+    in->cache_dir = airlock_default_cache_dir ();
   in->arch_dir = g_build_filename (in->cache_dir, "guest", airlock_arch_to_string (arch), NULL);
 
   if (options->kernel_path)

@@ -21,7 +21,6 @@
 #include "guestimg/guest-image.h"
 #include "guestimg/kernel-bpf-private.h"
 
-#include <errno.h>
 #include <string.h>
 
 /* struct btf_header (include/uapi/linux/btf.h): magic 0xeB9F, version 1,

@@ -793,12 +793,11 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
   g_auto (DiskPaths) paths = { 0 };
   AirlockCacheDir cd = { .error_domain = AIRLOCK_IMAGE_ERROR,
                          .error_code = AIRLOCK_IMAGE_ERROR_DISK };
-  g_autofree char *default_cache = NULL;
+  g_autofree char *cache_dir = NULL;
   g_autofree char *why = NULL;
   g_autofree char *tmp = NULL;
   g_autofree char *sha256 = NULL;
   g_autofree char *key = NULL;
-  const char *cache_dir;
   const char *hex;
   struct stat st;
   int lock_fd = -1, fd;
@@ -825,9 +824,12 @@ airlock_image_disk_ensure_with (const AirlockImage *image, AirlockLayerOpenFunc 
                    "image '%s' has no usable manifest digest ('%s')", image->reference, shown);
       return NULL;
     }
-  cache_dir = options->cache_dir;
-  if (!cache_dir)
-    cache_dir = default_cache = airlock_default_cache_dir ();
+  /* Absolute, as guestimg/inputs.c makes its own: the disk's path goes to
+   * QEMU, which does not share our working directory. */
+  if (options->cache_dir)
+    cache_dir = g_canonicalize_filename (options->cache_dir, NULL);
+  else
+    cache_dir = airlock_default_cache_dir ();
   key = g_strdup_printf ("%s-%d", hex, AIRLOCK_IMAGE_DISK_BUILDER_VERSION);
   paths.dir = g_build_filename (cache_dir, "image", key, NULL);
   paths.disk = g_build_filename (paths.dir, DISK_FILE, NULL);

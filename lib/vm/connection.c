@@ -560,15 +560,11 @@ fail:
 }
 
 AirlockConnection *
-airlock_connection_open (const char *uri, const char *given_cache_dir, GPtrArray *swept,
-                         GError **error)
+airlock_connection_open (const char *uri, const char *cache_dir, GPtrArray *swept, GError **error)
 {
   g_autoptr (AirlockConnection) c = NULL;
   const char *env = g_getenv ("AIRLOCK_CONNECT");
   int subreaper = 0;
-  /* Absolute: libvirt's embedded driver refuses a relative root ("root
-   * path must be absolute"), and `--cache-dir build/cache` is natural. */
-  g_autofree char *cache_dir = g_canonicalize_filename (given_cache_dir, NULL);
 
   init_libvirt (cache_dir);
   /* A process that adopts its QEMUs (airlock_vm_adopt_qemu()) reaps them

@@ -46,8 +46,9 @@ copy_options (AirlockVm *vm, const AirlockVmOptions *options)
   if (options)
     o = *options;
   vm->uri_opt = g_strdup (o.uri);
-  /* Absolute, for libvirt and QEMU, which resolve paths elsewhere than our
-   * working directory (connection.c). */
+  /* Absolute, as guestimg/inputs.c makes its own: libvirt's embedded
+   * driver refuses a relative root (connection.c), and QEMU resolves paths
+   * elsewhere than our working directory. */
   if (o.cache_dir)
     vm->cache_dir = g_canonicalize_filename (o.cache_dir, NULL);
   else
