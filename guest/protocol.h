@@ -39,6 +39,13 @@
 
 #define AIRLOCK_PORT_EVIDENCE "org.airlock.evidence.0"
 #define AIRLOCK_PORT_STDIO "org.airlock.stdio.0"
+/* The guest's network when its hypervisor is remote (AIRLOCK_SPEC_NET_PORT):
+ * the frames a NIC would carry, each a 4-byte big-endian length and then
+ * the Ethernet frame (QEMU's stream netdev's framing), both directions. */
+#define AIRLOCK_PORT_NET "org.airlock.net.0"
+/* The guest's one NIC (or, on AIRLOCK_PORT_NET, its tap): the domain gives
+ * it this MAC, the sinkhole takes it as the guest's own. */
+#define AIRLOCK_NET_GUEST_MAC "52:54:00:a1:10:0c"
 
 #define AIRLOCK_PROTO_VERSION 1
 
@@ -217,6 +224,11 @@ enum airlock_tlv_tag {
                                     * (AIRLOCK_HOST_TICK, AIRLOCK_HOST_STOP); after each network
                                     * call the clock is held to the guest's instructions for a
                                     * while, so no answer is outrun (guest/net-hold.c) */
+  AIRLOCK_SPEC_NET_PORT = 113,     /* u32: 1 = the guest's network is AIRLOCK_PORT_NET, not a
+                                    * NIC: PID 1 makes a tap with the NIC's MAC
+                                    * (AIRLOCK_NET_GUEST_MAC) and relays its frames on the port
+                                    * (guest/net-port.c); a remote hypervisor's QEMU cannot
+                                    * reach the host's network socket, a channel it can */
 };
 
 /* Host → guest after the run spec, in a run whose spec has WARP: single

@@ -70,6 +70,7 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_CONTROLS:
         case AIRLOCK_SPEC_TTY:
         case AIRLOCK_SPEC_WARP:
+        case AIRLOCK_SPEC_NET_PORT:
           if (vlen != 4)
             return spec_fail (error, error_size, "run spec: TLV %u is %u bytes, want 4", tag, vlen);
           break;
@@ -125,6 +126,9 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
           break;
         case AIRLOCK_SPEC_WARP:
           s->warp = wire_get_le32 (v) != 0;
+          break;
+        case AIRLOCK_SPEC_NET_PORT:
+          s->net_port = wire_get_le32 (v) != 0;
           break;
         case AIRLOCK_SPEC_UID:
           s->uid = wire_get_le32 (v);

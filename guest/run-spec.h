@@ -40,6 +40,7 @@ struct run_spec {
   char *shell_dir;         /* airlock's static shell, bound when argv[0] is missing, or NULL */
   bool warp;               /* the clock is warped: timeout_ms is guest time, heartbeats
                             * answer the host's ticks, its stop ends the workload */
+  bool net_port;           /* the network is AIRLOCK_PORT_NET, relayed by PID 1 (net-port.c) */
 };
 
 /* Formats a reason into @error (@size bytes, truncated) and returns -EINVAL. */

@@ -496,6 +496,9 @@ supervisor_run (const uint8_t *spec_bytes, size_t spec_len, uint32_t heartbeat_m
   r = loopback_up ();
   if (r < 0)
     return fail (error, error_size, "cannot bring the loopback interface up: %s", strerror (-r));
+  /* Before the NIC's configuration, which then finds the tap. */
+  if (spec.net_port && (r = net_port_start (error, error_size)) < 0)
+    return r;
   r = configure_network (error, error_size);
   if (r < 0)
     return r;

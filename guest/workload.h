@@ -26,6 +26,11 @@ int loopback_up (void);
  * in @error. */
 int configure_network (char *error, size_t error_size);
 
+/* net-port.c */
+/* Makes the tap that stands for the NIC and starts relaying its frames on
+ * AIRLOCK_PORT_NET (AIRLOCK_SPEC_NET_PORT); 0, or -errno with a sentence. */
+int net_port_start (char *error, size_t error_size);
+
 /* heartbeat.c */
 struct heartbeat {
   pthread_t thread;

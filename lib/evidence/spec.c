@@ -205,6 +205,8 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
     put_tlv (out, AIRLOCK_SPEC_SHELL, spec->shell_dir, strlen (spec->shell_dir));
   if (spec->warp)
     put_u32 (out, AIRLOCK_SPEC_WARP, 1);
+  if (spec->net_port)
+    put_u32 (out, AIRLOCK_SPEC_NET_PORT, 1);
 
   /* Checked after encoding: each piece fits, only the sum can overflow, and
    * the guest reads at most this much after the hello. */

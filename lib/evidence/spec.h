@@ -55,6 +55,10 @@ typedef struct {
    * host's stop at its wall-time limit ends the workload (protocol.h,
    * AIRLOCK_SPEC_WARP). */
   gboolean warp;
+  /* The guest's network is frames on AIRLOCK_PORT_NET instead of a NIC
+   * (set by the VM layer for a remote hypervisor, whose QEMU cannot reach
+   * the sinkhole's socket on this host). */
+  gboolean net_port;
 } AirlockRunSpec;
 
 /* Encodes @spec as the TLVs that follow the host hello, in the order

@@ -3,4 +3,5 @@
  * for both, below the VM layer, so judging a capture needs nothing of vm/. */
 #pragma once
 
-#define AIRLOCK_NET_GUEST_MAC "52:54:00:a1:10:0c"
+/* The MAC itself is in the protocol, which the guest shares. */
+#include "protocol.h"

@@ -11,6 +11,11 @@ typedef struct {
   char *uri;
   char *cache_dir;
   gboolean embedded;
+  /* The hypervisor is another host's (not the embedded driver, not a
+   * qemu:/// daemon): its QEMU reaches nothing of ours but what libvirt
+   * carries, so the network goes on a channel and the guest's files go up
+   * as storage volumes (remote-volumes.c). */
+  gboolean remote;
   int slot_lock_fd;      /* embedded: flock held on our slot for the connection's life */
   char *embed_root;      /* embedded: the slot directory */
   int refs;

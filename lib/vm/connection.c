@@ -585,6 +585,7 @@ airlock_connection_open (const char *uri, const char *cache_dir, GPtrArray *swep
   c->cache_dir = g_strdup (cache_dir);
   c->uri = g_strdup (uri);
   c->embedded = g_str_has_prefix (uri, "qemu:///embed");
+  c->remote = !g_str_has_prefix (uri, "qemu:///") && !g_str_has_prefix (uri, "qemu+unix:///");
   c->conn = virConnectOpen (c->uri);
   if (!c->conn)
     {

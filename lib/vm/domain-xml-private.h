@@ -42,6 +42,9 @@ typedef struct {
    * airlock's sinkhole process (sinkhole/), which writes the capture
    * and serves the network.  NULL: no NIC. */
   const char *net_socket;
+  /* Instead of a NIC, the channel AIRLOCK_PORT_NET (a remote hypervisor:
+   * airlock carries its stream to the sinkhole). */
+  gboolean net_port;
 } AirlockDomainSpec;
 
 /* The guest's side of the user network (QEMU's defaults, spelled out). */

@@ -163,6 +163,10 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
     append_escaped (x,
       "    <channel type='unix'><source mode='bind'/><target type='virtio' name='%s'/></channel>\n",
       AIRLOCK_PORT_STDIO);
+  if (spec->net_port)
+    append_escaped (x,
+      "    <channel type='unix'><source mode='bind'/><target type='virtio' name='%s'/></channel>\n",
+      AIRLOCK_PORT_NET);
   if (spec->root_disk)
     /* Read-only: runs share the cached disk; the guest puts a tmpfs overlay
      * on top.  No cache: the host page cache already holds it. */

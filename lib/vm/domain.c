@@ -51,8 +51,9 @@ build_cmdline (AirlockVm *vm)
  * directory it can traverse (0711: nobody else can list it or put a file
  * in it) and a socket given to QEMU's user alone (0600), never
  * world-writable: whoever connects first is the guest's network.  A
- * remote hypervisor's QEMU cannot reach a socket here: no NIC there, and a
- * run that needs the capture says so. */
+ * remote hypervisor's QEMU cannot reach a socket here: the guest gets no
+ * NIC but the channel AIRLOCK_PORT_NET, whose stream we connect to the
+ * socket ourselves (streams.c), in a directory of ours alone. */
 static gboolean
 prepare_network (AirlockVm *vm, const char *owner, GError **error)
 {
@@ -63,7 +64,7 @@ prepare_network (AirlockVm *vm, const char *owner, GError **error)
     return TRUE;
   if (vm->conn->embedded)
     vm->pcap_dir = g_strdup (vm->socket_dir);
-  else if (g_str_has_prefix (vm->conn->uri, "qemu:///"))
+  else if (g_str_has_prefix (vm->conn->uri, "qemu:///") || vm->net_port)
     {
       g_autofree char *runtime = airlock_runtime_dir (error);
       g_autofree char *owner_file = NULL;
@@ -82,9 +83,11 @@ prepare_network (AirlockVm *vm, const char *owner, GError **error)
       owner_file = g_build_filename (vm->pcap_dir, "owner", NULL);
       if (!g_file_set_contents (owner_file, owner, -1, error))
         return FALSE;
-      if (!daemon_qemu_user (vm, &qemu_uid, &qemu_gid, error))
+      if (vm->net_port)
+        ;   /* the socket is ours: the stream's far end is the remote QEMU */
+      else if (!daemon_qemu_user (vm, &qemu_uid, &qemu_gid, error))
         return FALSE;
-      if (qemu_uid != geteuid ())
+      else if (qemu_uid != geteuid ())
         {
           if (geteuid () != 0)
             {
@@ -182,7 +185,8 @@ airlock_vm_start_domain (AirlockVm *vm, GError **error)
     .root_disk = vm->root_disk_path,
     .root_disk_serial = vm->root_disk_serial,
     .stdio = vm->stdio,
-    .net_socket = vm->sinkhole ? airlock_sinkhole_proc_socket (vm->sinkhole) : NULL,
+    .net_socket = vm->sinkhole && !vm->net_port ? airlock_sinkhole_proc_socket (vm->sinkhole) : NULL,
+    .net_port = vm->sinkhole && vm->net_port,
   };
   unsigned flags = VIR_DOMAIN_START_PAUSED;
 

@@ -15,6 +15,11 @@ gboolean airlock_vm_open_streams (AirlockVm *vm, GError **error);
 /* Ends the clock_warp ticker thread, if it runs, and joins it. */
 void airlock_vm_clock_ticker_stop (AirlockVm *vm);
 
+/* A remote hypervisor's network: ends the threads that pass its channel to
+ * and from the sinkhole, closes both ends.  After the domain is gone, before
+ * the sinkhole is asked for its records. */
+void airlock_vm_net_port_close (AirlockVm *vm);
+
 /* Closes the endpoint's socket or aborts and frees its stream. */
 void airlock_vm_endpoint_close (AirlockEndpoint *ep);
 

@@ -401,6 +401,105 @@ connect_socket (AirlockVm *vm, const char *file, AirlockEndpoint *ep, GError **e
   return TRUE;
 }
 
+/* A remote hypervisor's network (AIRLOCK_PORT_NET): the channel's bytes
+ * are the frames of QEMU's stream netdev, which is what the sinkhole's
+ * socket takes, so they pass unread both ways; the sinkhole captures and
+ * answers them as it does a local NIC's.  Up: the guest's frames to the
+ * sinkhole; at the stream's end our socket is shut, and the sinkhole sees
+ * the network's end as it sees a local QEMU's. */
+static gpointer
+net_up (gpointer data)
+{
+  AirlockVm *vm = data;
+  g_autofree char *buf = g_malloc (65536);
+
+  for (;;)
+    {
+      int n = endpoint_recv (&vm->net_ep, buf, 65536);
+      AirlockEndpoint sink = { .fd = vm->net_fd };
+
+      if (n <= 0 || !endpoint_send_all (&sink, (const guint8 *) buf, (gsize) n))
+        break;
+    }
+  (void) shutdown (vm->net_fd, SHUT_RDWR);
+  return NULL;
+}
+
+/* Down: the sinkhole's frames to the guest, until the sinkhole's socket
+ * ends (at teardown we shut it). */
+static gpointer
+net_down (gpointer data)
+{
+  AirlockVm *vm = data;
+  g_autofree char *buf = g_malloc (65536);
+
+  for (;;)
+    {
+      ssize_t n = read (vm->net_fd, buf, 65536);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0 || !endpoint_send_all (&vm->net_ep, (const guint8 *) buf, (gsize) n))
+        break;
+    }
+  return NULL;
+}
+
+static gboolean
+open_net_port (AirlockVm *vm, GError **error)
+{
+  const char *path = airlock_sinkhole_proc_socket (vm->sinkhole);
+  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+
+  vm->net_ep.stream = virStreamNew (vm->conn->conn, 0);
+  if (!vm->net_ep.stream
+      || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_NET, vm->net_ep.stream,
+                               VIR_DOMAIN_CHANNEL_FORCE) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_NET,
+                   vm->name, airlock_vir_last_error ());
+      return FALSE;
+    }
+  if (strlen (path) >= sizeof addr.sun_path)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "socket path '%s' is too long for a unix socket", path);
+      return FALSE;
+    }
+  strcpy (addr.sun_path, path);
+  vm->net_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (vm->net_fd < 0 || connect (vm->net_fd, (struct sockaddr *) &addr, sizeof addr) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot connect to the sinkhole network's socket '%s': %s", path,
+                   g_strerror (errno));
+      return FALSE;
+    }
+  vm->net_up_thread = g_thread_new ("airlock-net-up", net_up, vm);
+  vm->net_down_thread = g_thread_new ("airlock-net-down", net_down, vm);
+  return TRUE;
+}
+
+void
+airlock_vm_net_port_close (AirlockVm *vm)
+{
+  /* Down first: its read ends when the socket is shut, and it sends on
+   * the stream no more; then the aborted stream ends the up thread. */
+  if (vm->net_fd >= 0)
+    (void) shutdown (vm->net_fd, SHUT_RDWR);
+  if (vm->net_down_thread)
+    g_thread_join (g_steal_pointer (&vm->net_down_thread));
+  airlock_vm_endpoint_close (&vm->net_ep);
+  if (vm->net_up_thread)
+    g_thread_join (g_steal_pointer (&vm->net_up_thread));
+  if (vm->net_fd >= 0)
+    {
+      close (vm->net_fd);
+      vm->net_fd = -1;
+    }
+}
+
 gboolean
 airlock_vm_open_streams (AirlockVm *vm, GError **error)
 {
@@ -454,6 +553,8 @@ airlock_vm_open_streams (AirlockVm *vm, GError **error)
             }
         }
     }
+  if (vm->net_port && vm->sinkhole && !open_net_port (vm, error))
+    return FALSE;
   /* The host speaks first: the guest writes nothing before it has read the
    * nonce, so no guest byte can be lost before we are connected.  The spec
    * goes in the same write, right behind the hello whose spec_length

@@ -173,7 +173,8 @@ airlock_vm_teardown (AirlockVm *vm)
       (void) virConnectDomainEventDeregisterAny (vm->conn->conn, vm->lifecycle_cb);
     }
   vm->lifecycle_cb = -1;
-  if ((vm->evidence_ep.stream || vm->console_ep.stream || vm->stdio_ep.stream) && uuid[0])
+  if ((vm->evidence_ep.stream || vm->console_ep.stream || vm->stdio_ep.stream
+       || vm->net_ep.stream) && uuid[0])
     wait_domain_gone (vm, uuid);
   airlock_vm_endpoint_close (&vm->evidence_ep);
   airlock_vm_endpoint_close (&vm->console_ep);
@@ -191,6 +192,7 @@ airlock_vm_teardown (AirlockVm *vm)
   g_mutex_unlock (&vm->stdio_send_lock);
   if (vm->stdio_thread)
     g_thread_join (g_steal_pointer (&vm->stdio_thread));
+  airlock_vm_net_port_close (vm);
   if (vm->dom)
     virDomainFree (g_steal_pointer (&vm->dom));
   /* QEMU is gone: the sinkhole saw its end of the socket close and

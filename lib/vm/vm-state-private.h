@@ -51,6 +51,13 @@ struct _AirlockVm {
   AirlockSinkholeProc *sinkhole;  /* the network's process, until teardown */
   GBytes *sinkhole_records;  /* its records, read at teardown */
   char *sinkhole_error;      /* why there are none although there was a NIC */
+  /* A remote hypervisor: the guest's network is its channel AIRLOCK_PORT_NET,
+   * which two threads pass to and from the sinkhole's socket (streams.c). */
+  gboolean net_port;
+  AirlockEndpoint net_ep;
+  int net_fd;                /* our connection to the sinkhole's socket */
+  GThread *net_up_thread;
+  GThread *net_down_thread;
 
   GMutex lock;
   GCond cond;

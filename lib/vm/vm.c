@@ -107,6 +107,8 @@ vm_alloc (AirlockArch arch, const AirlockGuestImage *image, const AirlockVmOptio
   vm->evidence_ep.fd = -1;
   vm->console_ep.fd = -1;
   vm->stdio_ep.fd = -1;
+  vm->net_ep.fd = -1;
+  vm->net_fd = -1;
   vm->out[0] = g_byte_array_new ();
   vm->out[1] = g_byte_array_new ();
   for (unsigned i = 0; i < sizeof id; i++)
@@ -172,6 +174,9 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
   g_return_val_if_fail (image != NULL && image->arch == arch, NULL);
 
   vm = vm_alloc (arch, image, options);
+  vm->conn = airlock_connection_open (vm->opts.uri, vm->cache_dir, vm->swept, error);
+  if (!vm->conn)
+    return NULL;
   /* Encoded before anything is booted: a spec the guest would refuse fails
    * here, with the field named, not as an inconclusive run. */
   if (options && options->spec)
@@ -181,6 +186,10 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
       /* The guest's half of the warped clock: its limit is guest time, its
        * heartbeats answer our ticks, our stop ends the workload. */
       spec.warp = vm->opts.clock_warp;
+      /* A remote QEMU cannot reach the sinkhole's socket: the guest's
+       * network travels on a channel instead of a NIC (domain.c). */
+      vm->net_port = vm->conn->remote && !vm->opts.no_network;
+      spec.net_port = vm->net_port;
       vm->spec_timeout_ms = options->spec->timeout_ms;
       vm->spec = airlock_run_spec_encode (&spec, error);
       if (!vm->spec)
@@ -200,9 +209,6 @@ airlock_vm_new (AirlockArch arch, const AirlockGuestImage *image, const AirlockV
       vm->stdin_cancel = g_cancellable_new ();
       vm->root_disk_serial = g_strdup (options->spec->root_disk);
     }
-  vm->conn = airlock_connection_open (vm->opts.uri, vm->cache_dir, vm->swept, error);
-  if (!vm->conn)
-    return NULL;
   if (!airlock_accel_resolve (vm->conn, arch, vm->opts.accel, &vm->opts, kvm_probe_boot, vm,
                               &vm->virt_type, &vm->accel_notice, error))
     return NULL;
