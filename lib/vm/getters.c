@@ -122,20 +122,24 @@ version_string (gboolean ok, unsigned long v)
   return g_strdup_printf ("%lu.%lu.%lu", v / 1000000, (v / 1000) % 1000, v % 1000);
 }
 
+/* The call first, then the value: as one function's two arguments, the
+ * order of the two was the compiler's, and every bundle said 0.0.0. */
 char *
 airlock_vm_get_qemu_version (AirlockVm *vm)
 {
   unsigned long v = 0;
+  gboolean ok = vm->conn && virConnectGetVersion (vm->conn->conn, &v) == 0;
 
-  return version_string (vm->conn && virConnectGetVersion (vm->conn->conn, &v) == 0, v);
+  return version_string (ok, v);
 }
 
 char *
 airlock_vm_get_libvirt_version (AirlockVm *vm)
 {
   unsigned long v = 0;
+  gboolean ok = vm->conn && virConnectGetLibVersion (vm->conn->conn, &v) == 0;
 
-  return version_string (vm->conn && virConnectGetLibVersion (vm->conn->conn, &v) == 0, v);
+  return version_string (ok, v);
 }
 
 char *

@@ -69,7 +69,7 @@ open(p, "wb").write(b)
 EOF
 }
 
-echo "1..37"
+echo "1..38"
 head -c 32 /dev/urandom >"$work/key"
 head -c 32 /dev/urandom >"$work/other-key"
 
@@ -116,6 +116,21 @@ for arch in ("amd64", "arm64"):
 EOF2
 then ok "/bundle/set/gate-writes-a-signed-set"
 else not_ok "/bundle/set/gate-writes-a-signed-set" "no set line, or set.json does not name both bundles"; fi
+
+# The manifest names the hypervisor that ran each bundle by its versions:
+# libvirt's answers, the same as the installed QEMU's and libvirt's own.
+qemu_v=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p')
+libvirt_v=$(pkg-config --modversion libvirt 2>/dev/null)
+if python3 - "$work/gate" "$qemu_v" "$libvirt_v" <<'EOF2'
+import json, sys
+d, qemu, libvirt = sys.argv[1:4]
+for arch in ("amd64", "arm64"):
+    m = json.load(open(f"{d}/{arch}/manifest.json"))["inputs"]
+    assert m["qemu"]["version"] == qemu, (arch, m["qemu"], qemu)
+    assert m["libvirt"]["version"] == libvirt, (arch, m["libvirt"], libvirt)
+EOF2
+then ok "/bundle/manifest/hypervisor-versions"
+else not_ok "/bundle/manifest/hypervisor-versions" "manifest versions are not QEMU $qemu_v and libvirt $libvirt_v"; fi
 
 # Finding 5 of issue 19: a failing arm64 result hidden, or swapped for the
 # passing amd64 one.
