@@ -11,6 +11,7 @@
 #include "protocol.h"
 #include "vm/capture-file-private.h"
 #include "vm/domain-xml-private.h"
+#include "vm/volumes-private.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -189,7 +190,32 @@ airlock_vm_start_domain (AirlockVm *vm, GError **error)
     .net_port = vm->sinkhole && vm->net_port,
   };
   unsigned flags = VIR_DOMAIN_START_PAUSED;
+  g_autofree char *remote_kernel = NULL;
+  g_autofree char *remote_initrd = NULL;
+  g_autofree char *remote_disk = NULL;
 
+  /* A remote hypervisor boots from its own copies, which it has through
+   * libvirt alone (volumes.c). */
+  if (vm->conn->remote)
+    {
+      remote_kernel = airlock_remote_volume_ensure (vm->conn, vm->image->kernel_path,
+                                                    vm->image->kernel_sha256, "the guest kernel",
+                                                    error);
+      if (!remote_kernel)
+        return FALSE;
+      remote_initrd = airlock_remote_volume_ensure (vm->conn, vm->image->initramfs_path,
+                                                    vm->image->initramfs_sha256,
+                                                    "the guest initramfs", error);
+      if (!remote_initrd)
+        return FALSE;
+      if (vm->root_disk_path
+          && !(remote_disk = airlock_remote_volume_ensure (vm->conn, vm->root_disk_path, NULL,
+                                                           "the image's rootfs disk", error)))
+        return FALSE;
+      spec.kernel = remote_kernel;
+      spec.initrd = remote_initrd;
+      spec.root_disk = remote_disk;
+    }
   /* Autodestroy ties the domain to our connection; the embedded driver does
    * not offer it, so there the sweep in connection.c does that job. */
   if (!vm->conn->embedded)
