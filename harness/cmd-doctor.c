@@ -11,6 +11,7 @@
 
 typedef struct {
   int problems;
+  gboolean storage_reported;   /* "guest files": once for both arches */
 } Doctor;
 
 static void
@@ -132,6 +133,16 @@ check_image_and_accel (Doctor *d, AirlockArch arch, const char *cache_dir, const
                             airlock_vm_get_accel_notice (vm) ? ": " : "",
                             airlock_vm_get_accel_notice (vm) ? airlock_vm_get_accel_notice (vm) : "");
   report (d, TRUE, accel_what, detail, NULL);
+  /* Once: both arches boot from the same hypervisor's storage. */
+  if (!d->storage_reported)
+    {
+      g_autofree char *storage = NULL;
+      gboolean ok = airlock_vm_describe_storage (vm, &storage);
+
+      report (d, ok, "guest files", storage,
+              ok ? NULL : "check the connection's rights on the hypervisor's storage pools");
+      d->storage_reported = TRUE;
+    }
 }
 
 /* The embedded connection loads libvirt's QEMU driver module in-process. */

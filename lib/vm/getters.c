@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "vm/vm-state-private.h"
+#include "vm/volumes-private.h"
 
 GBytes *
 airlock_vm_get_pcap (AirlockVm *vm)
@@ -150,4 +151,16 @@ airlock_libvirt_library_version (void)
   if (virGetVersion (&v, NULL, NULL) != 0)
     return NULL;
   return version_string (TRUE, v);
+}
+
+gboolean
+airlock_vm_describe_storage (AirlockVm *vm, char **ret_detail)
+{
+  if (!vm->conn->remote)
+    {
+      *ret_detail = g_strdup_printf ("local: the hypervisor reads the cache at %s",
+                                     vm->cache_dir);
+      return TRUE;
+    }
+  return airlock_remote_pool_check (vm->conn, ret_detail);
 }

@@ -404,29 +404,40 @@ connect_socket (AirlockVm *vm, const char *file, AirlockEndpoint *ep, GError **e
 /* A remote hypervisor's network (AIRLOCK_PORT_NET): the channel's bytes
  * are the frames of QEMU's stream netdev, which is what the sinkhole's
  * socket takes, so they pass unread both ways; the sinkhole captures and
- * answers them as it does a local NIC's.  Up: the guest's frames to the
- * sinkhole; at the stream's end our socket is shut, and the sinkhole sees
- * the network's end as it sees a local QEMU's. */
-static gpointer
-net_up (gpointer data)
+ * answers them as it does a local NIC's.
+ *
+ * The stream is non-blocking.  A blocking virStreamRecv on a remote
+ * connection holds the stream until data comes, so a send to the guest
+ * from another thread waited for the guest's next frame: a guest waiting
+ * for an answer waited for ever (seen: one arm64 run in four stopped after
+ * its controls).  So the guest's frames are read in the stream's event
+ * callback (libvirt's event loop thread), and a thread of ours sends the
+ * sinkhole's.  Up: the guest's frames to the sinkhole; at the stream's end
+ * our socket is shut, and the sinkhole sees the network end as it sees a
+ * local QEMU's. */
+static void
+net_on_stream (virStreamPtr st, int events, void *opaque)
 {
-  AirlockVm *vm = data;
-  g_autofree char *buf = g_malloc (65536);
+  AirlockVm *vm = opaque;
+  char buf[65536];
 
   for (;;)
     {
-      int n = endpoint_recv (&vm->net_ep, buf, 65536);
+      int n = virStreamRecv (st, buf, sizeof buf);
       AirlockEndpoint sink = { .fd = vm->net_fd };
 
+      if (n == -2)
+        return;
       if (n <= 0 || !endpoint_send_all (&sink, (const guint8 *) buf, (gsize) n))
         break;
     }
+  (void) virStreamEventRemoveCallback (st);
   (void) shutdown (vm->net_fd, SHUT_RDWR);
-  return NULL;
 }
 
 /* Down: the sinkhole's frames to the guest, until the sinkhole's socket
- * ends (at teardown we shut it). */
+ * ends (at teardown we shut it).  A full stream is tried again shortly:
+ * the guest's relay reads all the time. */
 static gpointer
 net_down (gpointer data)
 {
@@ -436,11 +447,26 @@ net_down (gpointer data)
   for (;;)
     {
       ssize_t n = read (vm->net_fd, buf, 65536);
+      char *p = buf;
 
       if (n < 0 && errno == EINTR)
         continue;
-      if (n <= 0 || !endpoint_send_all (&vm->net_ep, (const guint8 *) buf, (gsize) n))
+      if (n <= 0)
         break;
+      while (n > 0)
+        {
+          int sent = virStreamSend (vm->net_ep.stream, p, (size_t) n);
+
+          if (sent == -2)
+            {
+              g_usleep (1000);
+              continue;
+            }
+          if (sent <= 0)
+            return NULL;
+          p += sent;
+          n -= sent;
+        }
     }
   return NULL;
 }
@@ -451,7 +477,7 @@ open_net_port (AirlockVm *vm, GError **error)
   const char *path = airlock_sinkhole_proc_socket (vm->sinkhole);
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
 
-  vm->net_ep.stream = virStreamNew (vm->conn->conn, 0);
+  vm->net_ep.stream = virStreamNew (vm->conn->conn, VIR_STREAM_NONBLOCK);
   if (!vm->net_ep.stream
       || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_NET, vm->net_ep.stream,
                                VIR_DOMAIN_CHANNEL_FORCE) < 0)
@@ -476,7 +502,16 @@ open_net_port (AirlockVm *vm, GError **error)
                    g_strerror (errno));
       return FALSE;
     }
-  vm->net_up_thread = g_thread_new ("airlock-net-up", net_up, vm);
+  if (virStreamEventAddCallback (vm->net_ep.stream,
+                                 VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR
+                                 | VIR_STREAM_EVENT_HANGUP, net_on_stream, vm, NULL) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot watch channel '%s' of domain '%s': %s", AIRLOCK_PORT_NET, vm->name,
+                   airlock_vir_last_error ());
+      return FALSE;
+    }
+  vm->net_watched = TRUE;
   vm->net_down_thread = g_thread_new ("airlock-net-down", net_down, vm);
   return TRUE;
 }
@@ -485,14 +520,15 @@ void
 airlock_vm_net_port_close (AirlockVm *vm)
 {
   /* Down first: its read ends when the socket is shut, and it sends on
-   * the stream no more; then the aborted stream ends the up thread. */
+   * the stream no more; then the stream's callback goes, and the stream. */
   if (vm->net_fd >= 0)
     (void) shutdown (vm->net_fd, SHUT_RDWR);
   if (vm->net_down_thread)
     g_thread_join (g_steal_pointer (&vm->net_down_thread));
+  if (vm->net_watched)
+    (void) virStreamEventRemoveCallback (vm->net_ep.stream);
+  vm->net_watched = FALSE;
   airlock_vm_endpoint_close (&vm->net_ep);
-  if (vm->net_up_thread)
-    g_thread_join (g_steal_pointer (&vm->net_up_thread));
   if (vm->net_fd >= 0)
     {
       close (vm->net_fd);

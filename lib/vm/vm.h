@@ -232,6 +232,11 @@ AIRLOCK_PUBLIC gboolean airlock_vm_send_winsize (AirlockVm *vm, guint16 rows, gu
  * the connection reports; "unknown" when it does not).  Transfer full. */
 AIRLOCK_PUBLIC char *airlock_vm_get_qemu_version (AirlockVm *vm);
 AIRLOCK_PUBLIC char *airlock_vm_get_libvirt_version (AirlockVm *vm);
+/* Where the hypervisor reads the files a run boots from, in *@ret_detail
+ * (transfer full): a local one reads airlock's cache; a remote one the
+ * volumes airlock uploads to its storage pool "airlock" (what it has of
+ * it).  FALSE when the hypervisor cannot say (`airlock doctor`). */
+AIRLOCK_PUBLIC gboolean airlock_vm_describe_storage (AirlockVm *vm, char **ret_detail);
 /* The version of the libvirt library this process runs with, with no
  * connection (`airlock doctor`): "MAJOR.MINOR.MICRO", or NULL when the
  * library does not answer.  Transfer full. */

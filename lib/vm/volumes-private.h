@@ -23,9 +23,9 @@ G_BEGIN_DECLS
 char *airlock_remote_volume_ensure (AirlockConnection *conn, const char *path,
                                     const char *sha256, const char *what, GError **error);
 
-/* Whether @conn's hypervisor has airlock's pool, active: NULL when it
- * does, else a sentence that says what is missing and how to fix it (for
- * `airlock doctor --connect`).  Defines nothing. */
-char *airlock_remote_pool_check (AirlockConnection *conn);
+/* What @conn's hypervisor has of airlock's pool, in *@ret_detail; FALSE
+ * when it cannot be read.  A missing or stopped pool is no fault: the
+ * first run defines or starts it.  Defines nothing (`airlock doctor`). */
+gboolean airlock_remote_pool_check (AirlockConnection *conn, char **ret_detail);
 
 G_END_DECLS

@@ -18,11 +18,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* How long a use waits for a volume that another process is uploading
- * (its digest does not match yet) before it writes the volume itself. */
+/* How long a use waits for a volume that another process is still
+ * uploading (its digest does not match yet, libvirt will not delete it)
+ * before it gives up. */
 #define OTHER_UPLOAD_WAIT_MS 120000
 
 static int
@@ -250,31 +252,43 @@ airlock_remote_volume_ensure (AirlockConnection *conn, const char *path, const c
           virStorageVolFree (vol);
           break;
         }
-      /* Another process's upload, not finished yet. */
+      /* Not ours: either another process's upload, not finished (libvirt
+       * refuses to delete a volume a stream is writing: wait for it), or
+       * bytes that changed since it was written (deleted, and written
+       * again by the next turn). */
+      if (virStorageVolDelete (vol, 0) < 0)
+        g_usleep (500 * 1000);
       virStorageVolFree (vol);
-      g_usleep (500 * 1000);
     }
   virStoragePoolFree (pool);
   return ret;
 }
 
-char *
-airlock_remote_pool_check (AirlockConnection *conn)
+gboolean
+airlock_remote_pool_check (AirlockConnection *conn, char **ret_detail)
 {
   virStoragePoolPtr pool = virStoragePoolLookupByName (conn->conn, AIRLOCK_POOL_NAME);
-  char *why = NULL;
+  gboolean ok = TRUE;
 
   if (!pool)
-    return g_strdup_printf ("no storage pool '%s' on '%s': airlock defines a directory pool "
-                            "at %s there on its first run (the connection's user must be "
-                            "allowed to; or define it yourself: virsh -c '%s' pool-define-as "
-                            "%s dir --target DIR && virsh pool-build %s && virsh pool-start %s)",
-                            AIRLOCK_POOL_NAME, conn->uri, AIRLOCK_POOL_PATH, conn->uri,
-                            AIRLOCK_POOL_NAME, AIRLOCK_POOL_NAME, AIRLOCK_POOL_NAME);
-  if (virStoragePoolIsActive (pool) != 1)
-    why = g_strdup_printf ("storage pool '%s' on '%s' is not active (airlock starts it on its "
-                           "first run; or: virsh -c '%s' pool-start %s)", AIRLOCK_POOL_NAME,
-                           conn->uri, conn->uri, AIRLOCK_POOL_NAME);
-  virStoragePoolFree (pool);
-  return why;
+    *ret_detail = g_strdup_printf ("no pool '%s' yet: airlock defines a directory pool at %s "
+                                   "on its first run (the connection's user must be allowed to)",
+                                   AIRLOCK_POOL_NAME, AIRLOCK_POOL_PATH);
+  else if (virStoragePoolIsActive (pool) != 1)
+    *ret_detail = g_strdup_printf ("pool '%s' is defined but not active: airlock starts it on "
+                                   "its first run", AIRLOCK_POOL_NAME);
+  else
+    {
+      g_autofree char *xml = virStoragePoolGetXMLDesc (pool, 0);
+      int n = virStoragePoolNumOfVolumes (pool);
+      const char *path = xml ? strstr (xml, "<path>") : NULL;
+      const char *end = path ? strstr (path, "</path>") : NULL;
+
+      *ret_detail = g_strdup_printf ("pool '%s' at %.*s, %d volume(s)", AIRLOCK_POOL_NAME,
+                                     end ? (int) (end - path - 6) : 1, end ? path + 6 : "?", n);
+      ok = n >= 0;
+    }
+  if (pool)
+    virStoragePoolFree (pool);
+  return ok;
 }

@@ -10,32 +10,9 @@ echo "1..1"
 
 skip() { echo "ok 1 /vm/system/boot-all # SKIP $1"; exit 0; }
 
-[ "$(id -u)" -eq 0 ] || skip "needs root to start libvirtd"
-command -v libvirtd >/dev/null || skip "libvirtd is not installed (libvirt-daemon-system)"
-command -v virtlogd >/dev/null || skip "virtlogd is not installed"
-id libvirt-qemu >/dev/null 2>&1 || skip "no libvirt-qemu user"
-
-started=()
-cleanup() {
-  for pid in "${started[@]}"; do
-    kill "$pid" 2>/dev/null
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  done
-}
-trap cleanup EXIT
-
-mkdir -p /var/log/libvirt /var/run/libvirt /var/lib/libvirt/qemu
-if [ ! -S /run/libvirt/virtlogd-sock ]; then
-  virtlogd -d -p /run/airlock-test-virtlogd.pid || skip "virtlogd did not start"
-  for _ in $(seq 50); do [ -s /run/airlock-test-virtlogd.pid ] && break; sleep 0.1; done
-  started+=("$(cat /run/airlock-test-virtlogd.pid)")
-fi
-if [ ! -S /run/libvirt/libvirt-sock ]; then
-  libvirtd -d -p /run/airlock-test-libvirtd.pid || skip "libvirtd did not start"
-  for _ in $(seq 100); do [ -S /run/libvirt/libvirt-sock ] && break; sleep 0.1; done
-  started+=("$(cat /run/airlock-test-libvirtd.pid)")
-fi
-[ -S /run/libvirt/libvirt-sock ] || skip "libvirtd socket did not appear"
+. "$(dirname "$0")/libvirtd-lib.sh"
+trap libvirtd_stop EXIT
+libvirtd_start
 
 # QEMU runs as libvirt-qemu: it must reach the kernel and initramfs, so the
 # test cache must be traversable (the build tree usually is).

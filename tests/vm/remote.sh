@@ -1,0 +1,183 @@
+#!/bin/bash
+# airlock on a remote hypervisor, on one machine: a system libvirtd reached
+# through qemu+ssh:// (an sshd of this test's own on 127.0.0.1, with a key
+# made for it), and a cache directory QEMU's user cannot read, so the
+# hypervisor has of airlock only what went through libvirt: the guest files
+# as storage volumes, the evidence, console and network as channel streams.
+# Gates of the samples on both arches: clean passes, egress fails with its
+# destinations in the bundle, every bundle verifies; the volumes are named
+# by the digests the manifests record; a volume whose bytes changed on the
+# hypervisor is replaced, not booted from; doctor reports the pool.
+# Starts sshd (and libvirtd/virtlogd when none runs) and stops them by pid;
+# removes the volumes (and the pool) it made and its known_hosts line.
+set -u
+
+cli="${AIRLOCK_CLI:?run through meson test}"
+samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
+cache="${AIRLOCK_CACHE_DIR:?run through meson test}"
+tests=(/remote/gate-clean-passes /remote/manifest-names-the-hypervisor
+       /remote/gate-egress-fails-with-destinations /remote/volumes-named-by-digest
+       /remote/guest-files-not-shared /remote/changed-volume-replaced /remote/doctor)
+echo "1..${#tests[@]}"
+skip() { local i; for i in "${!tests[@]}"; do echo "ok $((i + 1)) ${tests[$i]} # SKIP $1"; done; exit 0; }
+
+work=$(mktemp -d)   # 0700: libvirt-qemu cannot reach anything in it
+out="$work/out.txt"
+sshd_pid=
+port=
+pool_before=
+vols_before=
+pool_dir=/var/lib/libvirt/airlock
+n=0
+ok () { n=$((n + 1)); echo "ok $n $1"; }
+not_ok () { n=$((n + 1)); echo "not ok $n $1 # $2"; sed 's/^/# /' "$out"; }
+
+. "$(dirname "$0")/libvirtd-lib.sh"
+
+cleanup () {
+  local v
+  if [ -n "${uri:-}" ]; then
+    # The volumes this test made, and the pool when it made that too.
+    for v in $(virsh -c qemu:///system vol-list airlock 2>/dev/null | awk '/airlock-sha256-/ {print $1}'); do
+      grep -qx "$v" <<<"$vols_before" || virsh -c qemu:///system vol-delete "$v" --pool airlock >/dev/null 2>&1
+    done
+    if [ -z "$pool_before" ]; then
+      virsh -c qemu:///system pool-destroy airlock >/dev/null 2>&1
+      virsh -c qemu:///system pool-delete airlock >/dev/null 2>&1
+      virsh -c qemu:///system pool-undefine airlock >/dev/null 2>&1
+    fi
+  fi
+  [ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null
+  [ -n "$port" ] && ssh-keygen -R "[127.0.0.1]:$port" >/dev/null 2>&1
+  libvirtd_stop
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+libvirtd_start
+sshd=$(command -v sshd || echo /usr/sbin/sshd)
+[ -x "$sshd" ] || skip "no sshd (openssh-server)"
+command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
+
+# sshd on 127.0.0.1 only, a port the kernel picked, keys made here.
+ssh-keygen -q -t ed25519 -N '' -f "$work/key" || skip "cannot make a key"
+ssh-keygen -q -t ed25519 -N '' -f "$work/host_key" || skip "cannot make a host key"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cat >"$work/sshd_config" <<EOF
+ListenAddress 127.0.0.1
+Port $port
+HostKey $work/host_key
+AuthorizedKeysFile $work/key.pub
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $work/sshd.pid
+EOF
+mkdir -p /run/sshd
+"$sshd" -f "$work/sshd_config" -E "$work/sshd.log" || skip "sshd did not start: $(cat "$work/sshd.log")"
+for _ in $(seq 50); do [ -s "$work/sshd.pid" ] && break; sleep 0.1; done
+sshd_pid=$(cat "$work/sshd.pid" 2>/dev/null)
+[ -n "$sshd_pid" ] || skip "sshd wrote no pid"
+uri="qemu+ssh://root@127.0.0.1:$port/system?keyfile=$work/key&no_verify=1"
+virsh -c "$uri" version >"$out" 2>&1 || skip "libvirt over ssh does not answer: $(tail -1 "$out")"
+pool_before=$(virsh -c qemu:///system pool-list --all --name 2>/dev/null | grep -x airlock)
+vols_before=$(virsh -c qemu:///system vol-list airlock 2>/dev/null | awk '/airlock-sha256-/ {print $1}')
+
+# A cache of this airlock's own, where QEMU's user cannot look: the guest
+# images and rootfs disks of the test cache, linked (or copied) in.
+mkdir -p "$work/cache"
+for d in guest image downloads; do
+  [ -d "$cache/$d" ] && { cp -al "$cache/$d" "$work/cache/" 2>/dev/null || cp -a "$cache/$d" "$work/cache/"; }
+done
+export AIRLOCK_CACHE_DIR="$work/cache"
+
+# 1-2: clean passes on both arches, and its manifests name the hypervisor.
+"$cli" gate --image "oci-archive:$samples/clean.tar" --connect "$uri" --out "$work/clean" >"$out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -Eq '^  amd64 .* pass$' "$out" && grep -Eq '^  arm64 .* pass$' "$out" \
+   && "$cli" verify "$work/clean" >>"$out" 2>&1; then
+  ok /remote/gate-clean-passes
+else not_ok /remote/gate-clean-passes "exit $rc, or not a verified pass on both arches"; fi
+
+qemu_v=$(qemu-system-x86_64 --version | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p')
+if python3 - "$work/clean" "$uri" "$qemu_v" >"$out" 2>&1 <<'EOF'
+import json, sys
+d, uri, qemu = sys.argv[1:4]
+for arch in ("amd64", "arm64"):
+    m = json.load(open(f"{d}/{arch}/manifest.json"))
+    assert m["inputs"]["libvirt"]["uri"] == uri, m["inputs"]["libvirt"]
+    assert m["inputs"]["qemu"]["version"] == qemu, m["inputs"]["qemu"]
+    assert m["run"]["complete"] is True and m["run"]["pcap_error"] is None, m["run"]
+EOF
+then ok /remote/manifest-names-the-hypervisor
+else not_ok /remote/manifest-names-the-hypervisor "a manifest does not name $uri and QEMU $qemu_v"; fi
+
+# 3: egress fails, its destinations in the sinkhole's records and the
+# capture of each arch.
+"$cli" gate --image "oci-archive:$samples/egress.tar" --connect "$uri" --out "$work/egress" >"$out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -Eq '^  amd64 .* fail$' "$out" && grep -Eq '^  arm64 .* fail$' "$out" \
+   && "$cli" verify "$work/egress" >>"$out" 2>&1 \
+   && python3 - "$work/egress" >>"$out" 2>&1 <<'EOF'
+import json, os, sys
+d = sys.argv[1]
+for arch in ("amd64", "arm64"):
+    recs = [json.loads(l) for l in open(f"{d}/{arch}/network.jsonl")]
+    questions = {q for r in recs if r.get("kind") == "dns" for q in [r.get("question")]}
+    assert "example.com." in questions, (arch, questions)
+    tcp = {(r.get("port"), r.get("tls_sni") or r.get("http_host")) for r in recs if r.get("kind") == "tcp"}
+    assert any(p == 443 for p, _ in tcp) and any(p == 80 for p, _ in tcp), (arch, tcp)
+    assert os.path.getsize(f"{d}/{arch}/net.pcap") > 1000, arch
+EOF
+then ok /remote/gate-egress-fails-with-destinations
+else not_ok /remote/gate-egress-fails-with-destinations "exit $rc, or the destinations are not in both bundles"; fi
+
+# 4: the hypervisor holds volumes named by the digests the manifests record.
+virsh -c "$uri" vol-list airlock >"$work/vols" 2>&1
+missing=
+for arch in amd64 arm64; do
+  for k in kernel initramfs; do
+    sha=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["inputs"][sys.argv[2]]["sha256"])' \
+          "$work/clean/$arch/manifest.json" "$k")
+    grep -q "airlock-sha256-$sha " "$work/vols" || missing="$missing $arch/$k:$sha"
+  done
+done
+cp "$work/vols" "$out"
+if [ -z "$missing" ]; then ok /remote/volumes-named-by-digest
+else not_ok /remote/volumes-named-by-digest "no volume for$missing"; fi
+
+# 5: what the domains booted from was not this airlock's cache: QEMU's
+# user cannot read it, and the gates above passed and failed on their own.
+kernel=$(find "$work/cache/guest/amd64" -name vmlinux -o -name Image | head -1)
+if [ -n "$kernel" ] && ! setpriv --reuid=libvirt-qemu --regid=libvirt-qemu --clear-groups \
+       test -r "$kernel" 2>/dev/null && [ -r "$kernel" ]; then
+  ok /remote/guest-files-not-shared
+else echo "kernel: $kernel" >"$out"; not_ok /remote/guest-files-not-shared "libvirt-qemu can read the local cache"; fi
+
+# 6: a volume whose bytes changed on the hypervisor is not booted from: it
+# is replaced by the right bytes, and the gate is the same.
+sha=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["inputs"]["kernel"]["sha256"])' \
+      "$work/clean/amd64/manifest.json")
+vol="$pool_dir/airlock-sha256-$sha"
+if [ -f "$vol" ]; then
+  printf 'X' | dd of="$vol" bs=1 seek=4096 conv=notrunc 2>/dev/null
+  changed=$(sha256sum "$vol" | cut -d' ' -f1)
+  "$cli" gate --image "oci-archive:$samples/clean.tar" --arch amd64 --connect "$uri" \
+    --out "$work/clean2" >"$out" 2>&1
+  rc=$?
+  after=$(sha256sum "$vol" 2>/dev/null | cut -d' ' -f1)
+  if [ "$changed" != "$sha" ] && [ "$rc" -eq 0 ] && [ "$after" = "$sha" ]; then
+    ok /remote/changed-volume-replaced
+  else not_ok /remote/changed-volume-replaced "exit $rc; volume now sha256 $after, want $sha"; fi
+else
+  echo "no $vol" >"$out"; not_ok /remote/changed-volume-replaced "the kernel's volume is not in $pool_dir"
+fi
+
+# 7: doctor reports the pool it found.
+"$cli" doctor --connect "$uri" >"$out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -Eq "^  ok   guest files +pool 'airlock' at [^ ]+, [0-9]+ volume\(s\)$" "$out"; then
+  ok /remote/doctor
+else not_ok /remote/doctor "exit $rc, or no guest files line naming the pool"; fi
