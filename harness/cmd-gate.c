@@ -90,6 +90,14 @@ gate_report (RunReport *r)
       if (airlock_result_get_manifest_digest (res))
         fprintf (r->text, "%s: bound to manifest %s\n", arch_name,
                  airlock_result_get_manifest_digest (res));
+      /* Which host of a pool produced this bundle (its manifest says so
+       * too), and one that failed it first. */
+      if (airlock_result_get_host_failure (res))
+        fprintf (r->text, "%s: hypervisor %s, after the first failed to start it (%s)\n",
+                 arch_name, airlock_result_get_hypervisor (res),
+                 airlock_result_get_host_failure (res));
+      else if (r->pool)
+        fprintf (r->text, "%s: hypervisor %s\n", arch_name, airlock_result_get_hypervisor (res));
       if (airlock_result_get_bundle_error (res))
         fprintf (r->text, "%s: the evidence bundle '%s' could not be written: %s; a verdict "
                  "without its evidence does not count\n",

@@ -537,7 +537,8 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
   g_autoptr (AirlockPolicy) policy = NULL;
   g_auto (BundleSet) set = { NULL };
   g_autofree char *arch_spec = NULL;
-  g_autofree char *uri = NULL;
+  g_auto (GStrv) uris = NULL;
+  int host_slots = 0;
   g_autofree char *accel_name = NULL;
   g_autofree char *cache_dir = NULL;
   g_autofree char *program = NULL;
@@ -600,8 +601,12 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
       "print JSON Lines only on stdout, the last a summary (docs/json.md); text goes to stderr", NULL },
     { "junit", 0, gate_mode ? 0 : G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, ret_junit,
       "gate: write a JUnit XML report to FILE, one testcase per arch", "FILE" },
-    { "connect", 'c', 0, G_OPTION_ARG_STRING, &uri,
-      "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver)", "URI" },
+    { "connect", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &uris,
+      "libvirt URI (default: $AIRLOCK_CONNECT, else the embedded driver); several: a pool of "
+      "hypervisors, each arch on the first that can run it with a free slot "
+      "(qemu:///embed: the embedded driver)", "URI" },
+    { "host-slots", 0, 0, G_OPTION_ARG_INT, &host_slots,
+      "with a pool: runs at once on each host (default: 1)", "N" },
     { "accel", 0, 0, G_OPTION_ARG_STRING, &accel_name, "auto, tcg or kvm (default: auto)", "ACCEL" },
     { "boot-timeout", 0, 0, G_OPTION_ARG_INT, &boot_timeout, "seconds from start to hello (default: 60)", "S" },
     { "cache-dir", 0, 0, G_OPTION_ARG_FILENAME, &cache_dir, "cache directory (default: $AIRLOCK_CACHE_DIR or ~/.cache/airlock)", "DIR" },
@@ -727,6 +732,11 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
     {
       run_report_error (r, -1, "--timeout must be 1 to %d seconds, --boot-timeout positive",
                MAX_TIMEOUT_S);
+      return HARNESS_EXIT_USAGE;
+    }
+  if (host_slots < 0 || host_slots > 64)
+    {
+      run_report_error (r, -1, "--host-slots must be 1 to 64 runs at once per host");
       return HARNESS_EXIT_USAGE;
     }
   if (!harness_parse_clock (r->command, clock_name, accel, guest_time_s, MAX_GUEST_TIME_S, &clock))
@@ -864,7 +874,11 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
         return image_status;
     }
 
-  session_opts.uri = uri;
+  session_opts.uris = (const char *const *) uris;
+  session_opts.host_slots = (guint) host_slots;
+  r->pool = (uris && g_strv_length (uris) >= 2)
+            || (!uris && g_getenv ("AIRLOCK_CONNECT")
+                && strpbrk (g_getenv ("AIRLOCK_CONNECT"), " \t\n"));
   session_opts.cache_dir = cache_dir;
   session_opts.accel = accel;
   session_opts.clock = clock;

@@ -21,6 +21,7 @@ typedef struct {
   AirlockResult *results[AIRLOCK_N_ARCHES];   /* owned; NULL: the arch never reached a result */
   char *arch_errors[AIRLOCK_N_ARCHES];        /* why an arch has no result */
   GPtrArray *errors;                          /* char *: every error message, in order */
+  gboolean pool;                              /* runs spread over several hypervisors */
 } RunReport;
 
 void run_report_init (RunReport *r, gboolean gate);

@@ -19,6 +19,8 @@
 #include "net/flows.h"
 #include "record/run-record.h"
 #include "bundle/bundle.h"
+#include "evidence/spec.h"
+#include "vm/vm.h"
 
 G_BEGIN_DECLS
 
@@ -35,6 +37,7 @@ AirlockCapture *airlock_result_get_capture (AirlockResult *result);
 AirlockResult *airlock_result_new (AirlockArch arch, const char *case_name, AirlockImage *image,
                                    AirlockVerdict *verdict, AirlockRunRecord *record);
 void airlock_result_set_bundle (AirlockResult *result, const char *dir, const char *error);
+void airlock_result_set_host_failure (AirlockResult *result, const char *failure);
 
 #define DEFAULT_TIMEOUT_S 30
 #define MAX_TIMEOUT_S 86400
@@ -58,6 +61,8 @@ void airlock_result_set_bundle (AirlockResult *result, const char *dir, const ch
 struct _AirlockSession {
   AirlockArch arch;
   char *uri;
+  char **uris;                       /* a pool of two or more hypervisors, or NULL */
+  guint host_slots;
   char *cache_dir;
   AirlockAccel accel;
   guint boot_timeout_ms;
@@ -118,6 +123,14 @@ struct _AirlockRun {
   GStrv argv;
   GPtrArray *envp;               /* char *, NULL-terminated */
   AirlockVm *vm;
+  /* What the VM was made with, kept so a run whose host of a pool failed
+   * before the guest booted can be made again on another (run.c). */
+  AirlockVmOptions vm_opts;
+  AirlockRunSpec spec;
+  char *host;                    /* a pool's host it runs on (holding a slot), or NULL */
+  gboolean host_held;
+  char *host_failed;             /* a host that failed it first, and why, or NULL */
+  AirlockVm *vm_failed;          /* that host's VM, kept until the run is freed */
   AirlockBundle *bundle;
   char *bundle_error;
   GThread *thread;

@@ -84,6 +84,16 @@ typedef struct {
    * 0: $AIRLOCK_MAX_IMAGE_SIZE, else 8 GiB. */
   guint64 max_image_bytes;
   AirlockClock clock;         /* AIRLOCK_CLOCK_WARP (the default) or AIRLOCK_CLOCK_REAL */
+  /* A pool of hypervisors (NULL-terminated; AIRLOCK_URI_EMBEDDED names the
+   * embedded driver), used instead of @uri when it holds two or more; with
+   * @uri NULL, $AIRLOCK_CONNECT may hold such a list, separated by spaces.
+   * Each run goes to the first host that can run the arch (one offering
+   * KVM for it first) with a free slot, and waits while all are full; one
+   * that fails before the guest booted is retried once on another host
+   * (docs/remote.md).  Sessions of several arches with the same list share
+   * the hosts' slots. */
+  const char *const *uris;
+  guint host_slots;           /* runs at once on each host of @uris; 0: 1 */
 } AirlockSessionOptions;
 
 typedef struct _AirlockSession AirlockSession;
@@ -384,6 +394,12 @@ AIRLOCK_PUBLIC const char *airlock_result_get_bundle_dir (AirlockResult *result)
 AIRLOCK_PUBLIC const char *airlock_result_get_bundle_error (AirlockResult *result);
 /* "kvm" or "tcg". */
 AIRLOCK_PUBLIC const char *airlock_result_get_accel (AirlockResult *result);
+/* The libvirt URI of the hypervisor that ran the case (the one of a pool
+ * that was chosen). */
+AIRLOCK_PUBLIC const char *airlock_result_get_hypervisor (AirlockResult *result);
+/* When a host of a pool failed to start the run and another ran it: the
+ * first host's URI and why ("URI: reason"); else NULL. */
+AIRLOCK_PUBLIC const char *airlock_result_get_host_failure (AirlockResult *result);
 /* The clock the run had, and how long its workload was watched, from its
  * start to its end: in the guest's time and in the host's wall time (ms;
  * -1 when not known, as when it never started).  Under the warped clock

@@ -28,6 +28,7 @@ struct _AirlockResult {
   GBytes *out, *err;
   char *bundle_dir;
   char *bundle_error;
+  char *host_failure;
 };
 
 static const char *
@@ -247,6 +248,7 @@ airlock_result_free (AirlockResult *r)
   g_free (r->case_name);
   g_free (r->bundle_dir);
   g_free (r->bundle_error);
+  g_free (r->host_failure);
   g_free (r);
 }
 
@@ -384,6 +386,25 @@ const char *
 airlock_result_get_accel (AirlockResult *r)
 {
   return r->record->accel;
+}
+
+const char *
+airlock_result_get_hypervisor (AirlockResult *r)
+{
+  return r->record->uri;
+}
+
+void
+airlock_result_set_host_failure (AirlockResult *r, const char *failure)
+{
+  g_free (r->host_failure);
+  r->host_failure = g_strdup (failure);
+}
+
+const char *
+airlock_result_get_host_failure (AirlockResult *r)
+{
+  return r->host_failure;
 }
 
 AirlockClock

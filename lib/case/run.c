@@ -7,6 +7,8 @@
 
 #include "case/case-state-private.h"
 
+#include "case/hosts-private.h"
+
 #include "fsutil-private.h"
 #include "evidence/event.h"
 #include "protocol.h"
@@ -37,12 +39,72 @@ run_output (int stream, const guint8 *data, gsize len, gpointer user_data)
     run->c->output_func (stream, data, len, run->c->output_data);
 }
 
+/* Gives the run's slot on its pool host back, once. */
+static void
+release_host (AirlockRun *run)
+{
+  if (run->host_held)
+    airlock_hosts_release (run->host);
+  run->host_held = FALSE;
+}
+
+/* A host of a pool that could not start the domain (its libvirt refused
+ * the domain or the guest's volumes): nothing booted, nothing was
+ * recorded, no stdin was read, so the same run is made again, once, on
+ * another host that can run it.  Returns the new VM, or NULL (then the
+ * first failure stands). */
+static AirlockVm *
+retry_elsewhere (AirlockRun *run, const GError *failure)
+{
+  g_autoptr (GError) local = NULL;
+  g_autofree char *other = NULL;
+  AirlockVm *vm;
+
+  if (!run->host || run->host_failed
+      || !g_error_matches (failure, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START))
+    return NULL;
+  other = airlock_hosts_acquire ((const char *const *) run->session->uris,
+                                 run->session->host_slots, run->session->cache_dir,
+                                 run->session->arch, run->host, &local);
+  if (!other)
+    return NULL;
+  run->vm_opts.uri = other;
+  vm = airlock_vm_new (run->session->arch, run->guest, &run->vm_opts, &local);
+  if (!vm)
+    {
+      airlock_hosts_release (other);
+      return NULL;
+    }
+  run->host_failed = g_strdup_printf ("%s: %s", run->host, failure->message);
+  release_host (run);
+  g_free (run->host);
+  run->host = g_steal_pointer (&other);
+  run->host_held = TRUE;
+  run->vm_opts.uri = run->host;
+  return vm;
+}
+
 static gpointer
 run_thread (gpointer data)
 {
   AirlockRun *run = data;
   GError *error = NULL;
   gboolean ok = airlock_vm_run (run->vm, &error);
+  AirlockVm *again = ok ? NULL : retry_elsewhere (run, error);
+
+  if (again)
+    {
+      /* The first VM stays until the run is freed: a caller may still
+       * hold it (airlock_run_get_vm()); it is over, nothing more comes. */
+      g_clear_error (&error);
+      g_mutex_lock (&run->lock);
+      run->vm_failed = run->vm;
+      run->vm = again;
+      g_mutex_unlock (&run->lock);
+      ok = airlock_vm_run (run->vm, &error);
+    }
+  /* The VM is down: its slot is free for the next run. */
+  release_host (run);
 
   g_mutex_lock (&run->lock);
   run->vm_ok = ok;
@@ -205,9 +267,24 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
       vm_opts.record_data = run->bundle;
     }
 
-  run->vm = airlock_vm_new (session->arch, run->guest, &vm_opts, error);
+  /* Kept in the run, whose copy of the spec it points to: a retry on
+   * another host of a pool makes its VM from them (run_thread()). */
+  run->spec = spec;
+  run->vm_opts = vm_opts;
+  run->vm_opts.spec = &run->spec;
+  if (session->uris)
+    {
+      run->host = airlock_hosts_acquire ((const char *const *) session->uris,
+                                         session->host_slots, session->cache_dir, session->arch,
+                                         NULL, error);
+      run->host_held = run->host != NULL;
+      run->vm_opts.uri = run->host;
+    }
+  if (!session->uris || run->host)
+    run->vm = airlock_vm_new (session->arch, run->guest, &run->vm_opts, error);
   if (!run->vm)
     {
+      release_host (run);
       if (run->bundle)
         airlock_bundle_abandon (run->bundle, error && *error ? (*error)->message
                                                              : "the VM could not be prepared");
@@ -333,6 +410,8 @@ airlock_run_wait (AirlockRun *run, GError **error)
   if (!run->vm_ok)
     {
       /* Nothing to judge: the bundle keeps what it has, marked. */
+      if (run->vm_error && run->host_failed)
+        g_prefix_error (&run->vm_error, "after '%s' failed to start it: ", run->host_failed);
       if (run->bundle)
         airlock_bundle_abandon (run->bundle, run->vm_error ? run->vm_error->message
                                                            : "the VM did not start");
@@ -400,6 +479,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
                                verdict, record);
   if (run->bundle)
     airlock_result_set_bundle (result, airlock_bundle_get_dir (run->bundle), run->bundle_error);
+  airlock_result_set_host_failure (result, run->host_failed);
   return result;
 }
 
@@ -417,6 +497,10 @@ airlock_run_free (AirlockRun *run)
       run->session->busy = FALSE;
     }
   airlock_vm_free (run->vm);
+  airlock_vm_free (run->vm_failed);
+  release_host (run);
+  g_free (run->host);
+  g_free (run->host_failed);
   airlock_bundle_free (run->bundle);
   g_free (run->bundle_error);
   g_clear_error (&run->vm_error);

@@ -5,6 +5,8 @@
 
 #include "case/case-state-private.h"
 
+#include "case/hosts-private.h"
+
 gboolean
 airlock_clock_from_string (const char *name, AirlockClock *ret_clock)
 {
@@ -38,7 +40,21 @@ airlock_session_new (AirlockArch arch, const AirlockSessionOptions *options, GEr
   if (options)
     o = *options;
   s->arch = arch;
-  s->uri = g_strdup (o.uri);
+  /* A pool is two or more hosts; one is a plain URI, as --connect gives. */
+  if (o.uris && o.uris[0] && o.uris[1])
+    s->uris = g_strdupv ((char **) o.uris);
+  else if (o.uris && o.uris[0])
+    s->uri = g_strdup (o.uris[0]);
+  else if (o.uri)
+    s->uri = g_strdup (o.uri);
+  else
+    {
+      g_auto (GStrv) listed = airlock_hosts_parse (g_getenv ("AIRLOCK_CONNECT"));
+
+      if (g_strv_length (listed) >= 2)
+        s->uris = g_steal_pointer (&listed);
+    }
+  s->host_slots = o.host_slots ? o.host_slots : 1;
   s->cache_dir = o.cache_dir ? g_strdup (o.cache_dir) : airlock_default_cache_dir ();
   s->accel = o.accel;
   s->boot_timeout_ms = o.boot_timeout_ms;
@@ -49,7 +65,7 @@ airlock_session_new (AirlockArch arch, const AirlockSessionOptions *options, GEr
 
   /* Only a local hypervisor needs our QEMU; a remote URI brings its own. */
   qemu_path = g_path_is_absolute (qemu) ? g_strdup (qemu) : g_find_program_in_path (qemu);
-  if ((!s->uri || g_str_has_prefix (s->uri, "qemu:///"))
+  if (!s->uris && (!s->uri || g_str_has_prefix (s->uri, "qemu:///"))
       && (!qemu_path || !g_file_test (qemu_path, G_FILE_TEST_IS_EXECUTABLE)))
     {
       g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_EMULATOR,
@@ -83,6 +99,7 @@ airlock_session_free (AirlockSession *session)
   airlock_guest_image_free (session->guest_testroot);
   airlock_guest_image_free (session->guest_shell);
   g_free (session->uri);
+  g_strfreev (session->uris);
   g_free (session->cache_dir);
   g_free (session);
 }

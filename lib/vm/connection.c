@@ -575,8 +575,17 @@ airlock_connection_open (const char *uri, const char *cache_dir, GPtrArray *swep
     airlock_connection_start_reaper ();
 
   if (!uri && env && *env)
-    uri = env;
-  if (!uri)
+    {
+      if (strpbrk (env, " \t\n"))
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_CONNECT,
+                       "AIRLOCK_CONNECT lists several hypervisors ('%s'): only a run or a gate "
+                       "spreads over a pool; give this one a single URI (--connect)", env);
+          return NULL;
+        }
+      uri = env;
+    }
+  if (!uri || g_str_equal (uri, AIRLOCK_URI_EMBEDDED))
     return open_embedded (cache_dir, swept, error);
 
   c = g_new0 (AirlockConnection, 1);

@@ -10,4 +10,18 @@ G_BEGIN_DECLS
  * full. */
 AirlockRunRecord *airlock_vm_get_record (AirlockVm *vm);
 
+/* What a hypervisor offers an arch (airlock_hypervisor_probe()). */
+typedef enum {
+  AIRLOCK_HOST_CANNOT = 0,   /* no QEMU for it, or the host cannot be reached */
+  AIRLOCK_HOST_TCG,          /* QEMU for it, emulated */
+  AIRLOCK_HOST_KVM,          /* KVM domains for it (a run still probes that KVM works) */
+} AirlockHostSupport;
+
+/* Opens @uri (as airlock_vm_new() would, @cache_dir for the embedded
+ * driver) and asks its domain capabilities for @arch: KVM, else TCG, else
+ * AIRLOCK_HOST_CANNOT with @error saying why.  A pool of hypervisors
+ * (lib/case/hosts.c) places runs by it. */
+AirlockHostSupport airlock_hypervisor_probe (const char *uri, const char *cache_dir,
+                                             AirlockArch arch, GError **error);
+
 G_END_DECLS

@@ -49,8 +49,15 @@ typedef enum {
 /* One decoded supervisor record (lib/evidence/event.h, internal). */
 typedef struct _AirlockEvent AirlockEvent;
 
+/* The URI that names airlock's own embedded driver (in a slot under the
+ * cache directory), where a URI is needed for it: in a list of
+ * hypervisors (AirlockSessionOptions.uris, $AIRLOCK_CONNECT, several
+ * `--connect`). */
+#define AIRLOCK_URI_EMBEDDED "qemu:///embed"
+
 typedef struct {
-  const char *uri;              /* NULL: $AIRLOCK_CONNECT, else the embedded driver */
+  const char *uri;              /* NULL or AIRLOCK_URI_EMBEDDED: the embedded driver;
+                                 * NULL and $AIRLOCK_CONNECT set: that URI */
   const char *cache_dir;        /* NULL: airlock_default_cache_dir () */
   AirlockAccel accel;
   guint memory_mib;             /* 0: 512 */

@@ -18,8 +18,9 @@ G_BEGIN_DECLS
  * through libvirt (virStorageVolUpload) when the pool lacks it, and read
  * back and hashed before every use, so a volume another process is still
  * writing, or one that changed, is never booted from.  @what names the
- * file in errors ("the guest kernel").  NULL with AIRLOCK_VM_ERROR_FAILED
- * naming the URI, the file and the reason. */
+ * file in errors ("the guest kernel").  NULL with AIRLOCK_VM_ERROR_START
+ * naming the URI, the file and the reason (the hypervisor's fault:
+ * AIRLOCK_VM_ERROR_FAILED when the local file cannot be read). */
 char *airlock_remote_volume_ensure (AirlockConnection *conn, const char *path,
                                     const char *sha256, const char *what, GError **error);
 

@@ -118,17 +118,22 @@ open_pool (AirlockConnection *conn, GError **error)
     }
   if (!pool)
     {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
                    "'%s' has no storage pool '%s' and airlock cannot define one at '%s': %s",
                    conn->uri, AIRLOCK_POOL_NAME, AIRLOCK_POOL_PATH, airlock_vir_last_error ());
       return NULL;
     }
-  if (virStoragePoolIsActive (pool) != 1 && virStoragePoolCreate (pool, 0) < 0
-      && virStoragePoolIsActive (pool) != 1)
+  if (virStoragePoolIsActive (pool) != 1 && virStoragePoolCreate (pool, 0) < 0)
     {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+      /* libvirt's reason, before another call resets it. */
+      g_autofree char *why = g_strdup (airlock_vir_last_error ());
+
+      /* Another airlock may have started it meanwhile. */
+      if (virStoragePoolIsActive (pool) == 1)
+        return pool;
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
                    "cannot start storage pool '%s' on '%s': %s", AIRLOCK_POOL_NAME, conn->uri,
-                   airlock_vir_last_error ());
+                   why);
       virStoragePoolFree (pool);
       return NULL;
     }
@@ -163,7 +168,7 @@ upload (AirlockConnection *conn, virStoragePoolPtr pool, const char *name, const
           *ret_exists = TRUE;
           return FALSE;
         }
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
                    "cannot create volume '%s' in pool '%s' on '%s': %s", name, AIRLOCK_POOL_NAME,
                    conn->uri, airlock_vir_last_error ());
       return FALSE;
@@ -174,7 +179,7 @@ upload (AirlockConnection *conn, virStoragePoolPtr pool, const char *name, const
        && virStreamSendAll (st, send_from_fd, &fd) == 0 && virStreamFinish (st) == 0;
   if (!ok)
     {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
                    "cannot upload '%s' to volume '%s' on '%s': %s", path, name, conn->uri,
                    fd < 0 ? g_strerror (errno) : airlock_vir_last_error ());
       if (st)
@@ -236,7 +241,7 @@ airlock_remote_volume_ensure (AirlockConnection *conn, const char *path, const c
           ret = virStorageVolGetPath (vol);
           virStorageVolFree (vol);
           if (!ret)
-            g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+            g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
                          "cannot find the path of volume '%s' on '%s': %s", name, conn->uri,
                          airlock_vir_last_error ());
           break;
@@ -245,7 +250,7 @@ airlock_remote_volume_ensure (AirlockConnection *conn, const char *path, const c
         {
           /* Ours and wrong, or nobody finished it: it is not what its name
            * says.  Removed, so the next run writes it afresh. */
-          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_FAILED,
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START,
                        "volume '%s' on '%s' does not hold %s '%s' (read back: %s); removed",
                        name, conn->uri, what, path, have ? have : airlock_vir_last_error ());
           (void) virStorageVolDelete (vol, 0);

@@ -10,6 +10,9 @@
 # hypervisor is replaced, not booted from; doctor reports the pool.
 # Starts sshd (and libvirtd/virtlogd when none runs) and stops them by pid;
 # removes the volumes (and the pool) it made and its known_hosts line.
+# A pool of the embedded driver and the remote host runs both arches at
+# once, one on each; a pool whose first host cannot take the guest's files
+# (its storage pool broken on purpose) runs the arch again on the other.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
@@ -17,14 +20,13 @@ samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
 cache="${AIRLOCK_CACHE_DIR:?run through meson test}"
 tests=(/remote/gate-clean-passes /remote/manifest-names-the-hypervisor
        /remote/gate-egress-fails-with-destinations /remote/volumes-named-by-digest
-       /remote/guest-files-not-shared /remote/changed-volume-replaced /remote/doctor)
+       /remote/guest-files-not-shared /remote/changed-volume-replaced /remote/doctor
+       /remote/pool-runs-both-arches-at-once /remote/pool-retries-on-another-host)
 echo "1..${#tests[@]}"
 skip() { local i; for i in "${!tests[@]}"; do echo "ok $((i + 1)) ${tests[$i]} # SKIP $1"; done; exit 0; }
 
 work=$(mktemp -d)   # 0700: libvirt-qemu cannot reach anything in it
 out="$work/out.txt"
-sshd_pid=
-port=
 pool_before=
 vols_before=
 pool_dir=/var/lib/libvirt/airlock
@@ -33,9 +35,15 @@ ok () { n=$((n + 1)); echo "ok $n $1"; }
 not_ok () { n=$((n + 1)); echo "not ok $n $1 # $2"; sed 's/^/# /' "$out"; }
 
 . "$(dirname "$0")/libvirtd-lib.sh"
+. "$(dirname "$0")/sshd-lib.sh"
 
 cleanup () {
   local v
+  # The storage pool's directory, when the retry case broke it.
+  if [ -d "$pool_dir.test-aside" ]; then
+    rm -f "$pool_dir"; mv "$pool_dir.test-aside" "$pool_dir"
+    virsh -c qemu:///system pool-start airlock >/dev/null 2>&1
+  fi
   if [ -n "${uri:-}" ]; then
     # The volumes this test made, and the pool when it made that too.
     for v in $(virsh -c qemu:///system vol-list airlock 2>/dev/null | awk '/airlock-sha256-/ {print $1}'); do
@@ -47,41 +55,16 @@ cleanup () {
       virsh -c qemu:///system pool-undefine airlock >/dev/null 2>&1
     fi
   fi
-  [ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null
-  [ -n "$port" ] && ssh-keygen -R "[127.0.0.1]:$port" >/dev/null 2>&1
+  sshd_stop
   libvirtd_stop
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 libvirtd_start
-sshd=$(command -v sshd || echo /usr/sbin/sshd)
-[ -x "$sshd" ] || skip "no sshd (openssh-server)"
 command -v setpriv >/dev/null || skip "no setpriv (util-linux)"
-
-# sshd on 127.0.0.1 only, a port the kernel picked, keys made here.
-ssh-keygen -q -t ed25519 -N '' -f "$work/key" || skip "cannot make a key"
-ssh-keygen -q -t ed25519 -N '' -f "$work/host_key" || skip "cannot make a host key"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$work/sshd_config" <<EOF
-ListenAddress 127.0.0.1
-Port $port
-HostKey $work/host_key
-AuthorizedKeysFile $work/key.pub
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile $work/sshd.pid
-EOF
-mkdir -p /run/sshd
-"$sshd" -f "$work/sshd_config" -E "$work/sshd.log" || skip "sshd did not start: $(cat "$work/sshd.log")"
-for _ in $(seq 50); do [ -s "$work/sshd.pid" ] && break; sleep 0.1; done
-sshd_pid=$(cat "$work/sshd.pid" 2>/dev/null)
-[ -n "$sshd_pid" ] || skip "sshd wrote no pid"
-uri="qemu+ssh://root@127.0.0.1:$port/system?keyfile=$work/key&no_verify=1"
-virsh -c "$uri" version >"$out" 2>&1 || skip "libvirt over ssh does not answer: $(tail -1 "$out")"
+sshd_start "$work"
+uri=$remote_uri
 pool_before=$(virsh -c qemu:///system pool-list --all --name 2>/dev/null | grep -x airlock)
 vols_before=$(virsh -c qemu:///system vol-list airlock 2>/dev/null | awk '/airlock-sha256-/ {print $1}')
 
@@ -181,3 +164,40 @@ rc=$?
 if [ "$rc" -eq 0 ] && grep -Eq "^  ok   guest files +pool 'airlock' at [^ ]+, [0-9]+ volume\(s\)$" "$out"; then
   ok /remote/doctor
 else not_ok /remote/doctor "exit $rc, or no guest files line naming the pool"; fi
+
+# 8: a pool of two hosts, one slot each: amd64 on the first (the embedded
+# driver), arm64 on the second (the remote daemon), at the same time.
+"$cli" gate --image "oci-archive:$samples/clean.tar" --connect qemu:///embed --connect "$uri" \
+  --out "$work/pool" >"$out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^amd64: hypervisor qemu:///embed?root=' "$out" \
+   && grep -qF "arm64: hypervisor $uri" "$out" \
+   && python3 - "$work/pool" "$uri" >>"$out" 2>&1 <<'EOF'
+import datetime, json, sys
+d, uri = sys.argv[1:3]
+m = {a: json.load(open(f"{d}/{a}/manifest.json")) for a in ("amd64", "arm64")}
+assert m["amd64"]["inputs"]["libvirt"]["uri"].startswith("qemu:///embed?root="), m["amd64"]["inputs"]["libvirt"]
+assert m["arm64"]["inputs"]["libvirt"]["uri"] == uri, m["arm64"]["inputs"]["libvirt"]
+t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+a, b = m["amd64"]["run"], m["arm64"]["run"]
+assert t(a["started"]) <= t(b["finished"]) and t(b["started"]) <= t(a["finished"]), (a, b)
+EOF
+then ok /remote/pool-runs-both-arches-at-once
+else not_ok /remote/pool-runs-both-arches-at-once "exit $rc, or the arches did not run on one host each at once"; fi
+
+# 9: the remote host first, its storage pool broken (the directory a file):
+# it cannot take the guest's files, so the run goes to the embedded driver,
+# and the gate says which host failed and which ran it.
+virsh -c qemu:///system pool-destroy airlock >/dev/null 2>&1
+mv "$pool_dir" "$pool_dir.test-aside" && : >"$pool_dir"
+"$cli" gate --image "oci-archive:$samples/clean.tar" --arch arm64 --connect "$uri" \
+  --connect qemu:///embed --out "$work/retry" >"$out" 2>&1
+rc=$?
+rm -f "$pool_dir"; mv "$pool_dir.test-aside" "$pool_dir"
+virsh -c qemu:///system pool-start airlock >/dev/null 2>&1
+if [ "$rc" -eq 0 ] && grep -qF "after the first failed to start it ($uri: " "$out" \
+   && grep -Eq '^arm64: hypervisor qemu:///embed\?root=[^ ]+, after the first failed to start it \(.*storage pool' "$out" \
+   && "$cli" verify "$work/retry" >>"$out" 2>&1; then
+  ok /remote/pool-retries-on-another-host
+  grep '^arm64: hypervisor' "$out" | sed 's/^/# /'
+else not_ok /remote/pool-retries-on-another-host "exit $rc, or no retry on the embedded driver reported"; fi

@@ -1,0 +1,24 @@
+/* A pool of hypervisors a session's runs are spread over (hosts.c). */
+#pragma once
+
+#include "arch.h"
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* A slot on a host of @uris (NULL-terminated) for a run of @arch: the first
+ * with a free slot (fewer than @slots runs of this process on it) that can
+ * run @arch, one offering KVM for it first, and never @avoid (NULL: any).
+ * Waits while every host that can run @arch is full.  Returns the host's
+ * URI (free it, and give the slot back with airlock_hosts_release()), or
+ * NULL with @error when no host can run @arch (each host's reason). */
+char *airlock_hosts_acquire (const char *const *uris, guint slots, const char *cache_dir,
+                             AirlockArch arch, const char *avoid, GError **error);
+/* Gives back a slot airlock_hosts_acquire() took on @uri. */
+void airlock_hosts_release (const char *uri);
+/* The URIs of a list ($AIRLOCK_CONNECT): separated by spaces or newlines
+ * (a libvirt URI has none).  Never NULL; NULL-terminated. */
+char **airlock_hosts_parse (const char *text);
+
+G_END_DECLS
