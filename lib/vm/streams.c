@@ -406,33 +406,65 @@ connect_socket (AirlockVm *vm, const char *file, AirlockEndpoint *ep, GError **e
  * socket takes, so they pass unread both ways; the sinkhole captures and
  * answers them as it does a local NIC's.
  *
- * The stream is non-blocking.  A blocking virStreamRecv on a remote
- * connection holds the stream until data comes, so a send to the guest
- * from another thread waited for the guest's next frame: a guest waiting
- * for an answer waited for ever (seen: one arm64 run in four stopped after
- * its controls).  So the guest's frames are read in the stream's event
- * callback (libvirt's event loop thread), and a thread of ours sends the
- * sinkhole's.  Up: the guest's frames to the sinkhole; at the stream's end
- * our socket is shut, and the sinkhole sees the network end as it sees a
- * local QEMU's. */
+ * The stream is non-blocking, and nothing waits on it in libvirt's event
+ * loop.  A blocking virStreamRecv on a remote connection held the stream
+ * until data came, so a send to the guest from another thread waited for
+ * the guest's next frame; and a callback that wrote to the sinkhole's
+ * socket itself blocked the event loop, which is what sends our queued
+ * frames to the guest, while the sinkhole waited for us to take its own
+ * (each seen: one arm64 gate in four to eight stopped after its
+ * controls).  So the stream's callback only says that there is data and
+ * stands down; the up thread reads all there is, writes it to the
+ * sinkhole, and arms the callback again.  Up: the guest's frames to the
+ * sinkhole; at the stream's end our socket is shut, and the sinkhole sees
+ * the network end as it sees a local QEMU's. */
 static void
 net_on_stream (virStreamPtr st, int events, void *opaque)
 {
   AirlockVm *vm = opaque;
-  char buf[65536];
+
+  (void) virStreamEventUpdateCallback (st, 0);
+  g_mutex_lock (&vm->lock);
+  vm->net_readable = TRUE;
+  g_cond_broadcast (&vm->cond);
+  g_mutex_unlock (&vm->lock);
+}
+
+static gpointer
+net_up (gpointer data)
+{
+  AirlockVm *vm = data;
+  g_autofree char *buf = g_malloc (65536);
+  AirlockEndpoint sink = { .fd = vm->net_fd };
 
   for (;;)
     {
-      int n = virStreamRecv (st, buf, sizeof buf);
-      AirlockEndpoint sink = { .fd = vm->net_fd };
+      gboolean quit;
 
-      if (n == -2)
-        return;
-      if (n <= 0 || !endpoint_send_all (&sink, (const guint8 *) buf, (gsize) n))
+      g_mutex_lock (&vm->lock);
+      /* The callback's word, or a look now and then all the same. */
+      if (!vm->net_readable && !vm->net_quit)
+        g_cond_wait_until (&vm->cond, &vm->lock, g_get_monotonic_time () + 100 * 1000);
+      vm->net_readable = FALSE;
+      quit = vm->net_quit;
+      g_mutex_unlock (&vm->lock);
+      if (quit)
         break;
+      for (;;)
+        {
+          int n = virStreamRecv (vm->net_ep.stream, buf, 65536);
+
+          if (n == -2)
+            break;
+          if (n <= 0 || !endpoint_send_all (&sink, (const guint8 *) buf, (gsize) n))
+            goto out;
+        }
+      (void) virStreamEventUpdateCallback (vm->net_ep.stream, VIR_STREAM_EVENT_READABLE
+                                           | VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP);
     }
-  (void) virStreamEventRemoveCallback (st);
+out:
   (void) shutdown (vm->net_fd, SHUT_RDWR);
+  return NULL;
 }
 
 /* Down: the sinkhole's frames to the guest, until the sinkhole's socket
@@ -512,6 +544,7 @@ open_net_port (AirlockVm *vm, GError **error)
       return FALSE;
     }
   vm->net_watched = TRUE;
+  vm->net_up_thread = g_thread_new ("airlock-net-up", net_up, vm);
   vm->net_down_thread = g_thread_new ("airlock-net-down", net_down, vm);
   return TRUE;
 }
@@ -525,6 +558,12 @@ airlock_vm_net_port_close (AirlockVm *vm)
     (void) shutdown (vm->net_fd, SHUT_RDWR);
   if (vm->net_down_thread)
     g_thread_join (g_steal_pointer (&vm->net_down_thread));
+  g_mutex_lock (&vm->lock);
+  vm->net_quit = TRUE;
+  g_cond_broadcast (&vm->cond);
+  g_mutex_unlock (&vm->lock);
+  if (vm->net_up_thread)
+    g_thread_join (g_steal_pointer (&vm->net_up_thread));
   if (vm->net_watched)
     (void) virStreamEventRemoveCallback (vm->net_ep.stream);
   vm->net_watched = FALSE;

@@ -52,12 +52,15 @@ struct _AirlockVm {
   GBytes *sinkhole_records;  /* its records, read at teardown */
   char *sinkhole_error;      /* why there are none although there was a NIC */
   /* A remote hypervisor: the guest's network is its channel AIRLOCK_PORT_NET,
-   * passed to and from the sinkhole's socket (streams.c): up in the
-   * stream's event callback, down by a thread. */
+   * passed to and from the sinkhole's socket (streams.c) by two threads,
+   * up when the stream's event callback says it has data. */
   gboolean net_port;
   AirlockEndpoint net_ep;    /* a non-blocking stream */
   gboolean net_watched;      /* its event callback is registered */
+  gboolean net_readable;     /* under lock: the callback saw data */
+  gboolean net_quit;         /* under lock: the up thread ends */
   int net_fd;                /* our connection to the sinkhole's socket */
+  GThread *net_up_thread;
   GThread *net_down_thread;
 
   GMutex lock;
