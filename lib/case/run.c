@@ -72,6 +72,7 @@ retry_elsewhere (AirlockRun *run, const GError *failure)
   vm = airlock_vm_new (run->session->arch, run->guest, &run->vm_opts, &local);
   if (!vm)
     {
+      run->vm_opts.uri = run->host;
       airlock_hosts_release (other);
       return NULL;
     }

@@ -373,10 +373,11 @@ on_lifecycle (virConnectPtr conn, virDomainPtr dom, int event, int detail, void 
   return 0;
 }
 
-static gboolean
-connect_socket (AirlockVm *vm, const char *file, AirlockEndpoint *ep, GError **error)
+/* Connects a unix socket to @path.  Returns the fd, or -1 with @error
+ * saying why, the socket named as @what. */
+static int
+connect_unix (const char *path, const char *what, GError **error)
 {
-  g_autofree char *path = g_build_filename (vm->socket_dir, file, NULL);
   struct sockaddr_un addr = { .sun_family = AF_UNIX };
   int fd;
 
@@ -384,21 +385,31 @@ connect_socket (AirlockVm *vm, const char *file, AirlockEndpoint *ep, GError **e
     {
       g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
                    "socket path '%s' is too long for a unix socket", path);
-      return FALSE;
+      return -1;
     }
   strcpy (addr.sun_path, path);
   fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0 || connect (fd, (struct sockaddr *) &addr, sizeof addr) < 0)
     {
       int saved = errno;
+
       if (fd >= 0)
         close (fd);
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
-                   "cannot connect to '%s' of domain '%s': %s", path, vm->name, g_strerror (saved));
-      return FALSE;
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM, "cannot connect to %s: %s",
+                   what, g_strerror (saved));
+      return -1;
     }
-  ep->fd = fd;
-  return TRUE;
+  return fd;
+}
+
+static gboolean
+connect_socket (AirlockVm *vm, const char *file, AirlockEndpoint *ep, GError **error)
+{
+  g_autofree char *path = g_build_filename (vm->socket_dir, file, NULL);
+  g_autofree char *what = g_strdup_printf ("'%s' of domain '%s'", path, vm->name);
+
+  ep->fd = connect_unix (path, what, error);
+  return ep->fd >= 0;
 }
 
 /* A remote hypervisor's network (AIRLOCK_PORT_NET): the channel's bytes
@@ -507,7 +518,7 @@ static gboolean
 open_net_port (AirlockVm *vm, GError **error)
 {
   const char *path = airlock_sinkhole_proc_socket (vm->sinkhole);
-  struct sockaddr_un addr = { .sun_family = AF_UNIX };
+  g_autofree char *what = NULL;
 
   vm->net_ep.stream = virStreamNew (vm->conn->conn, VIR_STREAM_NONBLOCK);
   if (!vm->net_ep.stream
@@ -519,21 +530,10 @@ open_net_port (AirlockVm *vm, GError **error)
                    vm->name, airlock_vir_last_error ());
       return FALSE;
     }
-  if (strlen (path) >= sizeof addr.sun_path)
-    {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
-                   "socket path '%s' is too long for a unix socket", path);
-      return FALSE;
-    }
-  strcpy (addr.sun_path, path);
-  vm->net_fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (vm->net_fd < 0 || connect (vm->net_fd, (struct sockaddr *) &addr, sizeof addr) < 0)
-    {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
-                   "cannot connect to the sinkhole network's socket '%s': %s", path,
-                   g_strerror (errno));
-      return FALSE;
-    }
+  what = g_strdup_printf ("the sinkhole network's socket '%s'", path);
+  vm->net_fd = connect_unix (path, what, error);
+  if (vm->net_fd < 0)
+    return FALSE;
   if (virStreamEventAddCallback (vm->net_ep.stream,
                                  VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR
                                  | VIR_STREAM_EVENT_HANGUP, net_on_stream, vm, NULL) < 0)
