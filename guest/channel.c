@@ -5,10 +5,12 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "init.h"
 
@@ -165,3 +167,28 @@ channel_send_trailer (uint32_t exit_status, uint32_t end_reason, bool has_lost, 
   return channel_send (&f, NULL);
 }
 
+int
+channel_await_receipt (void)
+{
+  for (;;)
+    {
+      uint8_t buf[64];
+      ssize_t n = read (channel.fd, buf, sizeof buf);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0 && errno == EAGAIN)
+        {
+          struct pollfd p = { .fd = channel.fd, .events = POLLIN };
+
+          (void) poll (&p, 1, -1);
+          continue;
+        }
+      if (n < 0)
+        return -errno;
+      if (n == 0)
+        return -ECONNRESET;   /* virtio_console: no host on the port */
+      if (memchr (buf, AIRLOCK_HOST_RECEIPT, (size_t) n))
+        return 0;
+    }
+}

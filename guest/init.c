@@ -389,7 +389,12 @@ main (int argc, char **argv)
                             hooks_lost ());
   if (r < 0)
     die ("cannot send the trailer: %s", strerror (-r));
-  console_log ("trailer sent after %llu heartbeat(s); powering off",
+  console_log ("trailer sent after %llu heartbeat(s)",
                (unsigned long long) channel.heartbeats_sent);
+  r = channel_await_receipt ();
+  if (r < 0)
+    console_log ("no receipt for the trailer: %s; powering off", strerror (-r));
+  else
+    console_log ("the host has the trailer; powering off");
   power_off ();
 }

@@ -144,6 +144,9 @@ int channel_send_hello (const struct guest_identity *id, const uint8_t nonce[AIR
                         uint32_t second_open_errno, uint32_t recorder);
 /* @has_lost: the kprobe recorder ran, and @lost records are its losses. */
 int channel_send_trailer (uint32_t exit_status, uint32_t end_reason, bool has_lost, uint64_t lost);
+/* Reads the evidence port until the host's AIRLOCK_HOST_RECEIPT (a tick
+ * still queued is passed over).  0, or -errno (-ECONNRESET: no host). */
+int channel_await_receipt (void);
 
 /* test-modes.c */
 extern struct channel_misbehaviour misbehaviour;

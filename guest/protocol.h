@@ -245,6 +245,16 @@ enum airlock_tlv_tag {
 #define AIRLOCK_HOST_TICK 'T'
 #define AIRLOCK_HOST_STOP 'S'
 
+/* Host → guest, in every run: the host has read the trailer.  The guest
+ * powers off only when it reads this byte (or finds no host on the port):
+ * through a daemon the last bytes of the channel can still be on their way
+ * when QEMU exits, and a stream that ends with the domain loses them (seen
+ * over qemu+ssh: the trailer and the frames before it never reached the
+ * host, and a run that had completed was inconclusive).  The host destroys
+ * a domain that has not stopped soon after the trailer, so a receipt that
+ * does not come costs no more than that. */
+#define AIRLOCK_HOST_RECEIPT 'R'
+
 /* The longest EV_NOTE value.  The supervisor joins a record's reasons into
  * one note and cuts it here (guest/record.c), because a second NOTE, like any
  * repeated tag, is malformed. */

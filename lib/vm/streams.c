@@ -249,6 +249,7 @@ evidence_reader (gpointer data)
 {
   AirlockVm *vm = data;
   g_autofree char *buf = g_malloc (65536);
+  gboolean receipt_due = FALSE, receipt_sent = FALSE;
 
   for (;;)
     {
@@ -259,8 +260,11 @@ evidence_reader (gpointer data)
                               vm->opts.record_data);
       g_mutex_lock (&vm->lock);
       if (n > 0)
-        airlock_channel_feed (vm->channel, (const guint8 *) buf, n, g_get_monotonic_time (),
-                              g_get_real_time ());
+        {
+          airlock_channel_feed (vm->channel, (const guint8 *) buf, n, g_get_monotonic_time (),
+                                g_get_real_time ());
+          receipt_due = airlock_channel_get_state (vm->channel) == AIRLOCK_CHANNEL_COMPLETE;
+        }
       else
         {
           airlock_channel_close (vm->channel, g_get_monotonic_time ());
@@ -270,6 +274,16 @@ evidence_reader (gpointer data)
       g_mutex_unlock (&vm->lock);
       if (n <= 0)
         break;
+      /* The whole trailer is ours: the guest may power off
+       * (protocol.h, AIRLOCK_HOST_RECEIPT). */
+      if (receipt_due && !receipt_sent)
+        {
+          const guint8 receipt = AIRLOCK_HOST_RECEIPT;
+
+          /* Once: without it the guest is destroyed after POWEROFF_GRACE_MS. */
+          (void) endpoint_send_all (&vm->evidence_ep, &receipt, 1);
+          receipt_sent = TRUE;
+        }
     }
   return NULL;
 }
