@@ -28,13 +28,13 @@
  * It is woken by g_main_loop_quit, which is lost when it comes between
  * the loop's unlock and its g_main_loop_run (libvirt 9.0,
  * src/rpc/virnetclient.c, virNetClientIO and virNetClientIOEventLoop):
- * the send then waits for the next byte from the daemon, while a quiet
- * guest waits for the send.  Found by reading libvirt; the remote gates
- * that stopped after their controls, first put down to this, were the
- * guest's (a lost SIGCHLD, guest/net-port.c).  So a stream's event callback only says there is
- * data and stands down (libvirt's event loop thread must never block on
- * us); the reader reads what has come, and arms the callback again
- * before it waits. */
+ * the send then waited for the guest's next byte on that stream, while a
+ * quiet guest waited for the send.  Seen over qemu+ssh: an arm64 gate
+ * whose controls had passed got no trailer in 60 s (CI, under ASan, one
+ * gate in twenty or so; a tick or a network frame held).  So a stream's
+ * event callback only says there is data and stands down (libvirt's
+ * event loop thread must never block on us); the reader reads what has
+ * come, and arms the callback again before it waits. */
 static void
 endpoint_on_stream (virStreamPtr st, int events, void *opaque)
 {
