@@ -20,16 +20,6 @@ void airlock_vm_clock_ticker_stop (AirlockVm *vm);
  * the sinkhole is asked for its records. */
 void airlock_vm_net_port_close (AirlockVm *vm);
 
-/* An endpoint with no socket and no stream yet; its lock and condition
- * made, and cleared by airlock_vm_endpoint_clear once it is closed. */
-void airlock_vm_endpoint_init (AirlockEndpoint *ep);
-void airlock_vm_endpoint_clear (AirlockEndpoint *ep);
-
-/* Wakes the endpoint's reader: a socket is shut down; a stream's reader
- * returns end of file once it has read what had come.  The stream stays
- * until airlock_vm_endpoint_close, after the reader is joined. */
-void airlock_vm_endpoint_shut (AirlockEndpoint *ep);
-
 /* Closes the endpoint's socket or aborts and frees its stream. */
 void airlock_vm_endpoint_close (AirlockEndpoint *ep);
 

@@ -20,42 +20,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* A daemon's stream is read without blocking, and no thread of ours ever
- * waits inside libvirt for a stream's data.  libvirt's RPC client lets one
- * thread at a time run its I/O loop; a blocking virStreamRecv is that
- * thread until data comes, and a send from another thread (a tick, a
- * frame for the guest, stdin) waits for that loop to wake and write it.
- * It is woken by g_main_loop_quit, which is lost when it comes between
- * the loop's unlock and its g_main_loop_run (libvirt 9.0,
- * src/rpc/virnetclient.c, virNetClientIO and virNetClientIOEventLoop):
- * the send then waited for the guest's next byte on that stream, while a
- * quiet guest waited for the send.  Seen over qemu+ssh: an arm64 gate
- * whose controls had passed got no trailer in 60 s (CI, under ASan, one
- * gate in twenty or so; a tick or a network frame held).  So a stream's
- * event callback only says there is data and stands down (libvirt's
- * event loop thread must never block on us); the reader reads what has
- * come, and arms the callback again before it waits. */
-static void
-endpoint_on_stream (virStreamPtr st, int events, void *opaque)
-{
-  AirlockEndpoint *ep = opaque;
-
-  (void) virStreamEventUpdateCallback (st, 0);
-  g_mutex_lock (&ep->lock);
-  ep->readable = TRUE;
-  g_cond_broadcast (&ep->cond);
-  g_mutex_unlock (&ep->lock);
-}
-
-/* Returns bytes read, 0 at end of file (or, for a stream, once shut with
- * nothing left to read), -1 on error. */
+/* Returns bytes read, 0 at end of file, -1 on error. */
 static int
 endpoint_recv (AirlockEndpoint *ep, char *buf, size_t size)
 {
   for (;;)
     {
       int n;
-      gboolean shut;
 
       if (ep->fd >= 0)
         {
@@ -67,24 +38,9 @@ endpoint_recv (AirlockEndpoint *ep, char *buf, size_t size)
       n = virStreamRecv (ep->stream, buf, size);
       if (n != -2)
         return n;
-      (void) virStreamEventUpdateCallback (ep->stream, VIR_STREAM_EVENT_READABLE
-                                           | VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP);
-      g_mutex_lock (&ep->lock);
-      /* The callback's word, or a look now and then all the same. */
-      if (!ep->readable && !ep->shut)
-        g_cond_wait_until (&ep->cond, &ep->lock, g_get_monotonic_time () + 100 * 1000);
-      ep->readable = FALSE;
-      shut = ep->shut;
-      g_mutex_unlock (&ep->lock);
-      if (shut && (n = virStreamRecv (ep->stream, buf, size)) == -2)
-        return 0;
-      if (shut)
-        return n;
     }
 }
 
-/* A send on a daemon's stream writes its message before it returns
- * (-2 only if libvirt says it would block: tried again shortly). */
 static gboolean
 endpoint_send_all (AirlockEndpoint *ep, const guint8 *data, gsize len)
 {
@@ -94,67 +50,14 @@ endpoint_send_all (AirlockEndpoint *ep, const guint8 *data, gsize len)
       ssize_t n = ep->fd >= 0 ? send (ep->fd, data, len, MSG_NOSIGNAL)
                               : virStreamSend (ep->stream, (const char *) data, len);
 
-      if (n < 0 && ep->fd >= 0 && errno == EINTR)
+      if (n == -2 || (n < 0 && ep->fd >= 0 && errno == EINTR))
         continue;
-      if (n == -2 && ep->fd < 0)
-        {
-          g_usleep (1000);
-          continue;
-        }
       if (n <= 0)
         return FALSE;
       data += n;
       len -= n;
     }
   return TRUE;
-}
-
-/* Opens @ep on a daemon's stream: @open_func opens it (the console or a
- * channel); its event callback is registered. */
-static gboolean
-endpoint_open_stream (AirlockVm *vm, AirlockEndpoint *ep, const char *what,
-                      int (*open_func) (AirlockVm *vm, virStreamPtr st), GError **error)
-{
-  ep->stream = virStreamNew (vm->conn->conn, VIR_STREAM_NONBLOCK);
-  if (!ep->stream || open_func (vm, ep->stream) < 0)
-    {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM, "cannot open %s of domain '%s': %s",
-                   what, vm->name, airlock_vir_last_error ());
-      return FALSE;
-    }
-  if (virStreamEventAddCallback (ep->stream, VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR
-                                 | VIR_STREAM_EVENT_HANGUP, endpoint_on_stream, ep, NULL) < 0)
-    {
-      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM, "cannot watch %s of domain '%s': %s",
-                   what, vm->name, airlock_vir_last_error ());
-      return FALSE;
-    }
-  ep->watched = TRUE;
-  return TRUE;
-}
-
-static int
-open_console (AirlockVm *vm, virStreamPtr st)
-{
-  return virDomainOpenConsole (vm->dom, NULL, st, VIR_DOMAIN_CONSOLE_FORCE);
-}
-
-static int
-open_evidence (AirlockVm *vm, virStreamPtr st)
-{
-  return virDomainOpenChannel (vm->dom, AIRLOCK_PORT_EVIDENCE, st, VIR_DOMAIN_CHANNEL_FORCE);
-}
-
-static int
-open_stdio (AirlockVm *vm, virStreamPtr st)
-{
-  return virDomainOpenChannel (vm->dom, AIRLOCK_PORT_STDIO, st, VIR_DOMAIN_CHANNEL_FORCE);
-}
-
-static int
-open_net (AirlockVm *vm, virStreamPtr st)
-{
-  return virDomainOpenChannel (vm->dom, AIRLOCK_PORT_NET, st, VIR_DOMAIN_CHANNEL_FORCE);
 }
 
 /* Sends one byte of ours to the guest's evidence port without waiting for
@@ -526,9 +429,32 @@ connect_socket (AirlockVm *vm, const char *file, AirlockEndpoint *ep, GError **e
 /* A remote hypervisor's network (AIRLOCK_PORT_NET): the channel's bytes
  * are the frames of QEMU's stream netdev, which is what the sinkhole's
  * socket takes, so they pass unread both ways; the sinkhole captures and
- * answers them as it does a local NIC's.  Up: the guest's frames to the
+ * answers them as it does a local NIC's.
+ *
+ * The stream is non-blocking, and nothing waits on it in libvirt's event
+ * loop.  A blocking virStreamRecv on a remote connection held the stream
+ * until data came, so a send to the guest from another thread waited for
+ * the guest's next frame; and a callback that wrote to the sinkhole's
+ * socket itself blocked the event loop, which is what sends our queued
+ * frames to the guest, while the sinkhole waited for us to take its own
+ * (each seen: one arm64 gate in four to eight stopped after its
+ * controls).  So the stream's callback only says that there is data and
+ * stands down; the up thread reads all there is, writes it to the
+ * sinkhole, and arms the callback again.  Up: the guest's frames to the
  * sinkhole; at the stream's end our socket is shut, and the sinkhole sees
  * the network end as it sees a local QEMU's. */
+static void
+net_on_stream (virStreamPtr st, int events, void *opaque)
+{
+  AirlockVm *vm = opaque;
+
+  (void) virStreamEventUpdateCallback (st, 0);
+  g_mutex_lock (&vm->lock);
+  vm->net_readable = TRUE;
+  g_cond_broadcast (&vm->cond);
+  g_mutex_unlock (&vm->lock);
+}
+
 static gpointer
 net_up (gpointer data)
 {
@@ -538,17 +464,37 @@ net_up (gpointer data)
 
   for (;;)
     {
-      int n = endpoint_recv (&vm->net_ep, buf, 65536);
+      gboolean quit;
 
-      if (n <= 0 || !endpoint_send_all (&sink, (const guint8 *) buf, (gsize) n))
+      g_mutex_lock (&vm->lock);
+      /* The callback's word, or a look now and then all the same. */
+      if (!vm->net_readable && !vm->net_quit)
+        g_cond_wait_until (&vm->cond, &vm->lock, g_get_monotonic_time () + 100 * 1000);
+      vm->net_readable = FALSE;
+      quit = vm->net_quit;
+      g_mutex_unlock (&vm->lock);
+      if (quit)
         break;
+      for (;;)
+        {
+          int n = virStreamRecv (vm->net_ep.stream, buf, 65536);
+
+          if (n == -2)
+            break;
+          if (n <= 0 || !endpoint_send_all (&sink, (const guint8 *) buf, (gsize) n))
+            goto out;
+        }
+      (void) virStreamEventUpdateCallback (vm->net_ep.stream, VIR_STREAM_EVENT_READABLE
+                                           | VIR_STREAM_EVENT_ERROR | VIR_STREAM_EVENT_HANGUP);
     }
+out:
   (void) shutdown (vm->net_fd, SHUT_RDWR);
   return NULL;
 }
 
 /* Down: the sinkhole's frames to the guest, until the sinkhole's socket
- * ends (at teardown we shut it). */
+ * ends (at teardown we shut it).  A full stream is tried again shortly:
+ * the guest's relay reads all the time. */
 static gpointer
 net_down (gpointer data)
 {
@@ -558,11 +504,26 @@ net_down (gpointer data)
   for (;;)
     {
       ssize_t n = read (vm->net_fd, buf, 65536);
+      char *p = buf;
 
       if (n < 0 && errno == EINTR)
         continue;
-      if (n <= 0 || !endpoint_send_all (&vm->net_ep, (const guint8 *) buf, (gsize) n))
+      if (n <= 0)
         break;
+      while (n > 0)
+        {
+          int sent = virStreamSend (vm->net_ep.stream, p, (size_t) n);
+
+          if (sent == -2)
+            {
+              g_usleep (1000);
+              continue;
+            }
+          if (sent <= 0)
+            return NULL;
+          p += sent;
+          n -= sent;
+        }
     }
   return NULL;
 }
@@ -571,13 +532,32 @@ static gboolean
 open_net_port (AirlockVm *vm, GError **error)
 {
   const char *path = airlock_sinkhole_proc_socket (vm->sinkhole);
-  g_autofree char *what = g_strdup_printf ("the sinkhole network's socket '%s'", path);
+  g_autofree char *what = NULL;
 
-  if (!endpoint_open_stream (vm, &vm->net_ep, "channel '" AIRLOCK_PORT_NET "'", open_net, error))
-    return FALSE;
+  vm->net_ep.stream = virStreamNew (vm->conn->conn, VIR_STREAM_NONBLOCK);
+  if (!vm->net_ep.stream
+      || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_NET, vm->net_ep.stream,
+                               VIR_DOMAIN_CHANNEL_FORCE) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_NET,
+                   vm->name, airlock_vir_last_error ());
+      return FALSE;
+    }
+  what = g_strdup_printf ("the sinkhole network's socket '%s'", path);
   vm->net_fd = connect_unix (path, what, error);
   if (vm->net_fd < 0)
     return FALSE;
+  if (virStreamEventAddCallback (vm->net_ep.stream,
+                                 VIR_STREAM_EVENT_READABLE | VIR_STREAM_EVENT_ERROR
+                                 | VIR_STREAM_EVENT_HANGUP, net_on_stream, vm, NULL) < 0)
+    {
+      g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                   "cannot watch channel '%s' of domain '%s': %s", AIRLOCK_PORT_NET, vm->name,
+                   airlock_vir_last_error ());
+      return FALSE;
+    }
+  vm->net_watched = TRUE;
   vm->net_up_thread = g_thread_new ("airlock-net-up", net_up, vm);
   vm->net_down_thread = g_thread_new ("airlock-net-down", net_down, vm);
   return TRUE;
@@ -587,14 +567,20 @@ void
 airlock_vm_net_port_close (AirlockVm *vm)
 {
   /* Down first: its read ends when the socket is shut, and it sends on
-   * the stream no more; then up, and the stream. */
+   * the stream no more; then the stream's callback goes, and the stream. */
   if (vm->net_fd >= 0)
     (void) shutdown (vm->net_fd, SHUT_RDWR);
   if (vm->net_down_thread)
     g_thread_join (g_steal_pointer (&vm->net_down_thread));
-  airlock_vm_endpoint_shut (&vm->net_ep);
+  g_mutex_lock (&vm->lock);
+  vm->net_quit = TRUE;
+  g_cond_broadcast (&vm->cond);
+  g_mutex_unlock (&vm->lock);
   if (vm->net_up_thread)
     g_thread_join (g_steal_pointer (&vm->net_up_thread));
+  if (vm->net_watched)
+    (void) virStreamEventRemoveCallback (vm->net_ep.stream);
+  vm->net_watched = FALSE;
   airlock_vm_endpoint_close (&vm->net_ep);
   if (vm->net_fd >= 0)
     {
@@ -621,13 +607,41 @@ airlock_vm_open_streams (AirlockVm *vm, GError **error)
           || (vm->stdio && !connect_socket (vm, "stdio.sock", &vm->stdio_ep, error)))
         return FALSE;
     }
-  else if (!endpoint_open_stream (vm, &vm->console_ep, "the console", open_console, error)
-           || !endpoint_open_stream (vm, &vm->evidence_ep, "channel '" AIRLOCK_PORT_EVIDENCE "'",
-                                     open_evidence, error)
-           || (vm->stdio
-               && !endpoint_open_stream (vm, &vm->stdio_ep, "channel '" AIRLOCK_PORT_STDIO "'",
-                                         open_stdio, error)))
-    return FALSE;
+  else
+    {
+      vm->console_ep.stream = virStreamNew (vm->conn->conn, 0);
+      if (!vm->console_ep.stream
+          || virDomainOpenConsole (vm->dom, NULL, vm->console_ep.stream, VIR_DOMAIN_CONSOLE_FORCE) < 0)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                       "cannot open the console of domain '%s': %s", vm->name,
+                       airlock_vir_last_error ());
+          return FALSE;
+        }
+      vm->evidence_ep.stream = virStreamNew (vm->conn->conn, 0);
+      if (!vm->evidence_ep.stream
+          || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_EVIDENCE, vm->evidence_ep.stream,
+                                   VIR_DOMAIN_CHANNEL_FORCE) < 0)
+        {
+          g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                       "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_EVIDENCE,
+                       vm->name, airlock_vir_last_error ());
+          return FALSE;
+        }
+      if (vm->stdio)
+        {
+          vm->stdio_ep.stream = virStreamNew (vm->conn->conn, 0);
+          if (!vm->stdio_ep.stream
+              || virDomainOpenChannel (vm->dom, AIRLOCK_PORT_STDIO, vm->stdio_ep.stream,
+                                       VIR_DOMAIN_CHANNEL_FORCE) < 0)
+            {
+              g_set_error (error, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_STREAM,
+                           "cannot open channel '%s' of domain '%s': %s", AIRLOCK_PORT_STDIO,
+                           vm->name, airlock_vir_last_error ());
+              return FALSE;
+            }
+        }
+    }
   if (vm->net_port && vm->sinkhole && !open_net_port (vm, error))
     return FALSE;
   /* The host speaks first: the guest writes nothing before it has read the
@@ -670,32 +684,6 @@ airlock_vm_open_streams (AirlockVm *vm, GError **error)
 }
 
 void
-airlock_vm_endpoint_init (AirlockEndpoint *ep)
-{
-  ep->fd = -1;
-  g_mutex_init (&ep->lock);
-  g_cond_init (&ep->cond);
-}
-
-void
-airlock_vm_endpoint_clear (AirlockEndpoint *ep)
-{
-  g_mutex_clear (&ep->lock);
-  g_cond_clear (&ep->cond);
-}
-
-void
-airlock_vm_endpoint_shut (AirlockEndpoint *ep)
-{
-  if (ep->fd >= 0)
-    (void) shutdown (ep->fd, SHUT_RDWR);
-  g_mutex_lock (&ep->lock);
-  ep->shut = TRUE;
-  g_cond_broadcast (&ep->cond);
-  g_mutex_unlock (&ep->lock);
-}
-
-void
 airlock_vm_endpoint_close (AirlockEndpoint *ep)
 {
   if (ep->fd >= 0)
@@ -705,9 +693,6 @@ airlock_vm_endpoint_close (AirlockEndpoint *ep)
     }
   if (ep->stream)
     {
-      if (ep->watched)
-        (void) virStreamEventRemoveCallback (ep->stream);
-      ep->watched = FALSE;
       (void) virStreamAbort (ep->stream);
       virStreamFree (g_steal_pointer (&ep->stream));
     }

@@ -151,11 +151,11 @@ airlock_vm_teardown (AirlockVm *vm)
   /* QEMU gone: its sockets close, so the readers see end of file.  A socket
    * of ours is also shut down, in case QEMU outlived a failed destroy. */
   if (vm->evidence_ep.fd >= 0)
-    airlock_vm_endpoint_shut (&vm->evidence_ep);
+    (void) shutdown (vm->evidence_ep.fd, SHUT_RDWR);
   if (vm->console_ep.fd >= 0)
-    airlock_vm_endpoint_shut (&vm->console_ep);
+    (void) shutdown (vm->console_ep.fd, SHUT_RDWR);
   if (vm->stdio_ep.fd >= 0)
-    airlock_vm_endpoint_shut (&vm->stdio_ep);
+    (void) shutdown (vm->stdio_ep.fd, SHUT_RDWR);
   if (vm->evidence_thread)
     g_thread_join (g_steal_pointer (&vm->evidence_thread));
   if (vm->console_thread)
@@ -178,8 +178,8 @@ airlock_vm_teardown (AirlockVm *vm)
     wait_domain_gone (vm, uuid);
   airlock_vm_endpoint_close (&vm->evidence_ep);
   airlock_vm_endpoint_close (&vm->console_ep);
-  /* Through a daemon, the stdio stream's reader returns once it is shut;
-   * a sender blocked reading its stdin stream is cancelled. */
+  /* Through a daemon, the stream's reader returns once the stream is
+   * aborted; a sender blocked reading its stdin stream is cancelled. */
   if (vm->stdin_cancel)
     g_cancellable_cancel (vm->stdin_cancel);
   if (vm->stdin_thread)
@@ -188,11 +188,10 @@ airlock_vm_teardown (AirlockVm *vm)
    * a closed (or reused) descriptor. */
   g_mutex_lock (&vm->stdio_send_lock);
   vm->stdio_send_ok = FALSE;
-  airlock_vm_endpoint_shut (&vm->stdio_ep);
+  airlock_vm_endpoint_close (&vm->stdio_ep);
   g_mutex_unlock (&vm->stdio_send_lock);
   if (vm->stdio_thread)
     g_thread_join (g_steal_pointer (&vm->stdio_thread));
-  airlock_vm_endpoint_close (&vm->stdio_ep);
   airlock_vm_net_port_close (vm);
   if (vm->dom)
     virDomainFree (g_steal_pointer (&vm->dom));

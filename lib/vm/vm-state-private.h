@@ -22,15 +22,7 @@ G_BEGIN_DECLS
  * the domain's teardown when the guest stops on its own. */
 typedef struct {
   int fd;
-  /* Through a daemon: a non-blocking stream, its event callback registered
-   * (watched).  The callback only says there is data (readable) and stands
-   * down; the endpoint's reader reads (streams.c, endpoint_recv). */
   virStreamPtr stream;
-  gboolean watched;
-  GMutex lock;
-  GCond cond;
-  gboolean readable;         /* under lock: the callback saw data or an end */
-  gboolean shut;             /* under lock: a reader that finds no data returns */
 } AirlockEndpoint;
 
 struct _AirlockVm {
@@ -63,7 +55,10 @@ struct _AirlockVm {
    * passed to and from the sinkhole's socket (streams.c) by two threads,
    * up when the stream's event callback says it has data. */
   gboolean net_port;
-  AirlockEndpoint net_ep;
+  AirlockEndpoint net_ep;    /* a non-blocking stream */
+  gboolean net_watched;      /* its event callback is registered */
+  gboolean net_readable;     /* under lock: the callback saw data */
+  gboolean net_quit;         /* under lock: the up thread ends */
   int net_fd;                /* our connection to the sinkhole's socket */
   GThread *net_up_thread;
   GThread *net_down_thread;

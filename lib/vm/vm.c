@@ -104,10 +104,10 @@ vm_alloc (AirlockArch arch, const AirlockGuestImage *image, const AirlockVmOptio
   vm->console = g_byte_array_new ();
   vm->stop_detail_event = -1;
   vm->lifecycle_cb = -1;
-  airlock_vm_endpoint_init (&vm->evidence_ep);
-  airlock_vm_endpoint_init (&vm->console_ep);
-  airlock_vm_endpoint_init (&vm->stdio_ep);
-  airlock_vm_endpoint_init (&vm->net_ep);
+  vm->evidence_ep.fd = -1;
+  vm->console_ep.fd = -1;
+  vm->stdio_ep.fd = -1;
+  vm->net_ep.fd = -1;
   vm->net_fd = -1;
   vm->out[0] = g_byte_array_new ();
   vm->out[1] = g_byte_array_new ();
@@ -263,10 +263,6 @@ airlock_vm_free (AirlockVm *vm)
   g_mutex_clear (&vm->lock);
   g_cond_clear (&vm->cond);
   g_mutex_clear (&vm->stdio_send_lock);
-  airlock_vm_endpoint_clear (&vm->evidence_ep);
-  airlock_vm_endpoint_clear (&vm->console_ep);
-  airlock_vm_endpoint_clear (&vm->stdio_ep);
-  airlock_vm_endpoint_clear (&vm->net_ep);
   g_free (vm->uri_opt);
   g_free (vm->cache_dir);
   g_free (vm->test_mode);
