@@ -21,23 +21,14 @@ samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
 cache="${AIRLOCK_CACHE_DIR:?run through meson test}"
 clean="oci:$samples/clean"
 work=$(mktemp -d /tmp/airlock-faults.XXXXXX)
-runtime="${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/airlock}"
-[ -n "$runtime" ] || { [ "$(id -u)" -eq 0 ] && runtime=/run/airlock || runtime="/tmp/airlock-$(id -u)"; }
+# shellcheck source=../vm/run-lib.sh
+. "$(dirname "$0")/../vm/run-lib.sh"   # runtime, run_id_of, qemu_of
 qemus=()      # "pid run-id" of QEMUs our runs started, checked before any kill
 daemons=()    # libvirtd/virtlogd this test started
 mounts=()
 runtime_mode=""
 image_keys=() # manifest hex of the private images whose disks we built
 n=0
-
-# The QEMU of run RUN_ID (domain airlock-ARCH-RUN_ID), or nothing.
-qemu_of () {
-  local p
-  for p in /proc/[0-9]*; do
-    { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "-name guest=airlock-[a-z0-9]*-$1," \
-      && { echo "${p#/proc/}"; return; }
-  done
-}
 
 cleanup () {
   local entry p id
@@ -69,17 +60,6 @@ not_ok () {
   n=$((n + 1))
   echo "not ok $n $1 # $2"
   [ -n "${3:-}" ] && [ -f "$3" ] && grep -v '^  probe\[' "$3" | tail -60 | sed 's/^/# /'
-}
-
-# The run id of the VM that airlock process PID started (its run
-# directory's owner file names the pid), or nothing yet.
-run_id_of () {
-  local f owner rt="${2:-$runtime}"
-  for f in "$rt"/*/owner; do
-    [ -f "$f" ] || continue
-    read -r _ _ owner _ <"$f" || continue
-    if [ "$owner" = "$1" ]; then f=${f%/owner}; f=${f##*/}; echo "${f%-net}"; return; fi
-  done
 }
 
 # start_held NAME ARG...: `airlock gate --stdin - ARG...` in the background,

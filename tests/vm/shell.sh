@@ -25,6 +25,8 @@ work=$(mktemp -d)
 out="$work/out.txt"
 # A tmux server of our own (its socket in our directory), so our sessions
 # get this test's environment and nobody else's sessions are touched.
+# shellcheck source=run-lib.sh
+. "$(dirname "$0")/run-lib.sh"   # run_id_of, qemu_of
 sessions=()
 tm () { tmux -S "$work/tmux.sock" "$@"; }
 cleanup () {
@@ -178,14 +180,37 @@ done
 
 # ^C while the guest boots is still ours: it ends the session, the VM torn
 # down and the bundle finished (inconclusive), the terminal restored, and
-# airlock shell ends by SIGINT (status 130).
+# airlock shell ends by SIGINT (status 130).  "While the guest boots" is
+# made to last: the run's QEMU (found by the airlock process in the pane,
+# never another run's) is stopped as soon as it exists, so the shell
+# cannot start before the ^C, however slow this machine is.  Its boot
+# takes seconds; the QEMU is found within a fraction of one.
 s="shell-boot-ctrl-c-$$"
 start "$s" "$cli" shell --arch amd64 --image "oci-archive:$samples/clean.tar" --out "$work/out3" \
   --timeout 600
-if wait_for "$s" '^airlock: amd64: a shell in ' 120; then
+held="" run_id=""
+leader=$(tm display-message -p -t "$s" '#{pane_pid}' 2>/dev/null)
+for _ in $(seq 1200); do
+  # The pane's processes are one session, led by its first process.
+  if [ -z "$run_id" ] && [ -n "$leader" ]; then
+    for p in $(pgrep -s "$leader"); do
+      run_id=$(run_id_of "$p")
+      [ -n "$run_id" ] && break
+    done
+  fi
+  [ -n "$run_id" ] && held=$(qemu_of "$run_id")
+  if [ -n "$held" ]; then kill -STOP "$held"; break; fi
+  pane "$s" | grep -q SHELL-DONE && break
+  sleep 0.05
+done
+if [ -z "$held" ]; then
+  pane "$s" >"$out"
+  not_ok "/shell/amd64/ctrl-c-while-booting-ends-the-session" "the run's QEMU was never found to hold"
+elif wait_for "$s" '^airlock: amd64: a shell in ' 120; then
   tm send-keys -t "$s" C-c
-  if wait_for "$s" '^SHELL-DONE restored status=130$' 60 \
+  if wait_for "$s" '^SHELL-DONE restored status=130$' 90 \
      && pane "$s" | grep -q 'the session was ended by SIGINT' \
+     && ! pane "$s" | grep -q '^\[airlock\] shell: ' \
      && [ -f "$work/out3/amd64/manifest.json" ] && [ ! -e "$work/out3/amd64/INCOMPLETE" ] \
      && grep -q '"verdict" *: *"inconclusive"' "$work/out3/amd64/verdict.json"; then
     ok "/shell/amd64/ctrl-c-while-booting-ends-the-session"
@@ -197,6 +222,8 @@ if wait_for "$s" '^airlock: amd64: a shell in ' 120; then
 else
   not_ok "/shell/amd64/ctrl-c-while-booting-ends-the-session" "airlock shell did not start a VM"
 fi
+# The held QEMU, if the session left it (still the one of our run).
+if [ -n "$held" ] && [ "$(qemu_of "$run_id")" = "$held" ]; then kill -9 "$held"; fi
 
 # An image without a shell: the clean sample's server alone, one layer per
 # arch, an OCI layout written here.
