@@ -69,7 +69,7 @@ open(p, "wb").write(b)
 EOF
 }
 
-echo "1..38"
+echo "1..37"
 head -c 32 /dev/urandom >"$work/key"
 head -c 32 /dev/urandom >"$work/other-key"
 
@@ -255,8 +255,7 @@ d=$(copy "$good")
 expect_fail /bundle/key-required-when-given "$d" '^amd64: manifest\.hmac: does not match' \
   --key-file "$work/other-key"
 
-# A run killed midway: what had arrived stays, marked incomplete; the next
-# run removes the domain it left behind.  The clean server waits on its
+# A run killed midway: what had arrived stays, marked incomplete.  The clean server waits on its
 # stdin, which a sleep holds open.
 mkfifo "$work/stdin"
 sleep 300 >"$work/stdin" &
@@ -283,10 +282,14 @@ else
 fi
 expect_fail /bundle/incomplete-does-not-verify "$work/killed/amd64" '^amd64: INCOMPLETE: the bundle was not finished|INCOMPLETE'
 
+# The next run removes the domain the killed one left (that is
+# /faults/airlock-killed/next-run-removes-leftovers, with a runtime
+# directory of its own: here any airlock run beside this test may sweep it
+# first).  This one is the bundle of another gate below.
 "$cli" run --arch amd64 --image "oci:$samples/clean" --out "$work/second" >"$out" 2>&1
-if [ $? -eq 0 ] && grep -q "removed domain '.*' left behind by a crashed run" "$out"; then
-  ok "/bundle/next-run-removes-the-leftover-domain"
-else not_ok "/bundle/next-run-removes-the-leftover-domain" "no leftover domain was removed"; fi
+if [ $? -ne 0 ] || [ ! -f "$work/second/amd64/manifest.json" ]; then
+  echo "Bail out! the run after the killed one failed"; sed 's/^/# /' "$out"; exit 1
+fi
 
 # That run's bundle is another gate's: put in the first gate's set, it
 # fails by its gate id (and its image), however it verifies alone.
