@@ -1,6 +1,6 @@
 /* The guest's network before a workload runs: loopback up and, when the
- * host gave a NIC, its static addresses and default routes on QEMU's user
- * network.  Part of the supervisor (supervisor.c). */
+ * host gave a NIC, its static addresses and default routes on the
+ * sinkhole network.  Part of the supervisor (supervisor.c). */
 #define _GNU_SOURCE
 
 #include <arpa/inet.h>
@@ -44,11 +44,12 @@ loopback_up (void)
   return r;
 }
 
-/* The NIC, when the host gave one: static addresses on QEMU's user
- * network (protocol: lib/vm/domain-xml.c), a default route and, through
- * /etc/resolv.conf, a resolver, so software behaves as if it were online.
- * Nothing it sends leaves QEMU (restrict=on); everything is in the host's
- * capture.  IPv6 duplicate address detection is off so the address is
+/* The NIC, when the host gave one: static addresses on the sinkhole
+ * network (docs/sinkhole.md: the far end of the NIC's stream, or of the
+ * network port on a remote hypervisor, is airlock's sinkhole process), a
+ * default route and, through /etc/resolv.conf, a resolver, so software
+ * behaves as if it were online.  Nothing it sends reaches anything but the
+ * sinkhole; everything is in the host's capture.  IPv6 duplicate address detection is off so the address is
  * usable at once, and router advertisements are ignored. */
 #define NET_V4_ADDR "10.0.2.15"
 #define NET_V4_GW "10.0.2.2"
