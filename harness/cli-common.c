@@ -35,6 +35,18 @@ harness_exit_for_image_error (const GError *error)
 }
 
 gboolean
+harness_image_runs_on (AirlockImageSource *source, AirlockArch arch, const char *const *args,
+                       GError **error)
+{
+  g_autoptr (AirlockImage) image = airlock_image_resolve (source, arch, error);
+  g_auto (GStrv) command = NULL;
+
+  if (image)
+    command = airlock_image_command (image, args, error);
+  return command != NULL;
+}
+
+gboolean
 harness_is_bundle (const char *dir)
 {
   g_autofree char *manifest = g_build_filename (dir, "manifest.json", NULL);

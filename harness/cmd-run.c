@@ -494,6 +494,12 @@ static int run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **a
 int
 run_command (int argc, char **argv, RunVerdictReport verdicts)
 {
+  return run_command_item (argc, argv, verdicts, NULL);
+}
+
+int
+run_command_item (int argc, char **argv, RunVerdictReport verdicts, RunListItem *item)
+{
   gboolean gate_mode = verdicts != NULL;
   RunReport r;
   g_autofree char *junit = NULL;
@@ -504,7 +510,10 @@ run_command (int argc, char **argv, RunVerdictReport verdicts)
   status = run_main (&r, verdicts, argc, argv, &junit);
   /* Only a gate that ran has testcases: an error before any boot is
    * the exit status and its message. */
-  if (junit && r.ran)
+  if (item && item->junit && r.ran)
+    run_report_junit_suite (&r, item->junit, &item->junit_tests, &item->junit_failures,
+                            &item->junit_errors);
+  else if (junit && r.ran)
     {
       if (!run_report_write_junit (&r, junit, &error))
         {
@@ -512,8 +521,16 @@ run_command (int argc, char **argv, RunVerdictReport verdicts)
           status = MAX (status, HARNESS_EXIT_SETUP);
         }
     }
+  if (item)
+    {
+      item->ran = r.ran;
+      item->verdict = run_report_overall_verdict (&r);
+      for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+        item->arch_verdicts[a] = r.arches_known && r.arches[a] && r.gate && r.ran
+                                 ? run_report_arch_verdict (&r, (AirlockArch) a) : NULL;
+    }
   if (r.json)
-    run_report_json_summary (&r, status);
+    run_report_json_summary (&r, item ? "image-summary" : "summary", status);
   else if (gate_mode && r.ran && g_strcmp0 (g_getenv ("GITHUB_ACTIONS"), "true") == 0)
     /* Not under --json: stdout holds JSON lines only. */
     run_report_github_annotations (&r);
@@ -543,6 +560,8 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
   g_autofree char *cache_dir = NULL;
   g_autofree char *program = NULL;
   g_autofree char *image_ref = NULL;
+  g_auto (GStrv) image_refs = NULL;
+  g_autofree char *images_file = NULL;
   g_autofree char *stdin_file = NULL;
   g_autofree char *out_dir = NULL;
   g_autofree char *key_file = NULL;
@@ -575,9 +594,16 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
                 : "amd64, arm64, all (both at once) or a comma-separated list; x86_64 and aarch64 name the same", "ARCH" },
     { "sequential", 0, 0, G_OPTION_ARG_NONE, &sequential,
       "with --arch all: one arch after the other instead of both at once", NULL },
-    { "image", 'i', 0, G_OPTION_ARG_STRING, &image_ref,
-      "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE, "
-      "docker://NAME[:TAG|@DIGEST] or containers-storage:NAME", "REF" },
+    { "image", 'i', 0, G_OPTION_ARG_STRING_ARRAY, &image_refs,
+      gate_mode ? "OCI image to gate: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE, "
+                  "docker://NAME[:TAG|@DIGEST] or containers-storage:NAME; repeatable (a gate over "
+                  "each, one after the other)"
+                : "OCI image to run: oci:DIR[:TAG], oci-archive:FILE[:TAG], docker-archive:FILE, "
+                  "docker://NAME[:TAG|@DIGEST] or containers-storage:NAME", "REF" },
+    /* Taken apart by cmd-gate.c before it reaches here; listed for --help. */
+    { "images", 0, gate_mode ? 0 : G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_FILENAME, &images_file,
+      "gate: every image listed in FILE too, one reference a line ('#' comments); with --out, "
+      "each image's bundles in DIR/NN-NAME/", "FILE" },
     /* Each command's --help lists only what it accepts: the gate refuses a
      * test program and always runs the controls; only it judges. */
     { "guest-program", 'p', gate_mode ? G_OPTION_FLAG_HIDDEN : 0, G_OPTION_ARG_STRING, &program,
@@ -641,6 +667,16 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
     }
   if (r->json)
     r->text = stderr;
+  /* A gate over several images never gets here (cmd-gate.c runs each
+   * alone); `airlock run` takes one. */
+  if (images_file || (image_refs && g_strv_length (image_refs) > 1))
+    {
+      run_report_error (r, -1, gate_mode ? "one --image per run here"
+                                         : "one --image: a list of images is 'airlock gate'");
+      return HARNESS_EXIT_USAGE;
+    }
+  if (image_refs)
+    image_ref = g_strdup (image_refs[0]);
   if (*ret_junit && !gate_mode)
     {
       run_report_error (r, -1, "--junit belongs to 'airlock gate'");
@@ -853,15 +889,7 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
         }
       for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
         {
-          g_autoptr (AirlockImage) image = NULL;
-          g_auto (GStrv) command = NULL;
-
-          if (!arches[a])
-            continue;
-          image = airlock_image_resolve (source, (AirlockArch) a, &error);
-          if (image)
-            command = airlock_image_command (image, args, &error);
-          if (!command)
+          if (arches[a] && !harness_image_runs_on (source, (AirlockArch) a, args, &error))
             {
               run_report_error (r, (int) a, "%s: %s", airlock_arch_to_string ((AirlockArch) a),
                                 error->message);

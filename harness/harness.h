@@ -78,6 +78,13 @@ void harness_progress_done (void);
  * AIRLOCK_IMAGE_ERROR, HARNESS_EXIT_SETUP for anything else. */
 int harness_exit_for_image_error (const GError *error);
 
+/* Whether the image of @source resolves on @arch (its manifest and config
+ * read and checked) to a command to run (@args replacing its Cmd, or NULL):
+ * what run and gate check of every image and arch before any boot.  FALSE
+ * with @error (an AIRLOCK_IMAGE_ERROR) otherwise. */
+gboolean harness_image_runs_on (AirlockImageSource *source, AirlockArch arch,
+                                const char *const *args, GError **error);
+
 /* One JSON object on one line of stdout, flushed (--json: JSON Lines,
  * docs/json.md). */
 void harness_print_json_line (JsonBuilder *b);

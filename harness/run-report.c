@@ -297,10 +297,8 @@ run_report_json_verdicts (const RunReport *r)
   fflush (stdout);
 }
 
-/* The gate's verdict over every arch asked for: inconclusive outranks
- * fail, as the exit status does; NULL before the arches were known. */
-static const char *
-overall_verdict (const RunReport *r)
+const char *
+run_report_overall_verdict (const RunReport *r)
 {
   gboolean any = FALSE, failed = FALSE;
 
@@ -322,15 +320,15 @@ overall_verdict (const RunReport *r)
 }
 
 void
-run_report_json_summary (const RunReport *r, int exit_status)
+run_report_json_summary (const RunReport *r, const char *type, int exit_status)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
 
   json_builder_begin_object (b);
-  airlock_json_set_str (b, "type", "summary");
+  airlock_json_set_str (b, "type", type);
   airlock_json_set_str (b, "command", r->gate ? "gate" : "run");
   airlock_json_set_int (b, "exit_status", exit_status);
-  airlock_json_set_str (b, "verdict", overall_verdict (r));
+  airlock_json_set_str (b, "verdict", run_report_overall_verdict (r));
   g_ptr_array_add (r->errors, NULL);
   airlock_json_set_strv (b, "errors", (const char *const *) r->errors->pdata);
   g_ptr_array_remove_index (r->errors, r->errors->len - 1);
@@ -410,13 +408,13 @@ reasons_text (AirlockResult *result)
   return g_string_free (out, FALSE);
 }
 
-gboolean
-run_report_write_junit (const RunReport *r, const char *path, GError **error)
+void
+run_report_junit_suite (const RunReport *r, GString *out, guint *tests, guint *failures,
+                        guint *errors)
 {
   g_autoptr (GString) cases = g_string_new (NULL);
-  g_autoptr (GString) doc = g_string_new ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   const char *reference = NULL;
-  guint tests = 0, failures = 0, errors = 0;
+  guint n_tests = 0, n_failures = 0, n_errors = 0;
 
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
     {
@@ -426,7 +424,7 @@ run_report_write_junit (const RunReport *r, const char *path, GError **error)
 
       if (!r->arches[a])
         continue;
-      tests++;
+      n_tests++;
       if (result && !reference)
         reference = airlock_result_get_reference (result);
       verdict = run_report_arch_verdict (r, (AirlockArch) a);
@@ -437,7 +435,7 @@ run_report_write_junit (const RunReport *r, const char *path, GError **error)
           g_autofree char *message = failure_message (result);
           g_autofree char *body = reasons_text (result);
 
-          failures++;
+          n_failures++;
           g_string_append (cases, "      <failure type=\"fail\" message=\"");
           append_escaped (cases, message);
           g_string_append (cases, "\">");
@@ -450,7 +448,7 @@ run_report_write_junit (const RunReport *r, const char *path, GError **error)
            * which a pipeline must not read as a pass. */
           g_autofree char *reasons = reasons_text (result);
 
-          errors++;
+          n_errors++;
           g_string_append (cases, "      <error type=\"inconclusive\" message=\"verdict inconclusive\">");
           if (r->arch_errors[a])
             {
@@ -462,19 +460,43 @@ run_report_write_junit (const RunReport *r, const char *path, GError **error)
         }
       g_string_append (cases, "    </testcase>\n");
     }
+  g_string_append (out, "  <testsuite name=\"");
+  append_escaped (out, reference ? reference : "airlock gate");
+  g_string_append_printf (out, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n", n_tests,
+                          n_failures, n_errors);
+  g_string_append (out, cases->str);
+  g_string_append (out, "  </testsuite>\n");
+  *tests += n_tests;
+  *failures += n_failures;
+  *errors += n_errors;
+}
+
+gboolean
+run_report_write_junit_suites (const char *path, const GString *suites, guint tests,
+                               guint failures, guint errors, GError **error)
+{
+  g_autoptr (GString) doc = g_string_new ("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+
   g_string_append_printf (doc, "<testsuites name=\"airlock gate\" tests=\"%u\" failures=\"%u\" "
-                          "errors=\"%u\">\n  <testsuite name=\"", tests, failures, errors);
-  append_escaped (doc, reference ? reference : "airlock gate");
-  g_string_append_printf (doc, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n", tests,
-                          failures, errors);
-  g_string_append (doc, cases->str);
-  g_string_append (doc, "  </testsuite>\n</testsuites>\n");
+                          "errors=\"%u\">\n", tests, failures, errors);
+  g_string_append (doc, suites->str);
+  g_string_append (doc, "</testsuites>\n");
   if (!g_file_set_contents (path, doc->str, (gssize) doc->len, error))
     {
       g_prefix_error (error, "--junit: ");
       return FALSE;
     }
   return TRUE;
+}
+
+gboolean
+run_report_write_junit (const RunReport *r, const char *path, GError **error)
+{
+  g_autoptr (GString) suite = g_string_new (NULL);
+  guint tests = 0, failures = 0, errors = 0;
+
+  run_report_junit_suite (r, suite, &tests, &failures, &errors);
+  return run_report_write_junit_suites (path, suite, tests, failures, errors, error);
 }
 
 /* ---- GitHub Actions ---- */

@@ -44,13 +44,26 @@ const char *run_report_end_reason (guint32 reason);
 void run_report_json_run (AirlockArch arch, AirlockResult *result);
 /* One "verdict" line per arch asked for (gate). */
 void run_report_json_verdicts (const RunReport *r);
-/* The last line: the exit status, the overall verdict, each arch. */
-void run_report_json_summary (const RunReport *r, int exit_status);
+/* "pass", "fail" or "inconclusive" over every arch asked (inconclusive
+ * beats fail beats pass); NULL for a run, or a gate that never ran. */
+const char *run_report_overall_verdict (const RunReport *r);
+
+/* The last line, of @type "summary" (or "image-summary" for one image of
+ * a gate over several): the exit status, the overall verdict, each arch. */
+void run_report_json_summary (const RunReport *r, const char *type, int exit_status);
 
 /* The gate as JUnit XML in @path: one testcase per arch, a failure listing
  * the offending attempts and reasons, an inconclusive arch as an error.
  * FALSE with @error naming the file. */
 gboolean run_report_write_junit (const RunReport *r, const char *path, GError **error);
+/* The gate's <testsuite> (named by the image's reference) appended to
+ * @out, its counts added to @tests, @failures and @errors. */
+void run_report_junit_suite (const RunReport *r, GString *out, guint *tests, guint *failures,
+                             guint *errors);
+/* The JUnit document around @suites (run_report_junit_suite()'s, one per
+ * image) in @path.  FALSE with @error naming the file. */
+gboolean run_report_write_junit_suites (const char *path, const GString *suites, guint tests,
+                                        guint failures, guint errors, GError **error);
 
 /* One `::error title=airlock ARCH::…` line on stdout per offending attempt
  * (per reason when a verdict that is not a pass names none). */
