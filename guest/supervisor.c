@@ -122,13 +122,19 @@ send_exec_event (struct handoff *h, uint32_t phase, const char *note_if_unknown)
  * relay of the network port was such a thread, and one run in ten or so
  * waited for ever on a zombie reaper).  Checked, not assumed: a thread
  * added before this point with the signal open fails every run here,
- * instead of one in ten at random. */
+ * instead of one in ten at random.
+ *
+ * The thread of PID 1 that has SIGCHLD open, written to @tid (empty when
+ * none).  A thread on its way out (state Z or X) is passed over: the kernel
+ * hands no signal to an exiting task, and a detached worker of the last
+ * phase can still be one when the next phase begins. */
 static int
-check_sigchld_blocked (char *error, size_t error_size)
+find_sigchld_open (char *tid, size_t tid_size, char *error, size_t error_size)
 {
   DIR *d = opendir ("/proc/self/task");
   struct dirent *e;
 
+  tid[0] = '\0';
   if (!d)
     return fail (error, error_size, "cannot list PID 1's threads in /proc/self/task: %s",
                  strerror (errno));
@@ -136,7 +142,7 @@ check_sigchld_blocked (char *error, size_t error_size)
     {
       char path[64 + sizeof e->d_name], line[256];
       unsigned long long blocked = 0;
-      bool found = false;
+      bool found = false, exiting = false;
       FILE *f;
 
       if (e->d_name[0] < '0' || e->d_name[0] > '9')
@@ -146,17 +152,44 @@ check_sigchld_blocked (char *error, size_t error_size)
       if (!f)
         continue;   /* the thread ended meanwhile */
       while (!found && fgets (line, sizeof line, f))
-        found = sscanf (line, "SigBlk: %llx", &blocked) == 1;
-      fclose (f);
-      if (found && !(blocked & (1ull << (SIGCHLD - 1))))
         {
-          closedir (d);
-          return fail (error, error_size, "thread %s of PID 1 does not block SIGCHLD: the "
-                       "reaper's end could go to it and be lost", e->d_name);
+          char state = 0;
+
+          if (sscanf (line, "State: %c", &state) == 1)
+            exiting = state == 'Z' || state == 'X';
+          found = sscanf (line, "SigBlk: %llx", &blocked) == 1;
+        }
+      fclose (f);
+      if (found && !exiting && !(blocked & (1ull << (SIGCHLD - 1))))
+        {
+          snprintf (tid, tid_size, "%s", e->d_name);
+          break;
         }
     }
   closedir (d);
   return 0;
+}
+
+static int
+check_sigchld_blocked (char *error, size_t error_size)
+{
+  char tid[256];
+
+  /* A thread that is ending (a detached worker of the last phase, the
+   * moment before the kernel marks it exiting) is given up to 200 ms to
+   * go; one that stays has the signal open for good. */
+  for (int i = 0; i < 20; i++)
+    {
+      int r = find_sigchld_open (tid, sizeof tid, error, error_size);
+
+      if (r < 0)
+        return r;
+      if (!tid[0])
+        return 0;
+      poll (NULL, 0, 10);
+    }
+  return fail (error, error_size, "thread %s of PID 1 does not block SIGCHLD: the "
+               "reaper's end could go to it and be lost", tid);
 }
 
 /* One workload, start to end: its reaper and namespaces, the listener
