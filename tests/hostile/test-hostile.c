@@ -133,7 +133,10 @@ fail_with_report (AirlockTestFixture *f, const Technique *t, GPtrArray *lines, c
   const char *const *reasons = airlock_result_get_reasons (f->result);
   GBytes *out = airlock_result_get_stdout (f->result);
   g_auto (GStrv) out_lines = NULL;
-  g_autofree char *out_text = g_strndup (g_bytes_get_data (out, NULL), MIN (g_bytes_get_size (out), 65536));
+  /* A run that never got to the workload has no stdout (NULL data). */
+  g_autofree char *out_text = out && g_bytes_get_size (out) > 0
+                                ? g_strndup (g_bytes_get_data (out, NULL), MIN (g_bytes_get_size (out), 65536))
+                                : g_strdup ("");
 
   g_string_append_printf (s, "%s on %s: %s\n  verdict %s; evidence %s\n", t->command,
                           airlock_arch_to_string (f->arch), why,
