@@ -25,9 +25,10 @@ static int gate_list (int argc, char **argv);
 int
 cmd_gate (int argc, char **argv)
 {
+  /* Any spelling of --image or --images (gate_list() hands a single
+   * --image back to run_command() unchanged). */
   for (int i = 1; i < argc && !g_str_equal (argv[i], "--"); i++)
-    if (g_str_has_prefix (argv[i], "--images") || g_str_has_prefix (argv[i], "--image")
-        || g_str_has_prefix (argv[i], "-i"))
+    if (g_str_has_prefix (argv[i], "--image") || g_str_has_prefix (argv[i], "-i"))
       return gate_list (argc, argv);
   return run_command (argc, argv, gate_report);
 }
