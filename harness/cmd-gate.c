@@ -545,7 +545,12 @@ gate_report (RunReport *r)
                  airlock_result_get_manifest_digest (res));
       /* Which host of a pool produced this bundle (its manifest says so
        * too), and one that failed it first. */
-      if (airlock_result_get_host_failure (res))
+      if (airlock_result_get_lost_attempt (res))
+        fprintf (r->text, "%s: hypervisor %s, after the first was lost mid-run (%s); its "
+                 "inconclusive bundle is kept in %s\n",
+                 arch_name, airlock_result_get_hypervisor (res),
+                 airlock_result_get_host_failure (res), airlock_result_get_lost_attempt (res));
+      else if (airlock_result_get_host_failure (res))
         fprintf (r->text, "%s: hypervisor %s, after the first failed to start it (%s)\n",
                  arch_name, airlock_result_get_hypervisor (res),
                  airlock_result_get_host_failure (res));

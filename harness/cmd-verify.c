@@ -116,6 +116,17 @@ verify_set (VerifyOut *out, const char *dir, GBytes *key, guint *n, guint *faile
         (*n)++;
         *failed += !print_bundle (out, sub, s->bundles[a]);
       }
+  /* A first attempt whose host was lost mid-run: evidence of the gate
+   * too (inconclusive), verified like the others. */
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    if (s->attempts[a])
+      {
+        g_autofree char *sub = g_strconcat (dir, "/", airlock_arch_to_string ((AirlockArch) a),
+                                            AIRLOCK_BUNDLE_ATTEMPT_SUFFIX, NULL);
+
+        (*n)++;
+        *failed += !print_bundle (out, sub, s->attempts[a]);
+      }
   if (out->json)
     {
       g_autoptr (JsonBuilder) b = json_builder_new ();

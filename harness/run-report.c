@@ -290,6 +290,9 @@ run_report_json_verdicts (const RunReport *r)
           airlock_json_set_str (b, "observation", v->observation);
         }
       airlock_json_set_str (b, "bundle_error", result ? airlock_result_get_bundle_error (result) : NULL);
+      airlock_json_set_str (b, "hypervisor", result ? airlock_result_get_hypervisor (result) : NULL);
+      airlock_json_set_str (b, "host_failure", result ? airlock_result_get_host_failure (result) : NULL);
+      airlock_json_set_str (b, "lost_attempt", result ? airlock_result_get_lost_attempt (result) : NULL);
       add_reasons (b, result);
       json_builder_end_object (b);
       print_line (b);

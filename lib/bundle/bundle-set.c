@@ -158,6 +158,29 @@ airlock_bundle_set_write (const char *dir, const AirlockBundleSetInput *in, GErr
           json_builder_add_null_value (b);   /* no finished bundle: verify says so */
       }
   json_builder_end_object (b);
+  /* A run whose pool host was lost mid-run and that ran again elsewhere
+   * (lib/case/run.c) left its first attempt's bundle beside the arch's:
+   * named here, or verify would call it foreign. */
+  json_builder_set_member_name (b, "attempts");
+  json_builder_begin_object (b);
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    if (in->arches[a])
+      {
+        g_autofree char *name = g_strconcat (airlock_arch_to_string ((AirlockArch) a),
+                                             AIRLOCK_BUNDLE_ATTEMPT_SUFFIX, NULL);
+        g_autofree char *sub = g_build_filename (dir, name, NULL);
+        g_autofree char *sha = NULL;
+
+        if (!g_file_test (sub, G_FILE_TEST_IS_DIR) || g_file_test (sub, G_FILE_TEST_IS_SYMLINK))
+          continue;
+        sha = finished_manifest_sha256 (dir, name);
+        json_builder_set_member_name (b, airlock_arch_to_string ((AirlockArch) a));
+        json_builder_begin_object (b);
+        airlock_json_set_str (b, "dir", name);
+        airlock_json_set_str (b, "manifest_sha256", sha);
+        json_builder_end_object (b);
+      }
+  json_builder_end_object (b);
   json_builder_end_object (b);
   text = airlock_json_builder_to_text (b, TRUE);
 
@@ -206,7 +229,10 @@ airlock_bundle_set_report_free (AirlockBundleSetReport *report)
     return;
   g_ptr_array_unref (report->problems);
   for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
-    airlock_bundle_report_free (report->bundles[a]);
+    {
+      airlock_bundle_report_free (report->bundles[a]);
+      airlock_bundle_report_free (report->attempts[a]);
+    }
   g_free (report->gate_id);
   g_free (report);
 }
@@ -292,6 +318,7 @@ typedef struct {
   const char *reference;
   const char *index;
   JsonObject *bundles;
+  JsonObject *attempts;          /* or NULL: a set without one */
 } SetRecord;
 
 static gboolean
@@ -326,6 +353,7 @@ parse_set (AirlockBundleSetReport *r, JsonNode *root, SetRecord *set)
       set_problem (r, AIRLOCK_BUNDLE_SET_FILE, "lacks its image, its arches or its bundles");
       return FALSE;
     }
+  set->attempts = airlock_json_get_object (o, "attempts");
   set->reference = airlock_json_get_string (image, "reference");
   set->index = airlock_json_get_string (image, "index");
   for (guint i = 0; i < json_array_get_length (arches); i++)
@@ -346,16 +374,16 @@ parse_set (AirlockBundleSetReport *r, JsonNode *root, SetRecord *set)
   return TRUE;
 }
 
-/* One asked-for arch: its bundle verified, then held against the set. */
-static void
-check_member (AirlockBundleSetReport *r, const char *dir, AirlockArch arch, const SetRecord *set,
-              GBytes *key)
+/* One bundle of the set, @name in @dir (an arch's, or its lost first
+ * attempt's): verified, then held against the set and its entry there
+ * (NULL: none). */
+static AirlockBundleReport *
+check_bundle (AirlockBundleSetReport *r, const char *dir, const char *name, AirlockArch arch,
+              JsonNode *entry, const SetRecord *set, GBytes *key)
 {
-  const char *name = airlock_arch_to_string (arch);
+  const char *arch_name = airlock_arch_to_string (arch);
   g_autofree char *sub = g_build_filename (dir, name, NULL);
   g_autofree char *file = g_strconcat (name, "/manifest.json", NULL);
-  JsonNode *entry = json_object_has_member (set->bundles, name)
-                        ? json_object_get_member (set->bundles, name) : NULL;
   const char *want_sha = entry && JSON_NODE_HOLDS_OBJECT (entry)
                              ? airlock_json_get_string (json_node_get_object (entry), "manifest_sha256")
                              : NULL;
@@ -368,12 +396,12 @@ check_member (AirlockBundleSetReport *r, const char *dir, AirlockArch arch, cons
     {
       set_problem (r, name, "is missing: the set asks for %s, and a gate's bundles verify only "
                    "together", name);
-      return;
+      return NULL;
     }
-  b = r->bundles[arch] = airlock_bundle_verify (sub, key);
+  b = airlock_bundle_verify (sub, key);
   /* Each comparison names the likeliest cause; the digest alone would
    * catch them all, the others say what happened. */
-  if (g_strcmp0 (b->arch, name) != 0)
+  if (g_strcmp0 (b->arch, arch_name) != 0)
     set_problem (r, file, "is the bundle of arch '%s', under %s/: a bundle moved or copied from "
                  "another arch", b->arch ? b->arch : "(none)", name);
   if (!b->gate_id)
@@ -390,6 +418,58 @@ check_member (AirlockBundleSetReport *r, const char *dir, AirlockArch arch, cons
     set_problem (r, file, "has sha256 %s; set.json names %s for %s: the bundle was replaced or "
                  "rewritten after the gate",
                  b->manifest_sha256 ? b->manifest_sha256 : "(unreadable)", want_sha, name);
+  return b;
+}
+
+static JsonNode *
+member_of (JsonObject *o, const char *name)
+{
+  return o && json_object_has_member (o, name) ? json_object_get_member (o, name) : NULL;
+}
+
+/* One asked-for arch: its bundle, and the bundle of its first attempt
+ * when the set names one.  That one must say why it was not the arch's
+ * verdict: an attempt that passed is no lost attempt. */
+static void
+check_member (AirlockBundleSetReport *r, const char *dir, AirlockArch arch, const SetRecord *set,
+              GBytes *key)
+{
+  const char *name = airlock_arch_to_string (arch);
+  JsonNode *attempt = member_of (set->attempts, name);
+  g_autofree char *attempt_dir = g_strconcat (name, AIRLOCK_BUNDLE_ATTEMPT_SUFFIX, NULL);
+
+  r->bundles[arch] = check_bundle (r, dir, name, arch, member_of (set->bundles, name), set, key);
+  if (!attempt)
+    return;
+  if (!JSON_NODE_HOLDS_OBJECT (attempt)
+      || g_strcmp0 (airlock_json_get_string (json_node_get_object (attempt), "dir"), attempt_dir) != 0)
+    {
+      set_problem (r, AIRLOCK_BUNDLE_SET_FILE, "names a first attempt of %s that is not in %s/",
+                   name, attempt_dir);
+      return;
+    }
+  r->attempts[arch] = check_bundle (r, dir, attempt_dir, arch, attempt, set, key);
+  if (r->attempts[arch] && g_strcmp0 (r->attempts[arch]->verdict, "inconclusive") != 0)
+    set_problem (r, attempt_dir, "is a first attempt whose verdict is '%s', not inconclusive: "
+                 "a run that ended is never made again",
+                 r->attempts[arch]->verdict ? r->attempts[arch]->verdict : "(none)");
+}
+
+/* @entry is a first attempt's directory that the set names (and that
+ * check_member() verified). */
+static gboolean
+is_named_attempt (AirlockBundleSetReport *r, const char *entry)
+{
+  for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)
+    if (r->attempts[a])
+      {
+        g_autofree char *name = g_strconcat (airlock_arch_to_string ((AirlockArch) a),
+                                             AIRLOCK_BUNDLE_ATTEMPT_SUFFIX, NULL);
+
+        if (g_str_equal (entry, name))
+          return TRUE;
+      }
+  return FALSE;
 }
 
 gboolean
@@ -477,7 +557,7 @@ airlock_bundle_set_verify (const char *dir, GBytes *key)
       AirlockArch arch;
 
       if (g_str_equal (entry, AIRLOCK_BUNDLE_SET_FILE) || g_str_equal (entry, AIRLOCK_BUNDLE_SET_HMAC)
-          || (airlock_arch_from_string (entry, &arch) && r->asked[arch]))
+          || (airlock_arch_from_string (entry, &arch) && r->asked[arch]) || is_named_attempt (r, entry))
         continue;
       set_problem (r, entry, "is not part of the set (set.json names only %s%s%s): an extra "
                    "bundle or file", r->asked[AIRLOCK_ARCH_AMD64] ? "amd64" : "",

@@ -1,5 +1,6 @@
 /* Writing an evidence bundle (bundle.h): created before the VM boots, fed
  * the streams as they arrive, finished after the verdict. */
+#define _GNU_SOURCE   /* renameat2() */
 #include "config.h"
 
 #include "bundle/bundle.h"
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-glib/json-glib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -165,6 +167,28 @@ const char *
 airlock_bundle_get_dir (AirlockBundle *bundle)
 {
   return bundle->dir;
+}
+
+gboolean
+airlock_bundle_move (AirlockBundle *bundle, const char *new_dir, GError **error)
+{
+  /* RENAME_NOREPLACE: an empty directory of that name is not replaced
+   * either (plain rename() would). */
+  if (renameat2 (AT_FDCWD, bundle->dir, AT_FDCWD, new_dir, RENAME_NOREPLACE) < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, AIRLOCK_BUNDLE_ERROR,
+                   saved == EEXIST ? AIRLOCK_BUNDLE_ERROR_EXISTS : AIRLOCK_BUNDLE_ERROR_IO,
+                   "cannot move the bundle '%s' to '%s': %s", bundle->dir, new_dir,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  /* The files are written through bundle->dirfd, which follows the move;
+   * the name is for messages and the streams' paths. */
+  g_free (bundle->dir);
+  bundle->dir = g_strdup (new_dir);
+  return TRUE;
 }
 
 void

@@ -110,6 +110,12 @@ AIRLOCK_PUBLIC AirlockBundle *airlock_bundle_create (const char *dir, GError **e
 AIRLOCK_PUBLIC void airlock_bundle_record (AirlockVmRecord what, const guint8 *data, gsize len,
                                            gpointer user_data);
 AIRLOCK_PUBLIC const char *airlock_bundle_get_dir (AirlockBundle *bundle);
+/* Renames the unfinished bundle's directory to @new_dir (not existing, on
+ * the same filesystem), between the run that wrote it and finish(): a
+ * pool's run whose host was lost keeps its first attempt so.  FALSE with
+ * @error (AIRLOCK_BUNDLE_ERROR_EXISTS / _IO) naming both. */
+AIRLOCK_PUBLIC gboolean airlock_bundle_move (AirlockBundle *bundle, const char *new_dir,
+                                             GError **error);
 
 /* What finish() records besides the VM's own evidence. */
 typedef struct {
@@ -205,6 +211,11 @@ AIRLOCK_PUBLIC GBytes *airlock_bundle_key_load (const char *path, GError **error
 #define AIRLOCK_BUNDLE_SET_FILE "set.json"
 #define AIRLOCK_BUNDLE_SET_HMAC "set.hmac"
 
+/* The directory a run whose pool host was lost mid-run leaves its first
+ * attempt's bundle in, beside the bundle of the run that replaced it:
+ * ARCH.attempt-1 in a gate's set, named in set.json. */
+#define AIRLOCK_BUNDLE_ATTEMPT_SUFFIX ".attempt-1"
+
 /* A fresh random gate id (32 hex digits).  Transfer full. */
 AIRLOCK_PUBLIC char *airlock_bundle_set_new_id (void);
 
@@ -218,7 +229,8 @@ typedef struct {
 
 /* Writes @dir/set.json (and set.hmac with a key) once every arch's run
  * ended: each asked-for arch's finished bundle in @dir/ARCH/ named by the
- * SHA-256 of its manifest.json, null for one not finished.  FALSE with
+ * SHA-256 of its manifest.json, null for one not finished; and each
+ * first attempt found in @dir/ARCH.attempt-1/ the same way.  FALSE with
  * @error when the record exists already or cannot be written. */
 AIRLOCK_PUBLIC gboolean airlock_bundle_set_write (const char *dir, const AirlockBundleSetInput *in,
                                                   GError **error);
@@ -231,6 +243,9 @@ typedef struct {
   char *gate_id;
   gboolean hmac_checked;
   gboolean hmac_present;
+  /* The first attempt of an arch whose pool host was lost mid-run
+   * (ARCH.attempt-1, named in set.json), verified, or NULL. */
+  AirlockBundleReport *attempts[AIRLOCK_N_ARCHES];
 } AirlockBundleSetReport;
 
 /* TRUE when @dir looks like a gate's --out directory (set.json or an
@@ -240,7 +255,8 @@ AIRLOCK_PUBLIC gboolean airlock_bundle_dir_is_set (const char *dir);
  * and with @key signed (set.hmac); every arch it names present as ARCH/,
  * each bundle verified (airlock_bundle_verify()) and naming that arch,
  * the set's gate id and image, with the manifest digest the set records;
- * nothing else in @dir.  Never fails: the report holds the set's problems
+ * the same of each first attempt the set names (ARCH.attempt-1, which must
+ * be inconclusive); nothing else in @dir.  Never fails: the report holds the set's problems
  * and each bundle's own report. */
 AIRLOCK_PUBLIC AirlockBundleSetReport *airlock_bundle_set_verify (const char *dir, GBytes *key);
 AIRLOCK_PUBLIC void airlock_bundle_set_report_free (AirlockBundleSetReport *report);

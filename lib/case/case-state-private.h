@@ -38,6 +38,7 @@ AirlockResult *airlock_result_new (AirlockArch arch, const char *case_name, Airl
                                    AirlockVerdict *verdict, AirlockRunRecord *record);
 void airlock_result_set_bundle (AirlockResult *result, const char *dir, const char *error);
 void airlock_result_set_host_failure (AirlockResult *result, const char *failure);
+void airlock_result_set_lost_attempt (AirlockResult *result, const char *bundle_dir);
 
 #define DEFAULT_TIMEOUT_S 30
 #define MAX_TIMEOUT_S 86400
@@ -131,6 +132,7 @@ struct _AirlockRun {
   gboolean host_held;
   char *host_failed;             /* a host that failed it first, and why, or NULL */
   AirlockVm *vm_failed;          /* that host's VM, kept until the run is freed */
+  char *lost_attempt;            /* the bundle of a run whose host was lost mid-run, or NULL */
   AirlockBundle *bundle;
   char *bundle_error;
   GThread *thread;

@@ -89,8 +89,10 @@ typedef struct {
    * @uri NULL, $AIRLOCK_CONNECT may hold such a list, separated by spaces.
    * Each run goes to the first host that can run the arch (one offering
    * KVM for it first) with a free slot, and waits while all are full; one
-   * that fails before the guest booted is retried once on another host
-   * (docs/remote.md).  Sessions of several arches with the same list share
+   * that fails before the guest booted is retried once on another host,
+   * and so is one whose host is lost mid-run when no input of it was
+   * used up (its stdin stream unread, no line of it read): its first
+   * bundle kept beside the case's (docs/remote.md).  Sessions of several arches with the same list share
    * the hosts' slots. */
   const char *const *uris;
   guint host_slots;           /* runs at once on each host of @uris; 0: 1 */
@@ -397,9 +399,14 @@ AIRLOCK_PUBLIC const char *airlock_result_get_accel (AirlockResult *result);
 /* The libvirt URI of the hypervisor that ran the case (the one of a pool
  * that was chosen). */
 AIRLOCK_PUBLIC const char *airlock_result_get_hypervisor (AirlockResult *result);
-/* When a host of a pool failed to start the run and another ran it: the
- * first host's URI and why ("URI: reason"); else NULL. */
+/* When a host of a pool failed the run and another ran it: the first
+ * host's URI and why ("URI: reason"); else NULL. */
 AIRLOCK_PUBLIC const char *airlock_result_get_host_failure (AirlockResult *result);
+/* When that host was lost mid-run (after the guest booted), the first
+ * attempt's finished bundle (inconclusive, its evidence kept): the case's
+ * bundle directory with AIRLOCK_BUNDLE_ATTEMPT_SUFFIX; else NULL (also
+ * when it failed before the boot: then nothing ran, nothing was kept). */
+AIRLOCK_PUBLIC const char *airlock_result_get_lost_attempt (AirlockResult *result);
 /* The clock the run had, and how long its workload was watched, from its
  * start to its end: in the guest's time and in the host's wall time (ms;
  * -1 when not known, as when it never started).  Under the warped clock

@@ -29,6 +29,7 @@ struct _AirlockResult {
   char *bundle_dir;
   char *bundle_error;
   char *host_failure;
+  char *lost_attempt;
 };
 
 static const char *
@@ -249,6 +250,7 @@ airlock_result_free (AirlockResult *r)
   g_free (r->bundle_dir);
   g_free (r->bundle_error);
   g_free (r->host_failure);
+  g_free (r->lost_attempt);
   g_free (r);
 }
 
@@ -405,6 +407,19 @@ const char *
 airlock_result_get_host_failure (AirlockResult *r)
 {
   return r->host_failure;
+}
+
+void
+airlock_result_set_lost_attempt (AirlockResult *r, const char *bundle_dir)
+{
+  g_free (r->lost_attempt);
+  r->lost_attempt = g_strdup (bundle_dir);
+}
+
+const char *
+airlock_result_get_lost_attempt (AirlockResult *r)
+{
+  return r->lost_attempt;
 }
 
 AirlockClock

@@ -85,13 +85,167 @@ retry_elsewhere (AirlockRun *run, const GError *failure)
   return vm;
 }
 
+/* Finishes @bundle, a run's, with what the case was and how @record was
+ * judged; its error in *@ret_error. */
+static void
+finish_bundle (AirlockRun *run, AirlockBundle *bundle, AirlockRunRecord *record,
+               const AirlockVerdict *verdict, gint64 started_real_us, char **ret_error)
+{
+  g_autoptr (GError) local = NULL;
+  g_autoptr (GPtrArray) env_set = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) serve = g_ptr_array_new_with_free_func (g_free);
+  AirlockBundleInput in = {
+    .arch = run->session->arch,
+    .case_name = run->c->name,
+    .args = (const char *const *) run->c->args,
+    .clock_ns = run->c->clock_ns,
+    .icount = run->session->clock == AIRLOCK_CLOCK_WARP,
+    .shell = run->c->shell,
+    .tty = run->c->tty,
+    .guest_program = run->c->guest_program,
+    .image = run->image,
+    .guest = run->guest,
+    .record = record,
+    .argv = (const char *const *) run->argv,
+    .envp = (const char *const *) run->envp->pdata,
+    .cwd = run->image ? run->image->working_dir : "/",
+    .user = run->image ? run->image->user : NULL,
+    .timeout_ms = run->c->timeout_s * 1000,
+    .controls = run->c->controls,
+    .policy = run->c->policy,
+    .verdict = verdict,
+    .key = run->c->key,
+    .gate_id = run->c->bundle_gate,
+    .started_real_us = started_real_us,
+    .finished_real_us = g_get_real_time (),
+  };
+
+  for (guint k = 0; k < run->c->env_names->len; k++)
+    g_ptr_array_add (env_set, run->c->env_values->pdata[k]
+                                  ? g_strdup_printf ("%s=%s", (char *) run->c->env_names->pdata[k],
+                                                     (char *) run->c->env_values->pdata[k])
+                                  : g_strdup (run->c->env_names->pdata[k]));
+  g_ptr_array_add (env_set, NULL);
+  in.env_set = (const char *const *) env_set->pdata;
+  /* What each fixture was, so a replay can be given the same bytes. */
+  for (guint k = 0; k < run->c->serve->len; k++)
+    {
+      const Fixture *fx = g_ptr_array_index (run->c->serve, k);
+      g_autofree char *sum = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, fx->response);
+
+      g_ptr_array_add (serve, airlock_case_fixture_line (fx->name, fx->port, sum));
+    }
+  g_ptr_array_add (serve, NULL);
+  in.serve = serve->len > 1 ? (const char *const *) serve->pdata : NULL;
+
+  if (!airlock_bundle_finish (bundle, &in, &local))
+    *ret_error = g_strdup (local->message);
+}
+
+/* The host of a pool was lost mid-run (its daemon or its machine went
+ * away after the guest booted): the run says nothing of the workload.
+ * When nothing of the case's input was used up — its stdin stream gave
+ * the lost VM no byte, its caller read no line of output — the same run
+ * can be made again, once, on another host.  The first attempt's bundle
+ * is finished (inconclusive, with the loss as its reason) and kept as
+ * BUNDLE_DIR.attempt-1; the new run writes BUNDLE_DIR.  Returns the new VM,
+ * or NULL (then the inconclusive run stands, as without a pool). */
+static AirlockVm *
+retry_after_loss (AirlockRun *run)
+{
+  g_autoptr (GError) local = NULL;
+  g_autofree char *other = NULL;
+  g_autofree char *attempt = NULL;
+  g_autofree char *attempt_error = NULL;
+  g_autoptr (AirlockRunRecord) record = NULL;
+  g_autoptr (AirlockVerdict) verdict = NULL;
+  AirlockBundle *fresh = NULL;
+  AirlockVm *vm;
+  gboolean read;
+
+  if (!run->host || run->host_failed || !airlock_vm_host_lost (run->vm)
+      || airlock_vm_took_stdin (run->vm))
+    return NULL;
+  g_mutex_lock (&run->lock);
+  read = run->out_read > 0;
+  g_mutex_unlock (&run->lock);
+  if (read)
+    return NULL;
+  other = airlock_hosts_acquire ((const char *const *) run->session->uris,
+                                 run->session->host_slots, run->session->cache_dir,
+                                 run->session->arch, run->host, &local);
+  if (!other)
+    return NULL;
+
+  /* The first attempt's bundle aside, a new one in its place, the new
+   * VM: each undone if a later one cannot be had. */
+  if (run->bundle)
+    {
+      attempt = g_strconcat (run->c->bundle_dir, AIRLOCK_BUNDLE_ATTEMPT_SUFFIX, NULL);
+      if (!airlock_bundle_move (run->bundle, attempt, &local))
+        goto undo_host;
+      fresh = airlock_bundle_create (run->c->bundle_dir, &local);
+      if (!fresh)
+        goto undo_move;
+    }
+  run->vm_opts.uri = other;
+  run->vm_opts.record_data = fresh;
+  vm = airlock_vm_new (run->session->arch, run->guest, &run->vm_opts, &local);
+  run->vm_opts.uri = run->host;
+  run->vm_opts.record_data = run->bundle;
+  if (!vm)
+    {
+      if (fresh)
+        {
+          airlock_bundle_free (fresh);
+          airlock_rm_rf (run->c->bundle_dir);
+        }
+      goto undo_move;
+    }
+
+  record = airlock_vm_get_record (run->vm);
+  verdict = airlock_verdict_compute (record, run->c->policy);
+  if (run->bundle)
+    {
+      finish_bundle (run, run->bundle, record, verdict, run->started_real_us, &attempt_error);
+      airlock_bundle_free (run->bundle);
+    }
+  run->bundle = fresh;
+  run->vm_opts.record_data = fresh;
+  run->lost_attempt = g_steal_pointer (&attempt);
+  run->host_failed = g_strdup_printf ("%s: lost mid-run: %s%s%s", run->host,
+                                      airlock_vm_get_reason (run->vm),
+                                      attempt_error ? "; its bundle could not be finished: " : "",
+                                      attempt_error ? attempt_error : "");
+  release_host (run);
+  g_free (run->host);
+  run->host = g_steal_pointer (&other);
+  run->host_held = TRUE;
+  run->vm_opts.uri = run->host;
+  /* The new run's output is the run's: nobody read the first's. */
+  g_mutex_lock (&run->lock);
+  g_byte_array_set_size (run->out, 0);
+  run->started_real_us = g_get_real_time ();
+  g_mutex_unlock (&run->lock);
+  return vm;
+
+undo_move:
+  if (attempt && !airlock_bundle_move (run->bundle, run->c->bundle_dir, NULL))
+    g_warning ("the bundle of a run whose host was lost stays in '%s'", attempt);
+undo_host:
+  g_warning ("the run whose host '%s' was lost cannot be made again on '%s': %s", run->host,
+             other, local->message);
+  airlock_hosts_release (other);
+  return NULL;
+}
+
 static gpointer
 run_thread (gpointer data)
 {
   AirlockRun *run = data;
   GError *error = NULL;
   gboolean ok = airlock_vm_run (run->vm, &error);
-  AirlockVm *again = ok ? NULL : retry_elsewhere (run, error);
+  AirlockVm *again = ok ? retry_after_loss (run) : retry_elsewhere (run, error);
 
   if (again)
     {
@@ -412,7 +566,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
     {
       /* Nothing to judge: the bundle keeps what it has, marked. */
       if (run->vm_error && run->host_failed)
-        g_prefix_error (&run->vm_error, "after '%s' failed to start it: ", run->host_failed);
+        g_prefix_error (&run->vm_error, "after '%s' failed it: ", run->host_failed);
       if (run->bundle)
         airlock_bundle_abandon (run->bundle, run->vm_error ? run->vm_error->message
                                                            : "the VM did not start");
@@ -422,57 +576,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
   record = airlock_vm_get_record (run->vm);
   verdict = airlock_verdict_compute (record, run->c->policy);
   if (run->bundle)
-    {
-      g_autoptr (GError) local = NULL;
-      g_autoptr (GPtrArray) env_set = g_ptr_array_new_with_free_func (g_free);
-      g_autoptr (GPtrArray) serve = g_ptr_array_new_with_free_func (g_free);
-      AirlockBundleInput in = {
-        .arch = run->session->arch,
-        .case_name = run->c->name,
-        .args = (const char *const *) run->c->args,
-        .clock_ns = run->c->clock_ns,
-        .icount = run->session->clock == AIRLOCK_CLOCK_WARP,
-        .shell = run->c->shell,
-        .tty = run->c->tty,
-        .guest_program = run->c->guest_program,
-        .image = run->image,
-        .guest = run->guest,
-        .record = record,
-        .argv = (const char *const *) run->argv,
-        .envp = (const char *const *) run->envp->pdata,
-        .cwd = run->image ? run->image->working_dir : "/",
-        .user = run->image ? run->image->user : NULL,
-        .timeout_ms = run->c->timeout_s * 1000,
-        .controls = run->c->controls,
-        .policy = run->c->policy,
-        .verdict = verdict,
-        .key = run->c->key,
-        .gate_id = run->c->bundle_gate,
-        .started_real_us = run->started_real_us,
-        .finished_real_us = g_get_real_time (),
-      };
-
-      for (guint k = 0; k < run->c->env_names->len; k++)
-        g_ptr_array_add (env_set, run->c->env_values->pdata[k]
-                                      ? g_strdup_printf ("%s=%s", (char *) run->c->env_names->pdata[k],
-                                                         (char *) run->c->env_values->pdata[k])
-                                      : g_strdup (run->c->env_names->pdata[k]));
-      g_ptr_array_add (env_set, NULL);
-      in.env_set = (const char *const *) env_set->pdata;
-      /* What each fixture was, so a replay can be given the same bytes. */
-      for (guint k = 0; k < run->c->serve->len; k++)
-        {
-          const Fixture *fx = g_ptr_array_index (run->c->serve, k);
-          g_autofree char *sum = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, fx->response);
-
-          g_ptr_array_add (serve, airlock_case_fixture_line (fx->name, fx->port, sum));
-        }
-      g_ptr_array_add (serve, NULL);
-      in.serve = serve->len > 1 ? (const char *const *) serve->pdata : NULL;
-
-      if (!airlock_bundle_finish (run->bundle, &in, &local))
-        run->bundle_error = g_strdup (local->message);
-    }
+    finish_bundle (run, run->bundle, record, verdict, run->started_real_us, &run->bundle_error);
   /* The record is the run from here on: the VM (its domain long gone)
    * goes now. */
   g_clear_pointer (&run->vm, airlock_vm_free);
@@ -481,6 +585,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
   if (run->bundle)
     airlock_result_set_bundle (result, airlock_bundle_get_dir (run->bundle), run->bundle_error);
   airlock_result_set_host_failure (result, run->host_failed);
+  airlock_result_set_lost_attempt (result, run->lost_attempt);
   return result;
 }
 
@@ -502,6 +607,7 @@ airlock_run_free (AirlockRun *run)
   release_host (run);
   g_free (run->host);
   g_free (run->host_failed);
+  g_free (run->lost_attempt);
   airlock_bundle_free (run->bundle);
   g_free (run->bundle_error);
   g_clear_error (&run->vm_error);

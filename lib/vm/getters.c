@@ -4,6 +4,7 @@
  * state the lifecycle (vm.c) and the teardown (teardown.c) left. */
 #include "config.h"
 
+#include "vm/vm-private.h"
 #include "vm/vm-state-private.h"
 #include "vm/volumes-private.h"
 
@@ -163,4 +164,22 @@ airlock_vm_describe_storage (AirlockVm *vm, char **ret_detail)
       return TRUE;
     }
   return airlock_remote_pool_check (vm->conn, ret_detail);
+}
+
+gboolean
+airlock_vm_host_lost (AirlockVm *vm)
+{
+  gboolean lost;
+
+  g_mutex_lock (&vm->lock);
+  lost = vm->conn_lost && vm->channel
+         && airlock_channel_get_state (vm->channel) != AIRLOCK_CHANNEL_COMPLETE;
+  g_mutex_unlock (&vm->lock);
+  return lost;
+}
+
+gboolean
+airlock_vm_took_stdin (AirlockVm *vm)
+{
+  return g_atomic_int_get (&vm->stdin_taken) != 0;
 }

@@ -256,6 +256,7 @@ stdin_sender (gpointer data)
 
           if (n <= 0)
             break;   /* end of file, an error, or the run ended (cancelled) */
+          g_atomic_int_set (&vm->stdin_taken, 1);
           if (!send_stdin_chunk (vm, buf, (gsize) n))
             return NULL;
         }

@@ -10,6 +10,15 @@ G_BEGIN_DECLS
  * full. */
 AirlockRunRecord *airlock_vm_get_record (AirlockVm *vm);
 
+/* TRUE when the run ended because its connection to a libvirt daemon
+ * was lost before the trailer (the daemon stopped, restarted or its host
+ * went away): the run says nothing of the workload, and nothing of it was
+ * the workload's doing.  Call it once airlock_vm_run() has returned. */
+gboolean airlock_vm_host_lost (AirlockVm *vm);
+/* TRUE when the VM read any byte of its stdin stream (the stream cannot
+ * give those bytes to another run). */
+gboolean airlock_vm_took_stdin (AirlockVm *vm);
+
 /* What a hypervisor offers an arch (airlock_hypervisor_probe()). */
 typedef enum {
   AIRLOCK_HOST_CANNOT = 0,   /* no QEMU for it, or the host cannot be reached */

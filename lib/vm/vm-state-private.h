@@ -93,6 +93,7 @@ struct _AirlockVm {
   GBytes *stdin_data;
   GInputStream *stdin_stream;
   GCancellable *stdin_cancel;
+  gint stdin_taken;          /* bytes read from stdin_stream (atomic): a retry needs 0 */
   GThread *stdin_thread;
   GByteArray *out[2];        /* the workload's stdout, stderr */
   gboolean out_truncated;

@@ -12,7 +12,10 @@
 # removes the volumes (and the pool) it made and its known_hosts line.
 # A pool of the embedded driver and the remote host runs both arches at
 # once, one on each; a pool whose first host cannot take the guest's files
-# (its storage pool broken on purpose) runs the arch again on the other.
+# (its storage pool broken on purpose) runs the arch again on the other;
+# one whose remote daemon crashes mid-run (SIGKILL, only a libvirtd this
+# test started) runs it again on the other too, the lost attempt's bundle
+# kept and verified with the set, which refuses it unnamed or passing.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
@@ -21,7 +24,8 @@ cache="${AIRLOCK_CACHE_DIR:?run through meson test}"
 tests=(/remote/gate-clean-passes /remote/manifest-names-the-hypervisor
        /remote/gate-egress-fails-with-destinations /remote/volumes-named-by-digest
        /remote/guest-files-not-shared /remote/changed-volume-replaced /remote/doctor
-       /remote/pool-runs-both-arches-at-once /remote/pool-retries-on-another-host)
+       /remote/pool-runs-both-arches-at-once /remote/pool-retries-on-another-host
+       /remote/pool-retries-a-host-lost-mid-run /remote/lost-attempt-is-part-of-the-set)
 echo "1..${#tests[@]}"
 skip() { local i; for i in "${!tests[@]}"; do echo "ok $((i + 1)) ${tests[$i]} # SKIP $1"; done; exit 0; }
 
@@ -55,6 +59,8 @@ cleanup () {
       virsh -c qemu:///system pool-undefine airlock >/dev/null 2>&1
     fi
   fi
+  [ -n "${holder_pid:-}" ] && kill "$holder_pid" 2>/dev/null
+  [ -n "${gate_pid:-}" ] && kill "$gate_pid" 2>/dev/null && wait "$gate_pid" 2>/dev/null
   sshd_stop
   libvirtd_stop
   rm -rf "$work"
@@ -204,3 +210,101 @@ if [ "$rc" -eq 0 ] && grep -qF "after the first failed to start it ($uri: " "$ou
   ok /remote/pool-retries-on-another-host
   grep '^arm64: hypervisor' "$out" | sed 's/^/# /'
 else not_ok /remote/pool-retries-on-another-host "exit $rc, or no retry on the embedded driver reported"; fi
+
+# 10-11: the remote daemon crashes while the workload runs (its stdin
+# held open: nothing of it read yet).  The run is made again on the
+# embedded driver; the lost attempt's bundle stays, inconclusive, beside
+# the arch's, and the set names and verifies both.
+skip_one () { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
+if [ -z "$libvirtd_pid" ]; then
+  skip_one /remote/pool-retries-a-host-lost-mid-run "the system libvirtd is not this test's to crash"
+  skip_one /remote/lost-attempt-is-part-of-the-set "no lost attempt made"
+  exit 0
+fi
+mkfifo "$work/held.in"
+sleep 600 >"$work/held.in" &
+holder_pid=$!
+"$cli" gate --stdin - --arch amd64 --image "oci-archive:$samples/clean.tar" --connect "$uri" \
+  --connect qemu:///embed --out "$work/lost" <"$work/held.in" >"$out" 2>&1 &
+gate_pid=$!
+# Until the controls are done and the image's workload runs (on the remote host).
+for _ in $(seq 600); do
+  grep -aq "airlock-init: workload ended" "$work/lost/amd64/console.log" 2>/dev/null && break
+  kill -0 "$gate_pid" 2>/dev/null || break
+  sleep 0.2
+done
+sleep 1
+domain=$(virsh -c qemu:///system list --name 2>/dev/null | grep -m1 '^airlock-amd64-')
+crashed=no
+libvirtd_crash_and_restart && crashed=yes
+# Until the new run's workload runs, on the embedded driver; then its stdin ends.
+for _ in $(seq 900); do
+  [ -d "$work/lost/amd64.attempt-1" ] && grep -aq "airlock-init: workload ended" \
+    "$work/lost/amd64/console.log" 2>/dev/null && break
+  kill -0 "$gate_pid" 2>/dev/null || break
+  sleep 0.2
+done
+kill "$holder_pid" 2>/dev/null
+wait "$gate_pid"
+rc=$?
+gate_pid=
+reason="the connection to libvirt '$uri' was lost before the trailer"
+left=$(virsh -c qemu:///system list --name 2>/dev/null | grep -x -- "${domain:-none}")
+if [ "$crashed" = yes ] && [ -n "$domain" ] && [ -z "$left" ] && [ "$rc" -eq 0 ] \
+   && grep -Eq '^  amd64 .* pass$' "$out" \
+   && grep -qF "amd64: hypervisor qemu:///embed?root=" "$out" \
+   && grep -qF "after the first was lost mid-run ($uri: lost mid-run: $reason" "$out" \
+   && grep -qF "its inconclusive bundle is kept in $work/lost/amd64.attempt-1" "$out" \
+   && python3 - "$work/lost" "$uri" >>"$out" 2>&1 <<'PY'
+import json, sys
+d, uri = sys.argv[1:3]
+first = json.load(open(f"{d}/amd64.attempt-1/manifest.json"))
+second = json.load(open(f"{d}/amd64/manifest.json"))
+assert first["inputs"]["libvirt"]["uri"] == uri, first["inputs"]["libvirt"]
+assert second["inputs"]["libvirt"]["uri"].startswith("qemu:///embed?root="), second["inputs"]["libvirt"]
+assert json.load(open(f"{d}/amd64.attempt-1/verdict.json"))["verdict"] == "inconclusive"
+assert json.load(open(f"{d}/amd64/verdict.json"))["verdict"] == "pass"
+s = json.load(open(f"{d}/set.json"))
+assert list(s["attempts"]) == ["amd64"] and s["attempts"]["amd64"]["dir"] == "amd64.attempt-1", s
+PY
+then
+  ok /remote/pool-retries-a-host-lost-mid-run
+  grep '^amd64: hypervisor' "$out" | sed 's/^/# /'
+else
+  echo "crashed: $crashed; remote domain: ${domain:-none} (left running: ${left:-no})" >>"$out"
+  not_ok /remote/pool-retries-a-host-lost-mid-run "exit $rc, or the run lost with its host was not made again on the embedded driver"
+fi
+
+# The set verifies with the lost attempt in it (two bundles); unnamed in
+# set.json, or replaced by a passing bundle, it does not.
+problems=
+if ! "$cli" verify "$work/lost" >"$work/v0" 2>&1 || ! grep -q "verified as one set" "$work/v0" \
+   || ! grep -qF "amd64: verified $work/lost/amd64.attempt-1: verdict inconclusive" "$work/v0"; then
+  problems="the gate's directory with its lost attempt does not verify as one set;"
+fi
+cp -a "$work/lost" "$work/lost-unnamed"
+python3 - "$work/lost-unnamed/set.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1])); del s["attempts"]; json.dump(s, open(sys.argv[1], "w"))
+PY
+if "$cli" verify "$work/lost-unnamed" >"$work/v1" 2>&1 \
+   || ! grep -q ": amd64.attempt-1: is not part of the set" "$work/v1"; then
+  problems="$problems an attempt set.json does not name is not refused;"
+fi
+cp -a "$work/lost" "$work/lost-passing"
+rm -rf "$work/lost-passing/amd64.attempt-1"
+cp -a "$work/lost/amd64" "$work/lost-passing/amd64.attempt-1"
+python3 - "$work/lost-passing/set.json" <<'PY'
+import hashlib, json, os, sys
+p = sys.argv[1]; s = json.load(open(p))
+m = os.path.join(os.path.dirname(p), "amd64.attempt-1", "manifest.json")
+s["attempts"]["amd64"]["manifest_sha256"] = hashlib.sha256(open(m, "rb").read()).hexdigest()
+json.dump(s, open(p, "w"))
+PY
+if "$cli" verify "$work/lost-passing" >"$work/v2" 2>&1 \
+   || ! grep -q ": amd64.attempt-1: is a first attempt whose verdict is 'pass', not inconclusive" "$work/v2"; then
+  problems="$problems a passing bundle as the lost attempt is not refused;"
+fi
+cat "$work/v0" "$work/v1" "$work/v2" >"$out" 2>/dev/null
+if [ -z "$problems" ]; then ok /remote/lost-attempt-is-part-of-the-set
+else not_ok /remote/lost-attempt-is-part-of-the-set "$problems"; fi
