@@ -63,23 +63,26 @@ harness_parse_clock (const char *command, const char *name, AirlockAccel accel, 
 
   if (name && !airlock_clock_from_string (name, &clock))
     {
-      fprintf (stderr, "%s: unknown clock '%s' (expected warp or real)\n", command, name);
+      fprintf (harness_err (), "%s: unknown clock '%s' (expected warp or real)\n", command, name);
       return FALSE;
     }
   if (guest_time_s >= 0 && clock != AIRLOCK_CLOCK_WARP)
     {
-      fprintf (stderr, "%s: --guest-time is a limit of the warped clock's time: under --clock "
+      fprintf (harness_err (),
+               "%s: --guest-time is a limit of the warped clock's time: under --clock "
                "real the guest's time is the wall's (--timeout)\n", command);
       return FALSE;
     }
   if (guest_time_s == 0 || guest_time_s > max_guest_time_s)
     {
-      fprintf (stderr, "%s: --guest-time must be 1 to %d seconds\n", command, max_guest_time_s);
+      fprintf (harness_err (),
+               "%s: --guest-time must be 1 to %d seconds\n", command, max_guest_time_s);
       return FALSE;
     }
   if (clock == AIRLOCK_CLOCK_WARP && accel == AIRLOCK_ACCEL_KVM)
     {
-      fprintf (stderr, "%s: --accel kvm cannot warp the guest's clock (QEMU runs the clock ahead "
+      fprintf (harness_err (),
+               "%s: --accel kvm cannot warp the guest's clock (QEMU runs the clock ahead "
                "only of the instructions it emulates): give --clock real to run under KVM, or "
                "--accel tcg\n", command);
       return FALSE;
@@ -123,33 +126,59 @@ harness_parse_arches (const char *spec, gboolean ret_arches[AIRLOCK_N_ARCHES], G
   return TRUE;
 }
 
-static gboolean progress_open;
-static char *progress_stage;
+/* Where this thread's command prints (harness.h): the process's stdout
+ * and stderr, unless an image of a gate over several run at once gave it
+ * buffers of its own (cmd-gate.c).  Per thread, as the progress line is. */
+static __thread FILE *thread_out;
+static __thread FILE *thread_err;
+
+FILE *
+harness_out (void)
+{
+  return thread_out ? thread_out : stdout;
+}
+
+FILE *
+harness_err (void)
+{
+  return thread_err ? thread_err : stderr;
+}
+
+void
+harness_set_thread_output (FILE *out, FILE *err)
+{
+  thread_out = out;
+  thread_err = err;
+}
+
+static __thread gboolean progress_open;
+static __thread char *progress_stage;
 
 void
 harness_progress (const char *stage, guint64 done, guint64 total, gpointer user_data)
 {
-  gboolean tty = isatty (STDERR_FILENO);
+  gboolean tty = !thread_err && isatty (STDERR_FILENO);
   gboolean new_stage = g_strcmp0 (stage, progress_stage) != 0;
 
   if (!tty)
     {
       /* Logs get one line per stage, and its end. */
       if (new_stage)
-        fprintf (stderr, "airlock: %s\n", stage);
+        fprintf (harness_err (), "airlock: %s\n", stage);
       g_free (progress_stage);
       progress_stage = g_strdup (stage);
       return;
     }
   if (new_stage && progress_open)
-    fputc ('\n', stderr);
+    fputc ('\n', harness_err ());
   g_free (progress_stage);
   progress_stage = g_strdup (stage);
   if (total > 0)
-    fprintf (stderr, "\r\033[Kairlock: %s: %3d%% (%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ")",
+    fprintf (harness_err (),
+             "\r\033[Kairlock: %s: %3d%% (%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ")",
              stage, (int) (done * 100 / total), done, total);
   else
-    fprintf (stderr, "\r\033[Kairlock: %s", stage);
+    fprintf (harness_err (), "\r\033[Kairlock: %s", stage);
   progress_open = TRUE;
 }
 
@@ -157,7 +186,7 @@ void
 harness_progress_done (void)
 {
   if (progress_open)
-    fputc ('\n', stderr);
+    fputc ('\n', harness_err ());
   progress_open = FALSE;
   g_clear_pointer (&progress_stage, g_free);
 }
@@ -167,6 +196,6 @@ harness_print_json_line (JsonBuilder *b)
 {
   g_autofree char *text = airlock_json_builder_to_text (b, FALSE);
 
-  printf ("%s\n", text);
-  fflush (stdout);
+  fprintf (harness_out (), "%s\n", text);
+  fflush (harness_out ());
 }

@@ -4,8 +4,9 @@
  * (lib/policy, default: no egress): the table of arches, every reason, and
  * the exit status the pipeline acts on.  Over several images (--image
  * again, --images FILE): every image resolved on every arch first, then
- * each image's gate in turn, each with its bundles in a directory of its
- * own, and a table of images at the end. */
+ * each image's gate in turn (over a pool of hypervisors, as many at once
+ * as its slots hold), each with its bundles in a directory of its own, and
+ * a table of images at the end. */
 #include "config.h"
 
 #include "harness.h"
@@ -14,6 +15,7 @@
 #include "table.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* `airlock gate`: `run --image --controls` on every arch, then the verdict
@@ -44,6 +46,8 @@ typedef struct {
   char *junit;
   char *arch_spec;
   char *stdin_file;
+  GStrv connect;          /* --connect, in order: the pool, handed on to each image */
+  int host_slots;         /* --host-slots, handed on; 0: not given */
   gboolean json;
   GPtrArray *errors;      /* char *: every message printed, for the --json summary */
   GPtrArray *rest;        /* argv[0] and the options for each image's gate */
@@ -59,6 +63,7 @@ list_args_clear (ListArgs *a)
   g_free (a->junit);
   g_free (a->arch_spec);
   g_free (a->stdin_file);
+  g_strfreev (a->connect);
   g_clear_pointer (&a->errors, g_ptr_array_unref);
   g_clear_pointer (&a->rest, g_ptr_array_unref);
   g_clear_pointer (&a->workload, g_ptr_array_unref);
@@ -96,6 +101,8 @@ list_args_parse (int argc, char **argv, ListArgs *a)
     { "arch", 'a', 0, G_OPTION_ARG_STRING, &a->arch_spec, NULL, NULL },
     { "stdin", 0, 0, G_OPTION_ARG_FILENAME, &a->stdin_file, NULL, NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &a->json, NULL, NULL },
+    { "connect", 'c', 0, G_OPTION_ARG_STRING_ARRAY, &a->connect, NULL, NULL },
+    { "host-slots", 0, 0, G_OPTION_ARG_INT, &a->host_slots, NULL, NULL },
     { NULL },
   };
 
@@ -346,6 +353,187 @@ gate_list (int argc, char **argv)
   return status;
 }
 
+/* How many images gate at once: one, unless a pool of hypervisors
+ * (--connect more than once, or $AIRLOCK_CONNECT's list) has slots for
+ * more than one image's arches at a time; then as many as it has.  The
+ * pool hands each run its host (lib/case/hosts.c, shared by the images of
+ * this process), so the images never take more than the slots. */
+static guint
+list_jobs (const ListArgs *a, const gboolean *arches)
+{
+  guint hosts = a->connect ? g_strv_length (a->connect) : 0;
+  guint per_image = 0;
+
+  if (!a->connect)
+    {
+      /* The list as the session reads it: words separated by spaces. */
+      const char *list = g_getenv ("AIRLOCK_CONNECT");
+      g_auto (GStrv) words = g_strsplit_set (list ? list : "", " \t\n", -1);
+
+      for (guint k = 0; words[k]; k++)
+        hosts += *words[k] ? 1 : 0;
+    }
+  for (unsigned k = 0; k < AIRLOCK_N_ARCHES; k++)
+    per_image += arches[k] ? 1 : 0;
+  if (hosts < 2 || per_image == 0)
+    return 1;
+  return MAX (1u, hosts * (guint) MAX (a->host_slots, 1) / per_image);
+}
+
+/* The gate of image @i of the list, its arguments made from the list's. */
+static int
+list_gate_one (ListArgs *a, ListRun *l, guint i, GString *junit)
+{
+  g_autoptr (GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
+  RunListItem *item = &l->items[i];
+
+  for (guint j = 0; j < a->rest->len; j++)
+    g_ptr_array_add (args, g_strdup (a->rest->pdata[j]));
+  g_ptr_array_add (args, g_strdup_printf ("--image=%s", (const char *) l->images->pdata[i]));
+  if (a->arch_spec)
+    g_ptr_array_add (args, g_strdup_printf ("--arch=%s", a->arch_spec));
+  if (a->stdin_file)
+    g_ptr_array_add (args, g_strdup_printf ("--stdin=%s", a->stdin_file));
+  for (guint j = 0; a->connect && a->connect[j]; j++)
+    g_ptr_array_add (args, g_strdup_printf ("--connect=%s", a->connect[j]));
+  if (a->host_slots)
+    g_ptr_array_add (args, g_strdup_printf ("--host-slots=%d", a->host_slots));
+  if (l->dirs->pdata[i])
+    g_ptr_array_add (args, g_strdup_printf ("--out=%s", (const char *) l->dirs->pdata[i]));
+  if (a->json)
+    g_ptr_array_add (args, g_strdup ("--json"));
+  for (guint j = 0; j < a->workload->len; j++)
+    g_ptr_array_add (args, g_strdup (a->workload->pdata[j]));
+  g_ptr_array_add (args, NULL);
+
+  item->junit = a->junit ? junit : NULL;
+  return run_command_item ((int) args->len - 1, (char **) args->pdata, gate_report, item);
+}
+
+/* The images gating at once: each worker takes the next image; its output
+ * is kept in buffers of its own and printed whole when it ends, so the
+ * images' reports (and --json's lines) never interleave. */
+typedef struct {
+  ListArgs *a;
+  ListRun *l;
+  GString **junits;       /* each image's <testsuite>, joined in list order at the end */
+  GMutex lock;
+  guint next;
+  gboolean stop;          /* the first gate refused the options every image shares */
+  gboolean buffered;
+} ListWork;
+
+static void
+list_print_end (ListWork *w, guint i)
+{
+  fprintf (stderr, "airlock gate: image %u of %u: %s: %s (exit %d)\n", i + 1, w->l->images->len,
+           (const char *) w->l->images->pdata[i],
+           w->l->items[i].verdict ? w->l->items[i].verdict : "no verdict", w->l->statuses[i]);
+  fflush (stderr);
+}
+
+static gpointer
+list_worker (gpointer data)
+{
+  ListWork *w = data;
+
+  for (;;)
+    {
+      char *out_text = NULL, *err_text = NULL;
+      size_t out_len = 0, err_len = 0;
+      FILE *out = NULL, *err = NULL;
+      guint i;
+
+      g_mutex_lock (&w->lock);
+      if (w->stop || w->next >= w->l->images->len)
+        {
+          g_mutex_unlock (&w->lock);
+          return NULL;
+        }
+      i = w->next++;
+      fprintf (stderr, "airlock gate: image %u of %u: %s\n", i + 1, w->l->images->len,
+               (const char *) w->l->images->pdata[i]);
+      fflush (stderr);
+      g_mutex_unlock (&w->lock);
+
+      if (w->buffered)
+        {
+          out = open_memstream (&out_text, &out_len);
+          err = open_memstream (&err_text, &err_len);
+          if (!out || !err)
+            g_error ("cannot buffer the output of image %u: out of memory", i + 1);
+          harness_set_thread_output (out, err);
+        }
+      w->l->statuses[i] = list_gate_one (w->a, w->l, i, w->junits[i]);
+      if (w->buffered)
+        {
+          harness_set_thread_output (NULL, NULL);
+          fclose (out);
+          fclose (err);
+        }
+
+      g_mutex_lock (&w->lock);
+      if (w->buffered)
+        {
+          fwrite (err_text, 1, err_len, stderr);
+          fflush (stderr);
+          fwrite (out_text, 1, out_len, stdout);
+          fflush (stdout);
+        }
+      list_print_end (w, i);
+      /* The first gate refused the options every image shares (a policy
+       * that does not parse, a --serve file missing): nothing ran, and
+       * nothing else would. */
+      if (i == 0 && !w->l->items[i].ran && w->l->statuses[i] == HARNESS_EXIT_USAGE)
+        w->stop = TRUE;
+      g_mutex_unlock (&w->lock);
+      free (out_text);
+      free (err_text);
+    }
+}
+
+/* Every image's gate, @jobs at once; their JUnit testsuites appended to
+ * @suites in list order.  Returns the highest exit status; l->ran FALSE
+ * when the first gate refused the options (then only its status). */
+static int
+list_gate_all (ListArgs *a, ListRun *l, guint jobs, GString *suites)
+{
+  ListWork w = { .a = a, .l = l, .buffered = jobs > 1 };
+  g_autoptr (GPtrArray) threads = g_ptr_array_new ();
+  int status = HARNESS_EXIT_OK;
+
+  jobs = MIN (jobs, l->images->len);
+  w.junits = g_new0 (GString *, l->images->len);
+  for (guint i = 0; i < l->images->len; i++)
+    w.junits[i] = g_string_new (NULL);
+  g_mutex_init (&w.lock);
+  if (jobs > 1)
+    fprintf (stderr, "airlock gate: %u images, %u at once over the pool of hypervisors\n",
+             l->images->len, jobs);
+  if (jobs <= 1)
+    list_worker (&w);
+  else
+    for (guint j = 0; j < jobs; j++)
+      g_ptr_array_add (threads, g_thread_new ("airlock-image", list_worker, &w));
+  for (guint j = 0; j < threads->len; j++)
+    g_thread_join (threads->pdata[j]);
+  g_mutex_clear (&w.lock);
+
+  for (guint i = 0; i < l->images->len; i++)
+    {
+      g_string_append_len (suites, w.junits[i]->str, (gssize) w.junits[i]->len);
+      g_string_free (w.junits[i], TRUE);
+      status = MAX (status, l->statuses[i]);
+    }
+  g_free (w.junits);
+  if (w.stop)
+    {
+      l->ran = FALSE;
+      return l->statuses[0];
+    }
+  return status;
+}
+
 static int
 list_main (ListArgs *a, ListRun *l)
 {
@@ -400,44 +588,9 @@ list_main (ListArgs *a, ListRun *l)
   l->statuses = g_new0 (int, images->len);
   l->items = g_new0 (RunListItem, images->len);
   l->ran = TRUE;
-  for (guint i = 0; i < images->len; i++)
-    {
-      g_autoptr (GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
-      RunListItem *item = &l->items[i];
-
-      for (guint j = 0; j < a->rest->len; j++)
-        g_ptr_array_add (args, g_strdup (a->rest->pdata[j]));
-      g_ptr_array_add (args, g_strdup_printf ("--image=%s", (const char *) images->pdata[i]));
-      if (a->arch_spec)
-        g_ptr_array_add (args, g_strdup_printf ("--arch=%s", a->arch_spec));
-      if (a->stdin_file)
-        g_ptr_array_add (args, g_strdup_printf ("--stdin=%s", a->stdin_file));
-      if (l->dirs->pdata[i])
-        g_ptr_array_add (args, g_strdup_printf ("--out=%s", (const char *) l->dirs->pdata[i]));
-      if (a->json)
-        g_ptr_array_add (args, g_strdup ("--json"));
-      for (guint j = 0; j < a->workload->len; j++)
-        g_ptr_array_add (args, g_strdup (a->workload->pdata[j]));
-      g_ptr_array_add (args, NULL);
-
-      fprintf (stderr, "airlock gate: image %u of %u: %s\n", i + 1, images->len,
-               (const char *) images->pdata[i]);
-      item->junit = a->junit ? suites : NULL;
-      l->statuses[i] = run_command_item ((int) args->len - 1, (char **) args->pdata, gate_report,
-                                         item);
-      fprintf (stderr, "airlock gate: image %u of %u: %s: %s (exit %d)\n", i + 1, images->len,
-               (const char *) images->pdata[i], item->verdict ? item->verdict : "no verdict",
-               l->statuses[i]);
-      status = MAX (status, l->statuses[i]);
-      /* The first gate refused the options every image shares (a policy
-       * that does not parse, a --serve file missing): nothing ran, and
-       * nothing else would. */
-      if (i == 0 && !item->ran && l->statuses[i] == HARNESS_EXIT_USAGE)
-        {
-          l->ran = FALSE;
-          return l->statuses[i];
-        }
-    }
+  status = list_gate_all (a, l, list_jobs (a, arches), suites);
+  if (!l->ran)
+    return status;
 
   /* The table of images: what each arch came to, and where its bundles are. */
   text = a->json ? stderr : stdout;

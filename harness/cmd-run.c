@@ -125,8 +125,8 @@ print_network (AirlockArch arch, const AirlockRunRecord *record, const AirlockVe
       /* Records lost or unreadable (the verdict's reason too); a run no
        * sinkhole served has nothing to say here. */
       if (record->sinkhole_served)
-        printf ("%s: network: no records: %s\n", airlock_arch_to_string (arch),
-                record->sinkhole_error ? record->sinkhole_error : "no reason given");
+        fprintf (harness_out (), "%s: network: no records: %s\n", airlock_arch_to_string (arch),
+                 record->sinkhole_error ? record->sinkhole_error : "no reason given");
       return;
     }
   for (guint i = 0; verdict && i < verdict->controls->len; i++)
@@ -172,8 +172,8 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVer
       }
     if (n_controls > 0)
       {
-        printf ("%s: negative controls, as the supervisor saw them (%u)\n",
-                airlock_arch_to_string (arch), n_controls);
+        fprintf (harness_out (), "%s: negative controls, as the supervisor saw them (%u)\n",
+                 airlock_arch_to_string (arch), n_controls);
         table_print (&controls, "  ");
       }
     else
@@ -210,13 +210,13 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVer
       n_attempts++;
     }
 
-  printf ("%s: attempts (%u)\n", airlock_arch_to_string (arch), n_attempts);
+  fprintf (harness_out (), "%s: attempts (%u)\n", airlock_arch_to_string (arch), n_attempts);
   if (n_attempts > 0)
     table_print (&attempts, "  ");
   else
     g_ptr_array_unref (attempts.rows);
   print_network (arch, record, verdict);
-  printf ("%s: processes (%u)\n", airlock_arch_to_string (arch), n_processes);
+  fprintf (harness_out (), "%s: processes (%u)\n", airlock_arch_to_string (arch), n_processes);
   if (n_processes > 0)
     table_print (&processes, "  ");
   else
@@ -226,29 +226,31 @@ print_report (AirlockArch arch, const AirlockRunRecord *record, const AirlockVer
     {
       g_autofree char *status = airlock_wait_status_to_string (exit_ev->exit_status);
 
-      printf ("%s: workload %s\n", airlock_arch_to_string (arch), status);
+      fprintf (harness_out (), "%s: workload %s\n", airlock_arch_to_string (arch), status);
     }
   else
-    printf ("%s: workload exit not reported\n", airlock_arch_to_string (arch));
+    fprintf (harness_out (), "%s: workload exit not reported\n", airlock_arch_to_string (arch));
   if (trailer)
-    printf ("%s: end: %s\n", airlock_arch_to_string (arch),
-            run_report_end_reason (trailer->end_reason));
+    fprintf (harness_out (), "%s: end: %s\n", airlock_arch_to_string (arch),
+             run_report_end_reason (trailer->end_reason));
   else
-    printf ("%s: end: no trailer\n", airlock_arch_to_string (arch));
+    fprintf (harness_out (), "%s: end: no trailer\n", airlock_arch_to_string (arch));
   /* A warped clock covers hours of the guest's time in seconds of ours:
    * say how much of each the workload was watched for. */
   if (record->observed_guest_ms >= 0 && record->observed_wall_ms >= 0)
-    printf ("%s: clock: %s; the workload was watched for %.1f s of guest time in %.1f s\n",
-            airlock_arch_to_string (arch), record->clock_warp ? "warp" : "real",
-            (double) record->observed_guest_ms / 1000.0, (double) record->observed_wall_ms / 1000.0);
+    fprintf (harness_out (),
+             "%s: clock: %s; the workload was watched for %.1f s of guest time in %.1f s\n",
+             airlock_arch_to_string (arch), record->clock_warp ? "warp" : "real",
+             (double) record->observed_guest_ms / 1000.0, (double) record->observed_wall_ms / 1000.0);
   else
-    printf ("%s: clock: %s\n", airlock_arch_to_string (arch), record->clock_warp ? "warp" : "real");
+    fprintf (harness_out (),
+             "%s: clock: %s\n", airlock_arch_to_string (arch), record->clock_warp ? "warp" : "real");
   {
     const AirlockGuestHello *hello = record->channel ? airlock_channel_get_hello (record->channel) : NULL;
     const char *recorder = hello ? airlock_recorder_to_string (hello->recorder) : NULL;
 
     if (recorder)
-      printf ("%s: recorder: %s\n", airlock_arch_to_string (arch), recorder);
+      fprintf (harness_out (), "%s: recorder: %s\n", airlock_arch_to_string (arch), recorder);
   }
 }
 
@@ -280,8 +282,9 @@ print_output (AirlockArch arch, const AirlockRunRecord *record)
 
       if (len == 0)
         continue;
-      printf ("%s: %s (%" G_GSIZE_FORMAT " bytes%s):\n", airlock_arch_to_string (arch), names[i],
-              len, record->output_truncated ? ", truncated" : "");
+      fprintf (harness_out (),
+               "%s: %s (%" G_GSIZE_FORMAT " bytes%s):\n", airlock_arch_to_string (arch), names[i],
+               len, record->output_truncated ? ", truncated" : "");
       /* Line by line, each escaped: the workload's bytes cannot move the
        * terminal's cursor or pass for our lines. */
       while (start < len)
@@ -291,7 +294,7 @@ print_output (AirlockArch arch, const AirlockRunRecord *record)
           g_autofree char *line = airlock_evidence_escape_bytes ((const guint8 *) data + start,
                                                                  end - start);
 
-          printf ("  | %s\n", line);
+          fprintf (harness_out (), "  | %s\n", line);
           start = end + 1;
         }
     }
@@ -382,11 +385,11 @@ start_case (RunReport *r, AirlockArch arch, const AirlockSessionOptions *session
   vm = airlock_run_get_vm (st->run);
   swept = airlock_vm_get_swept (vm);
   for (guint i = 0; i < swept->len; i++)
-    fprintf (stderr, "airlock: removed domain '%s' left behind by a crashed run\n",
+    fprintf (harness_err (), "airlock: removed domain '%s' left behind by a crashed run\n",
              (const char *) swept->pdata[i]);
   if (airlock_vm_get_accel_notice (vm))
-    fprintf (stderr, "airlock: %s: %s\n", arch_name, airlock_vm_get_accel_notice (vm));
-  fprintf (stderr, "airlock: %s: running %s (%s, %s)\n", arch_name,
+    fprintf (harness_err (), "airlock: %s: %s\n", arch_name, airlock_vm_get_accel_notice (vm));
+  fprintf (harness_err (), "airlock: %s: running %s (%s, %s)\n", arch_name,
            airlock_run_get_argv (st->run)[0], airlock_vm_get_accel (vm), airlock_vm_get_uri (vm));
 }
 
@@ -448,18 +451,18 @@ finish_case (RunReport *r, AirlockArch arch, StartedCase *st, gboolean keep, Bun
   log = record->guest_log;
   if (!complete || (trailer && trailer->end_reason == AIRLOCK_END_ERROR))
     for (guint i = 0; i < log->len; i++)
-      fprintf (stderr, "airlock: %s: guest: %s\n", arch_name, (const char *) log->pdata[i]);
+      fprintf (harness_err (), "airlock: %s: guest: %s\n", arch_name, (const char *) log->pdata[i]);
   if (!complete)
     {
       gsize len;
       const char *data = g_bytes_get_data (record->console, &len);
       gsize from = len > 2000 ? len - 2000 : 0;
 
-      fprintf (stderr, "airlock: %s: console tail:\n%.*s\n", arch_name, (int) (len - from),
+      fprintf (harness_err (), "airlock: %s: console tail:\n%.*s\n", arch_name, (int) (len - from),
                data + from);
     }
   status = complete ? HARNESS_EXIT_OK : HARNESS_EXIT_INCONCLUSIVE;
-  fflush (stdout);
+  fflush (harness_out ());
   if (airlock_result_get_bundle_dir (result))
     {
       /* Lost evidence is an error whatever the verdict: the pipeline must
@@ -472,10 +475,10 @@ finish_case (RunReport *r, AirlockArch arch, StartedCase *st, gboolean keep, Bun
           status = HARNESS_EXIT_SETUP;
         }
       else
-        fprintf (stderr, "airlock: %s: evidence bundle in %s\n", arch_name,
+        fprintf (harness_err (), "airlock: %s: evidence bundle in %s\n", arch_name,
                  airlock_result_get_bundle_dir (result));
     }
-  fflush (stdout);
+  fflush (harness_out ());
   if (keep)
     {
       g_clear_pointer (&r->results[arch], airlock_result_free);
@@ -666,7 +669,7 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
       return HARNESS_EXIT_USAGE;
     }
   if (r->json)
-    r->text = stderr;
+    r->text = harness_err ();
   /* A gate over several images never gets here (cmd-gate.c runs each
    * alone); `airlock run` takes one. */
   if (images_file || (image_refs && g_strv_length (image_refs) > 1))
@@ -964,7 +967,7 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
           status = MAX (status, HARNESS_EXIT_SETUP);
         }
       else
-        fprintf (stderr, "airlock: set record of gate %s in %s/%s\n", set.gate_id, out_dir,
+        fprintf (harness_err (), "airlock: set record of gate %s in %s/%s\n", set.gate_id, out_dir,
                  AIRLOCK_BUNDLE_SET_FILE);
     }
   if (gate_mode)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <airlock.h>
+#include <stdio.h>
 
 /* Exit statuses shared by every subcommand. */
 enum {
@@ -67,6 +68,15 @@ gboolean harness_apply_serve (AirlockCase *c, const char *const *specs, GPtrArra
  * with --accel kvm (QEMU warps only what it emulates). */
 gboolean harness_parse_clock (const char *command, const char *name, AirlockAccel accel,
                               int guest_time_s, int max_guest_time_s, AirlockClock *ret_clock);
+
+/* Where a command prints its text: the process's stdout and stderr, or
+ * the buffers the calling thread was given (a gate over several images
+ * runs them at once, each in a thread whose output is printed whole when
+ * it ends; NULL, NULL: the process's again).  Output a library thread
+ * hands back (the workload's, live) goes to the process's streams. */
+FILE *harness_out (void);
+FILE *harness_err (void);
+void harness_set_thread_output (FILE *out, FILE *err);
 
 /* An AirlockProgressFunc printing one updating line on stderr (a plain line
  * per stage when stderr is not a terminal). */

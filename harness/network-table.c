@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include "network-table.h"
+
+#include "harness.h"
 #include "table.h"
 
 #include <airlock.h>
@@ -56,23 +58,25 @@ network_tables_print (const char *label, const AirlockNetworkReport *report)
       table_add (&connections, cells);
     }
 
-  printf ("%s: network, as the sinkhole served it (%u lookup%s, %u connection%s", label,
-          n_lookups, n_lookups == 1 ? "" : "s", n_connections, n_connections == 1 ? "" : "s");
+  fprintf (harness_out (),
+           "%s: network, as the sinkhole served it (%u lookup%s, %u connection%s", label,
+           n_lookups, n_lookups == 1 ? "" : "s", n_connections, n_connections == 1 ? "" : "s");
   if (report->n_controls)
-    printf ("; the negative controls' %u record%s not listed", report->n_controls,
-            report->n_controls == 1 ? "" : "s");
-  printf (")\n");
+    fprintf (harness_out (), "; the negative controls' %u record%s not listed", report->n_controls,
+             report->n_controls == 1 ? "" : "s");
+  fprintf (harness_out (), ")\n");
   table_print (&lookups, "  ");
   table_print (&connections, "  ");
   if (!report->complete)
-    printf ("  the records are incomplete: %s\n",
-            report->incomplete_reason ? report->incomplete_reason : "no reason given");
+    fprintf (harness_out (), "  the records are incomplete: %s\n",
+             report->incomplete_reason ? report->incomplete_reason : "no reason given");
   if (report->records_dropped)
-    printf ("  %" G_GUINT64_FORMAT " record(s) past the limit were dropped\n",
-            report->records_dropped);
+    fprintf (harness_out (), "  %" G_GUINT64_FORMAT " record(s) past the limit were dropped\n",
+             report->records_dropped);
   if (report->frames_refused)
-    printf ("  %" G_GUINT64_FORMAT " frame(s) under a forged source were refused; the first: %s\n",
-            report->frames_refused, report->first_refused ? report->first_refused : "?");
+    fprintf (harness_out (),
+             "  %" G_GUINT64_FORMAT " frame(s) under a forged source were refused; the first: %s\n",
+             report->frames_refused, report->first_refused ? report->first_refused : "?");
 }
 
 void

@@ -14,7 +14,7 @@ run_report_init (RunReport *r, gboolean gate)
   memset (r, 0, sizeof *r);
   r->gate = gate;
   r->command = gate ? "airlock gate" : "airlock run";
-  r->text = stdout;
+  r->text = harness_out ();
   r->errors = g_ptr_array_new_with_free_func (g_free);
 }
 
@@ -38,7 +38,7 @@ run_report_error (RunReport *r, int arch, const char *format, ...)
   va_start (ap, format);
   message = g_strdup_vprintf (format, ap);
   va_end (ap);
-  fprintf (stderr, "%s: %s\n", r->command, message);
+  fprintf (harness_err (), "%s: %s\n", r->command, message);
   if (arch >= 0 && arch < AIRLOCK_N_ARCHES && !r->arch_errors[arch])
     r->arch_errors[arch] = g_strdup (message);
   g_ptr_array_add (r->errors, message);
@@ -80,7 +80,7 @@ print_line (JsonBuilder *b)
 {
   g_autofree char *line = airlock_json_builder_to_text (b, FALSE);
 
-  printf ("%s\n", line);
+  fprintf (harness_out (), "%s\n", line);
 }
 
 static gboolean
@@ -256,7 +256,7 @@ run_report_json_run (AirlockArch arch, AirlockResult *result)
     json_builder_end_object (b);
     print_line (b);
   }
-  fflush (stdout);
+  fflush (harness_out ());
 }
 
 void
@@ -297,7 +297,7 @@ run_report_json_verdicts (const RunReport *r)
       json_builder_end_object (b);
       print_line (b);
     }
-  fflush (stdout);
+  fflush (harness_out ());
 }
 
 const char *
@@ -362,7 +362,7 @@ run_report_json_summary (const RunReport *r, const char *type, int exit_status)
   json_builder_end_object (b);
   json_builder_end_object (b);
   print_line (b);
-  fflush (stdout);
+  fflush (harness_out ());
 }
 
 /* ---- JUnit ---- */
@@ -519,7 +519,8 @@ print_annotation (AirlockArch arch, const char *message)
       g_string_append (out, "%0A");
     else
       g_string_append_c (out, *p);
-  printf ("::error title=airlock %s::%s\n", airlock_arch_to_string (arch), out->str);
+  fprintf (harness_out (),
+           "::error title=airlock %s::%s\n", airlock_arch_to_string (arch), out->str);
   g_string_free (out, TRUE);
 }
 
@@ -567,5 +568,5 @@ run_report_github_annotations (const RunReport *r)
           print_annotation ((AirlockArch) a, text);
         }
     }
-  fflush (stdout);
+  fflush (harness_out ());
 }

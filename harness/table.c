@@ -1,6 +1,8 @@
 /* Aligned text tables for the command's reports. */
 #include "table.h"
 
+#include "harness.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -57,7 +59,7 @@ table_fprint (Table *t, FILE *f, const char *indent)
 void
 table_print (Table *t, const char *indent)
 {
-  table_fprint (t, stdout, indent);
+  table_fprint (t, harness_out (), indent);
 }
 
 char *

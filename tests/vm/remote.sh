@@ -11,8 +11,9 @@
 # Starts sshd (and libvirtd/virtlogd when none runs) and stops them by pid;
 # removes the volumes (and the pool) it made and its known_hosts line.
 # A pool of the embedded driver and the remote host runs both arches at
-# once, one on each; a pool whose first host cannot take the guest's files
-# (its storage pool broken on purpose) runs the arch again on the other;
+# once, one on each, and two images at once; a pool whose first host
+# cannot take the guest's files (its storage pool broken on purpose) runs
+# the arch again on the other;
 # one whose remote daemon crashes mid-run (SIGKILL, only a libvirtd this
 # test started) runs it again on the other too, the lost attempt's bundle
 # kept and verified with the set, which refuses it unnamed or passing.
@@ -25,6 +26,7 @@ tests=(/remote/gate-clean-passes /remote/manifest-names-the-hypervisor
        /remote/gate-egress-fails-with-destinations /remote/volumes-named-by-digest
        /remote/guest-files-not-shared /remote/changed-volume-replaced /remote/doctor
        /remote/pool-runs-both-arches-at-once /remote/pool-retries-on-another-host
+       /remote/pool-gates-images-at-once
        /remote/pool-retries-a-host-lost-mid-run /remote/lost-attempt-is-part-of-the-set)
 echo "1..${#tests[@]}"
 skip() { local i; for i in "${!tests[@]}"; do echo "ok $((i + 1)) ${tests[$i]} # SKIP $1"; done; exit 0; }
@@ -211,7 +213,36 @@ if [ "$rc" -eq 0 ] && grep -qF "after the first failed to start it ($uri: " "$ou
   grep '^arm64: hypervisor' "$out" | sed 's/^/# /'
 else not_ok /remote/pool-retries-on-another-host "exit $rc, or no retry on the embedded driver reported"; fi
 
-# 10-11: the remote daemon crashes while the workload runs (its stdin
+# 10: two images over a pool of two hosts, one slot each: both gate at
+# once (one on each host), each image's report printed whole, the table
+# and the exit status over both.
+"$cli" gate --image "oci-archive:$samples/clean.tar" --image "oci-archive:$samples/egress.tar" \
+  --arch amd64 --connect qemu:///embed --connect "$uri" --out "$work/many" >"$out" 2>&1
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q '^airlock gate: 2 images, 2 at once over the pool of hypervisors$' "$out" \
+   && grep -Eq "^  oci-archive:$samples/clean\\.tar +pass +0 +$work/many/01-clean\\.tar\$" "$out" \
+   && grep -Eq "^  oci-archive:$samples/egress\\.tar +fail +1 +$work/many/02-egress\\.tar\$" "$out" \
+   && python3 - "$work/many" "$out" >>"$out" 2>&1 <<'PY'
+import datetime, json, sys
+d, out = sys.argv[1:3]
+m = {}
+for n in ("01-clean", "02-egress"):
+    m[n] = json.load(open(f"{d}/{n}.tar/amd64/manifest.json"))
+uris = {n: x["inputs"]["libvirt"]["uri"] for n, x in m.items()}
+assert len({u.split("?")[0] for u in uris.values()}) == 2, uris
+t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00"))
+a, b = m["01-clean"]["run"], m["02-egress"]["run"]
+assert t(a["started"]) <= t(b["finished"]) and t(b["started"]) <= t(a["finished"]), (a, b)
+# Each image's lines naming its directory come in one block (before the table).
+text = open(out).read().split("\nimages\n")[0]
+seq = [1 if "/01-" in l else 2 for l in text.splitlines() if "/01-" in l or "/02-" in l]
+runs = [k for i, k in enumerate(seq) if i == 0 or seq[i - 1] != k]
+assert len(runs) == 2, seq
+PY
+then ok /remote/pool-gates-images-at-once
+else not_ok /remote/pool-gates-images-at-once "exit $rc, or the two images did not gate at once, one per host, each report whole"; fi
+
+# 11-12: the remote daemon crashes while the workload runs (its stdin
 # held open: nothing of it read yet).  The run is made again on the
 # embedded driver; the lost attempt's bundle stays, inconclusive, beside
 # the arch's, and the set names and verifies both.
