@@ -709,6 +709,9 @@ gate_report (RunReport *r)
                  airlock_result_get_host_failure (res));
       else if (r->pool)
         fprintf (r->text, "%s: hypervisor %s\n", arch_name, airlock_result_get_hypervisor (res));
+      if (airlock_result_get_retry_error (res))
+        fprintf (r->text, "%s: lost with its host, and not made again on %s\n", arch_name,
+                 airlock_result_get_retry_error (res));
       if (airlock_result_get_bundle_error (res))
         fprintf (r->text, "%s: the evidence bundle '%s' could not be written: %s; a verdict "
                  "without its evidence does not count\n",

@@ -39,6 +39,7 @@ AirlockResult *airlock_result_new (AirlockArch arch, const char *case_name, Airl
 void airlock_result_set_bundle (AirlockResult *result, const char *dir, const char *error);
 void airlock_result_set_host_failure (AirlockResult *result, const char *failure);
 void airlock_result_set_lost_attempt (AirlockResult *result, const char *bundle_dir);
+void airlock_result_set_retry_error (AirlockResult *result, const char *error);
 
 #define DEFAULT_TIMEOUT_S 30
 #define MAX_TIMEOUT_S 86400
@@ -133,6 +134,7 @@ struct _AirlockRun {
   char *host_failed;             /* a host that failed it first, and why, or NULL */
   AirlockVm *vm_failed;          /* that host's VM, kept until the run is freed */
   char *lost_attempt;            /* the bundle of a run whose host was lost mid-run, or NULL */
+  char *retry_error;             /* why that run could not be made again elsewhere, or NULL */
   AirlockBundle *bundle;
   char *bundle_error;
   GThread *thread;
@@ -149,6 +151,7 @@ struct _AirlockRun {
   GCond cond;
   GByteArray *out;               /* stdout as it arrived */
   gsize out_read;                /* bytes read_line() handed out */
+  gboolean out_held;             /* none handed out while a lost run's retry is decided */
   gboolean ended;
 };
 

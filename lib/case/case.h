@@ -407,6 +407,10 @@ AIRLOCK_PUBLIC const char *airlock_result_get_host_failure (AirlockResult *resul
  * bundle directory with AIRLOCK_BUNDLE_ATTEMPT_SUFFIX; else NULL (also
  * when it failed before the boot: then nothing ran, nothing was kept). */
 AIRLOCK_PUBLIC const char *airlock_result_get_lost_attempt (AirlockResult *result);
+/* When a run whose host of a pool was lost mid-run could have been made
+ * again on another host and was not: that host and why ("'URI': reason");
+ * the lost run's verdict stands.  Else NULL. */
+AIRLOCK_PUBLIC const char *airlock_result_get_retry_error (AirlockResult *result);
 /* The clock the run had, and how long its workload was watched, from its
  * start to its end: in the guest's time and in the host's wall time (ms;
  * -1 when not known, as when it never started).  Under the warped clock

@@ -30,6 +30,7 @@ struct _AirlockResult {
   char *bundle_error;
   char *host_failure;
   char *lost_attempt;
+  char *retry_error;
 };
 
 static const char *
@@ -251,6 +252,7 @@ airlock_result_free (AirlockResult *r)
   g_free (r->bundle_error);
   g_free (r->host_failure);
   g_free (r->lost_attempt);
+  g_free (r->retry_error);
   g_free (r);
 }
 
@@ -420,6 +422,19 @@ const char *
 airlock_result_get_lost_attempt (AirlockResult *r)
 {
   return r->lost_attempt;
+}
+
+void
+airlock_result_set_retry_error (AirlockResult *r, const char *error)
+{
+  g_free (r->retry_error);
+  r->retry_error = g_strdup (error);
+}
+
+const char *
+airlock_result_get_retry_error (AirlockResult *r)
+{
+  return r->retry_error;
 }
 
 AirlockClock

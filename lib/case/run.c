@@ -142,6 +142,19 @@ finish_bundle (AirlockRun *run, AirlockBundle *bundle, AirlockRunRecord *record,
     *ret_error = g_strdup (local->message);
 }
 
+/* The end of retry_after_loss()'s hold on the output: the first run's
+ * dropped (@retried: the new run's is the run's) or handed out again. */
+static void
+release_output (AirlockRun *run, gboolean retried)
+{
+  g_mutex_lock (&run->lock);
+  if (retried)
+    g_byte_array_set_size (run->out, 0);
+  run->out_held = FALSE;
+  g_cond_broadcast (&run->cond);
+  g_mutex_unlock (&run->lock);
+}
+
 /* The host of a pool was lost mid-run (its daemon or its machine went
  * away after the guest booted): the run says nothing of the workload.
  * When nothing of the case's input was used up — its stdin stream gave
@@ -166,8 +179,11 @@ retry_after_loss (AirlockRun *run)
   if (!run->host || run->host_failed || !airlock_vm_host_lost (run->vm)
       || airlock_vm_took_stdin (run->vm))
     return NULL;
+  /* Until it is decided, read_line() hands out nothing: a line of the
+   * lost run read now would make the retry a different conversation. */
   g_mutex_lock (&run->lock);
   read = run->out_read > 0;
+  run->out_held = !read;
   g_mutex_unlock (&run->lock);
   if (read)
     return NULL;
@@ -175,7 +191,10 @@ retry_after_loss (AirlockRun *run)
                                  run->session->host_slots, run->session->cache_dir,
                                  run->session->arch, run->host, &local);
   if (!other)
-    return NULL;
+    {
+      release_output (run, FALSE);
+      return NULL;
+    }
 
   /* The first attempt's bundle aside, a new one in its place, the new
    * VM: each undone if a later one cannot be had. */
@@ -223,19 +242,17 @@ retry_after_loss (AirlockRun *run)
   run->host_held = TRUE;
   run->vm_opts.uri = run->host;
   /* The new run's output is the run's: nobody read the first's. */
-  g_mutex_lock (&run->lock);
-  g_byte_array_set_size (run->out, 0);
+  release_output (run, TRUE);
   run->started_real_us = g_get_real_time ();
-  g_mutex_unlock (&run->lock);
   return vm;
 
 undo_move:
   if (attempt && !airlock_bundle_move (run->bundle, run->c->bundle_dir, NULL))
-    g_warning ("the bundle of a run whose host was lost stays in '%s'", attempt);
+    g_prefix_error (&local, "its bundle stays in '%s': ", attempt);
 undo_host:
-  g_warning ("the run whose host '%s' was lost cannot be made again on '%s': %s", run->host,
-             other, local->message);
+  run->retry_error = g_strdup_printf ("'%s': %s", other, local->message);
   airlock_hosts_release (other);
+  release_output (run, FALSE);
   return NULL;
 }
 
@@ -518,7 +535,7 @@ airlock_run_read_line (AirlockRun *run, guint timeout_ms, GError **error)
   for (;;)
     {
       const guint8 *start = run->out->data + run->out_read;
-      gsize avail = run->out->len - run->out_read;
+      gsize avail = run->out_held ? 0 : run->out->len - run->out_read;
       const guint8 *nl = avail ? memchr (start, '\n', avail) : NULL;
 
       if (nl)
@@ -527,7 +544,7 @@ airlock_run_read_line (AirlockRun *run, guint timeout_ms, GError **error)
           run->out_read += (gsize) (nl - start) + 1;
           break;
         }
-      if (run->ended)
+      if (run->ended && !run->out_held)
         {
           if (avail)
             {
@@ -586,6 +603,7 @@ airlock_run_wait (AirlockRun *run, GError **error)
     airlock_result_set_bundle (result, airlock_bundle_get_dir (run->bundle), run->bundle_error);
   airlock_result_set_host_failure (result, run->host_failed);
   airlock_result_set_lost_attempt (result, run->lost_attempt);
+  airlock_result_set_retry_error (result, run->retry_error);
   return result;
 }
 
@@ -608,6 +626,7 @@ airlock_run_free (AirlockRun *run)
   g_free (run->host);
   g_free (run->host_failed);
   g_free (run->lost_attempt);
+  g_free (run->retry_error);
   airlock_bundle_free (run->bundle);
   g_free (run->bundle_error);
   g_clear_error (&run->vm_error);
