@@ -42,9 +42,10 @@ static const guint8 test_nonce[AIRLOCK_NONCE_LEN] = {
 };
 
 /* A guest's whole stream: hello, one heartbeat, a trailer that counts
- * them, as @arch's supervisor would send it. */
+ * them, as @arch's supervisor would send it; @lost: no trailer, as when
+ * the run's host went away mid-run. */
 static GByteArray *
-guest_stream (AirlockArch arch)
+guest_stream (AirlockArch arch, gboolean lost)
 {
   static const guint8 build_id[20] = { 0xde, 0xad, 0xbe, 0xef };
   GByteArray *bytes = g_byte_array_new ();
@@ -65,6 +66,8 @@ guest_stream (AirlockArch arch)
   wire_put_u64 (&f, AIRLOCK_TLV_UPTIME_NS, 1000000000ull);
   n = wire_end (&f);
   g_byte_array_append (bytes, f.bytes, (guint) n);
+  if (lost)
+    return bytes;
 
   wire_begin (&f, AIRLOCK_FRAME_TRAILER, 2);
   wire_put_u64 (&f, AIRLOCK_TLV_FRAME_COUNT, 2);
@@ -104,14 +107,16 @@ fixture_teardown (Fixture *f, gconstpointer data)
   g_bytes_unref (f->key);
 }
 
-/* DIR/ARCH/: a finished bundle of @gate_id (NULL: a run of its own) for
- * the image (@reference, @index), written by the bundle writer from a
- * guest stream fed through a real channel, unsigned without @key. */
+/* DIR/NAME/: a finished bundle of @arch_name's run, of @gate_id (NULL: a
+ * run of its own) for the image (@reference, @index), written by the
+ * bundle writer from a guest stream fed through a real channel, unsigned
+ * without @key; @lost: a run whose host was lost before the trailer
+ * (inconclusive). */
 static void
-write_bundle_keyed (const char *dir, const char *arch_name, const char *gate_id,
-                    const char *reference, const char *index, GBytes *key)
+write_bundle_as (const char *dir, const char *name, const char *arch_name, gboolean lost,
+                 const char *gate_id, const char *reference, const char *index, GBytes *key)
 {
-  g_autofree char *sub = g_build_filename (dir, arch_name, NULL);
+  g_autofree char *sub = g_build_filename (dir, name, NULL);
   g_autoptr (AirlockChannel) channel = airlock_channel_new (test_nonce, HEARTBEAT_MS, TOLERANCE_MS);
   g_autoptr (AirlockEventLog) log = airlock_event_log_new ();
   g_autoptr (AirlockPolicy) policy = airlock_policy_new_default ();
@@ -139,7 +144,7 @@ write_bundle_keyed (const char *dir, const char *arch_name, const char *gate_id,
   };
 
   g_assert_true (airlock_arch_from_string (arch_name, &arch));
-  stream = guest_stream (arch);
+  stream = guest_stream (arch, lost);
   bundle = airlock_bundle_create (sub, &error);
   g_assert_no_error (error);
   /* As the VM does: every byte to the bundle as it arrives, then to the
@@ -147,7 +152,13 @@ write_bundle_keyed (const char *dir, const char *arch_name, const char *gate_id,
   airlock_bundle_record (AIRLOCK_VM_RECORD_EVIDENCE, stream->data, stream->len, bundle);
   airlock_channel_feed (channel, stream->data, stream->len, T0, REAL0);
   airlock_channel_close (channel, T0);
-  g_assert_cmpint (airlock_channel_get_state (channel), ==, AIRLOCK_CHANNEL_COMPLETE);
+  g_assert_cmpint (airlock_channel_get_state (channel) == AIRLOCK_CHANNEL_COMPLETE, ==, !lost);
+  if (lost)
+    {
+      run.complete = FALSE;
+      run.incomplete_reason = "the connection to libvirt 'qemu+ssh://h/system' was lost before "
+                              "the trailer";
+    }
 
   image.reference = (char *) reference;
   image.arch = arch;
@@ -178,6 +189,13 @@ write_bundle_keyed (const char *dir, const char *arch_name, const char *gate_id,
   g_assert_true (airlock_bundle_finish (bundle, &in, &error));
   g_assert_no_error (error);
   g_ptr_array_unref (image.layers);
+}
+
+static void
+write_bundle_keyed (const char *dir, const char *arch_name, const char *gate_id,
+                    const char *reference, const char *index, GBytes *key)
+{
+  write_bundle_as (dir, arch_name, arch_name, FALSE, gate_id, reference, index, key);
 }
 
 static void
@@ -464,6 +482,68 @@ test_set_two_gates_mixed (Fixture *f, gconstpointer data)
   want = g_strdup_printf ("belongs to gate %s; the set is gate %s", other_id, id);
   assert_problem (r, "arm64/manifest.json", want);
   assert_problem (r, "arm64/manifest.json", "the bundle was replaced or rewritten after the gate");
+}
+
+/* A run whose pool host was lost mid-run and that ran again elsewhere
+ * (lib/case/run.c): its first attempt, inconclusive, in amd64.attempt-1/
+ * beside amd64/.  The set names it and verifies both; unnamed or of
+ * another gate, it fails the set (one that is not inconclusive:
+ * tests/vm/remote.sh, which has a passing bundle to put there). */
+static char *
+write_gate_with_attempt (const char *dir, const char *attempt_gate, GBytes *key)
+{
+  char *id = airlock_bundle_set_new_id ();
+  gboolean arches[AIRLOCK_N_ARCHES] = { TRUE, FALSE };
+  AirlockBundleSetInput in = {
+    .gate_id = id, .arches = arches, .reference = REF_A, .index_digest = INDEX_A, .key = key,
+  };
+  g_autoptr (GError) error = NULL;
+
+  write_bundle_as (dir, "amd64" AIRLOCK_BUNDLE_ATTEMPT_SUFFIX, "amd64", TRUE,
+                   attempt_gate ? attempt_gate : id, REF_A, INDEX_A, key);
+  write_bundle_keyed (dir, "amd64", id, REF_A, INDEX_A, key);
+  g_assert_true (airlock_bundle_set_write (dir, &in, &error));
+  g_assert_no_error (error);
+  return id;
+}
+
+static void
+test_set_lost_attempt_verifies (Fixture *f, gconstpointer data)
+{
+  g_autofree char *id = write_gate_with_attempt (f->gate, NULL, f->key);
+  g_autoptr (AirlockBundleSetReport) r = airlock_bundle_set_verify (f->gate, f->key);
+
+  assert_no_problem (r);
+  g_assert_nonnull (r->attempts[AIRLOCK_ARCH_AMD64]);
+  g_assert_null (r->attempts[AIRLOCK_ARCH_ARM64]);
+  g_assert_cmpstr (r->attempts[AIRLOCK_ARCH_AMD64]->verdict, ==, "inconclusive");
+  g_assert_cmpstr (r->attempts[AIRLOCK_ARCH_AMD64]->gate_id, ==, id);
+  g_assert_true (r->attempts[AIRLOCK_ARCH_AMD64]->hmac_checked);
+}
+
+static void
+test_set_unnamed_attempt_fails (Fixture *f, gconstpointer data)
+{
+  g_autofree char *id = write_gate (f->gate, TRUE, FALSE, f->key);
+  g_autoptr (AirlockBundleSetReport) r = NULL;
+
+  /* Put there after the set was written: the set does not name it. */
+  write_bundle_as (f->gate, "amd64" AIRLOCK_BUNDLE_ATTEMPT_SUFFIX, "amd64", TRUE, id, REF_A,
+                   INDEX_A, f->key);
+  r = airlock_bundle_set_verify (f->gate, f->key);
+  assert_problem (r, "amd64.attempt-1", "is not part of the set");
+  g_assert_null (r->attempts[AIRLOCK_ARCH_AMD64]);
+}
+
+static void
+test_set_attempt_of_another_gate_fails (Fixture *f, gconstpointer data)
+{
+  g_autofree char *other = airlock_bundle_set_new_id ();
+  g_autofree char *id = write_gate_with_attempt (f->gate, other, f->key);
+  g_autofree char *want = g_strdup_printf ("belongs to gate %s; the set is gate %s", other, id);
+  g_autoptr (AirlockBundleSetReport) r = airlock_bundle_set_verify (f->gate, f->key);
+
+  assert_problem (r, "amd64.attempt-1/manifest.json", want);
 }
 
 /* A bundle of another image, even of the same gate id. */
@@ -1203,6 +1283,9 @@ main (int argc, char **argv)
   ADD ("/bundle/set/swapped-arch-fails", test_set_swapped_arch);
   ADD ("/bundle/set/two-gates-mixed-fail", test_set_two_gates_mixed);
   ADD ("/bundle/set/other-image-fails", test_set_other_image);
+  ADD ("/bundle/set/lost-attempt-verifies", test_set_lost_attempt_verifies);
+  ADD ("/bundle/set/unnamed-attempt-fails", test_set_unnamed_attempt_fails);
+  ADD ("/bundle/set/attempt-of-another-gate-fails", test_set_attempt_of_another_gate_fails);
   ADD ("/bundle/set/bundle-without-gate-fails", test_set_bundle_without_gate);
   ADD ("/bundle/set/record-tampered-fails", test_set_record_tampered);
   ADD ("/bundle/set/record-unsigned-fails-with-key", test_set_record_unsigned);
