@@ -442,7 +442,8 @@ check_member (AirlockBundleSetReport *r, const char *dir, AirlockArch arch, cons
   if (!attempt)
     return;
   if (!JSON_NODE_HOLDS_OBJECT (attempt)
-      || g_strcmp0 (airlock_json_get_string (json_node_get_object (attempt), "dir"), attempt_dir) != 0)
+      || g_strcmp0 (airlock_json_get_string (json_node_get_object (attempt), "dir"),
+                    attempt_dir) != 0)
     {
       set_problem (r, AIRLOCK_BUNDLE_SET_FILE, "names a first attempt of %s that is not in %s/",
                    name, attempt_dir);
@@ -557,7 +558,8 @@ airlock_bundle_set_verify (const char *dir, GBytes *key)
       AirlockArch arch;
 
       if (g_str_equal (entry, AIRLOCK_BUNDLE_SET_FILE) || g_str_equal (entry, AIRLOCK_BUNDLE_SET_HMAC)
-          || (airlock_arch_from_string (entry, &arch) && r->asked[arch]) || is_named_attempt (r, entry))
+          || (airlock_arch_from_string (entry, &arch) && r->asked[arch])
+          || is_named_attempt (r, entry))
         continue;
       set_problem (r, entry, "is not part of the set (set.json names only %s%s%s): an extra "
                    "bundle or file", r->asked[AIRLOCK_ARCH_AMD64] ? "amd64" : "",

@@ -256,8 +256,8 @@ AIRLOCK_PUBLIC gboolean airlock_bundle_dir_is_set (const char *dir);
  * each bundle verified (airlock_bundle_verify()) and naming that arch,
  * the set's gate id and image, with the manifest digest the set records;
  * the same of each first attempt the set names (ARCH.attempt-1, which must
- * be inconclusive); nothing else in @dir.  Never fails: the report holds the set's problems
- * and each bundle's own report. */
+ * be inconclusive); nothing else in @dir.  Never fails: the report holds
+ * the set's problems and each bundle's own report. */
 AIRLOCK_PUBLIC AirlockBundleSetReport *airlock_bundle_set_verify (const char *dir, GBytes *key);
 AIRLOCK_PUBLIC void airlock_bundle_set_report_free (AirlockBundleSetReport *report);
 

@@ -92,8 +92,8 @@ typedef struct {
    * that fails before the guest booted is retried once on another host,
    * and so is one whose host is lost mid-run when no input of it was
    * used up (its stdin stream unread, no line of it read): its first
-   * bundle kept beside the case's (docs/remote.md).  Sessions of several arches with the same list share
-   * the hosts' slots. */
+   * bundle kept beside the case's (docs/remote.md).  Sessions of several
+   * arches with the same list share the hosts' slots. */
   const char *const *uris;
   guint host_slots;           /* runs at once on each host of @uris; 0: 1 */
 } AirlockSessionOptions;
