@@ -47,7 +47,8 @@ typedef struct {
   char *arch_spec;
   char *stdin_file;
   GStrv connect;          /* --connect, in order: the pool, handed on to each image */
-  int host_slots;         /* --host-slots, handed on; 0: not given */
+  int host_slots;         /* --host-slots, handed on (run_command() checks it);
+                           * G_MININT: not given */
   gboolean json;
   GPtrArray *errors;      /* char *: every message printed, for the --json summary */
   GPtrArray *rest;        /* argv[0] and the options for each image's gate */
@@ -106,6 +107,7 @@ list_args_parse (int argc, char **argv, ListArgs *a)
     { NULL },
   };
 
+  a->host_slots = G_MININT;
   a->errors = g_ptr_array_new_with_free_func (g_free);
   a->rest = g_ptr_array_new_with_free_func (g_free);
   a->workload = g_ptr_array_new_with_free_func (g_free);
@@ -362,7 +364,7 @@ static guint
 list_jobs (const ListArgs *a, const gboolean *arches)
 {
   guint hosts = a->connect ? g_strv_length (a->connect) : 0;
-  guint per_image = 0;
+  guint per_image = 0, slots;
 
   if (!a->connect)
     {
@@ -377,7 +379,9 @@ list_jobs (const ListArgs *a, const gboolean *arches)
     per_image += arches[k] ? 1 : 0;
   if (hosts < 2 || per_image == 0)
     return 1;
-  return MAX (1u, hosts * (guint) MAX (a->host_slots, 1) / per_image);
+  /* An invalid --host-slots: each image's gate refuses it. */
+  slots = a->host_slots >= 1 && a->host_slots <= 64 ? (guint) a->host_slots : 1;
+  return MAX (1u, hosts * slots / per_image);
 }
 
 /* The gate of image @i of the list, its arguments made from the list's. */
@@ -396,7 +400,7 @@ list_gate_one (ListArgs *a, ListRun *l, guint i, GString *junit)
     g_ptr_array_add (args, g_strdup_printf ("--stdin=%s", a->stdin_file));
   for (guint j = 0; a->connect && a->connect[j]; j++)
     g_ptr_array_add (args, g_strdup_printf ("--connect=%s", a->connect[j]));
-  if (a->host_slots)
+  if (a->host_slots != G_MININT)
     g_ptr_array_add (args, g_strdup_printf ("--host-slots=%d", a->host_slots));
   if (l->dirs->pdata[i])
     g_ptr_array_add (args, g_strdup_printf ("--out=%s", (const char *) l->dirs->pdata[i]));
