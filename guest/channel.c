@@ -1,10 +1,12 @@
 /* The evidence channel: the one writer of frames, from any thread (the
  * sequence numbers and counts under one lock), and the hello, heartbeat,
  * log and trailer frames.  The test modes that act on every frame sent
- * hook in here (test-modes.c). */
+ * live here too, where every frame passes (those that act once, after the
+ * hello: test-modes.c). */
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -15,6 +17,64 @@
 #include "init.h"
 
 struct channel channel = { .fd = -1 };
+
+/* ---- test modes acting on every frame --------------------------------- */
+
+struct channel_misbehaviour misbehaviour = { .test = TEST_NONE };
+
+/* The u32 value of TLV @tag in frame @bytes (@len bytes, header included),
+ * or -1 when it has none.  Only ever reads frames this init encoded. */
+int64_t
+frame_get_u32 (const uint8_t *bytes, size_t len, uint16_t tag)
+{
+  size_t off = AIRLOCK_FRAME_HEADER_SIZE;
+
+  while (off + AIRLOCK_TLV_HEADER_SIZE <= len)
+    {
+      uint16_t t = wire_get_le16 (bytes + off);
+      uint16_t l = wire_get_le16 (bytes + off + 2);
+
+      if (off + AIRLOCK_TLV_HEADER_SIZE + l > len)
+        break;
+      if (t == tag && l == 4)
+        return wire_get_le32 (bytes + off + AIRLOCK_TLV_HEADER_SIZE);
+      off += AIRLOCK_TLV_HEADER_SIZE + l;
+    }
+  return -1;
+}
+
+/* Crashes the kernel (sysrq-trigger works whatever kernel.sysrq says).
+ * Returns only when that failed. */
+int
+crash_kernel (void)
+{
+  int fd = open ("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+  int r = fd >= 0 && write (fd, "c", 1) == 1 ? -EIO : -errno;
+
+  console_log ("%s: %s", r == -EIO ? "the kernel did not crash after sysrq 'c'"
+                                   : "cannot crash the kernel through '/proc/sysrq-trigger'",
+               strerror (-r));
+  if (fd >= 0)
+    close (fd);
+  return r;
+}
+
+/* TEST_PANIC_MID_RUN: is the frame about to be sent the moment to crash?
+ * The second heartbeat since the workload started, or its exit (or the
+ * trailer) should that come first, so the crash never misses the run. */
+bool
+panic_due (const uint8_t *bytes, size_t len)
+{
+  uint8_t type = bytes[5];
+
+  if (!misbehaviour.panic_armed)
+    return false;
+  if (type == AIRLOCK_FRAME_HEARTBEAT)
+    return ++misbehaviour.panic_heartbeats >= 2;
+  return type == AIRLOCK_FRAME_TRAILER
+         || (type == AIRLOCK_FRAME_EVENT
+             && frame_get_u32 (bytes, len, AIRLOCK_TLV_EV_KIND) == AIRLOCK_EVENT_WORKLOAD_EXIT);
+}
 
 /* ---- frames ----------------------------------------------------------- */
 
@@ -32,10 +92,13 @@ channel_send (struct wire_frame *f, uint64_t *ret_seq)
   pthread_mutex_lock (&channel_lock);
   if (misbehaviour.test == TEST_PANIC_MID_RUN && panic_due (f->bytes, len))
     {
-      misbehaviour.panic_armed = false;   /* die() sends frames too */
+      misbehaviour.panic_armed = false;
       console_log ("test mode: crashing the kernel while the workload runs");
       pthread_mutex_unlock (&channel_lock);
+      /* Returns only when the crash failed: the run goes on, and the host,
+       * which waits for a panic, says the test failed. */
       crash_kernel ();
+      pthread_mutex_lock (&channel_lock);
     }
   if (misbehaviour.test == TEST_REPLAY_FRAME && misbehaviour.replay_len > 0
       && !misbehaviour.replayed

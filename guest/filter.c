@@ -40,7 +40,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "supervisor.h"
+#include "filter.h"
+#include "guest.h"
 
 /* The foreign ABI the kernel also accepts, and its exit/exit_group numbers
  * (arch/x86/entry/syscalls/syscall_32.tbl, arch/arm/tools/syscall.tbl). */

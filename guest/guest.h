@@ -28,6 +28,10 @@ void sleep_ms (uint32_t ms);
 /* Reads all of @path into @buf (NUL-terminated).  Returns the length,
  * -EFBIG when it does not fit in @size - 1 bytes, or another -errno. */
 ssize_t read_file (const char *path, char *buf, size_t size);
+/* Writes the printf-style sentence into @error; returns -EINVAL. */
+int fail (char *error, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
+/* Powers the VM off (PID 1 only); never returns. */
+__attribute__ ((noreturn)) void power_off (void);
 
 /* handshake.c: opens the virtio-serial port named @name (waiting a
  * little for it to appear), storing its device path in @ret_dev.  Returns

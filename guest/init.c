@@ -17,7 +17,8 @@
  * below.  The rest has a file each: io.c (console, clocks, files),
  * cmdline.c (the kernel command line), modules.c (step 2), handshake.c
  * (steps 3 and 4: the ports, the guest's identity, the host hello),
- * channel.c (every frame sent) and test-modes.c (airlock.test=).
+ * channel.c (every frame sent, and the test modes acting on each) and
+ * test-modes.c (the airlock.test= modes acting after the hello).
  *
  * Failure policy (STYLE.md): PID 1 dies loudly rather than carrying on in an
  * unknown state.  A fatal error goes to the console and, once the host has
@@ -45,18 +46,7 @@
 #include "hooks.h"
 #include "init.h"
 
-/* ---- power off and fatal errors --------------------------------------- */
-
-__attribute__ ((noreturn)) void
-power_off (void)
-{
-  sync ();
-  reboot (RB_POWER_OFF);
-  /* Only reachable without CAP_SYS_BOOT, which PID 1 has.  Exiting makes
-   * the kernel panic, which at least stops the VM (panic=-1, -no-reboot). */
-  console_log ("cannot power off: %s; exiting so the kernel panics", strerror (errno));
-  _exit (1);
-}
+/* ---- fatal errors ------------------------------------------------------ */
 
 __attribute__ ((noreturn, format (printf, 1, 2))) void
 die (const char *fmt, ...)
@@ -319,7 +309,12 @@ main (int argc, char **argv)
   if (host.heartbeat_ms == 0)
     die ("the host asked for heartbeats every 0 ms");
 
-  misbehave_after_hello (cfg.test);
+  {
+    char error[300];
+
+    if (misbehave_after_hello (cfg.test, error, sizeof error) < 0)
+      die ("test mode: %s", error);
+  }
 
   /* The remaining modules, before anything runs that could need them. */
   if (load_modules (MODULES_AFTER_HELLO) > 0)

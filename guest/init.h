@@ -120,7 +120,6 @@ struct channel_misbehaviour {
 
 
 /* init.c */
-__attribute__ ((noreturn)) void power_off (void);
 /* Reports @fmt on the console and, once the host has spoken, on the
  * channel with an error trailer; then powers off. */
 __attribute__ ((noreturn, format (printf, 1, 2))) void die (const char *fmt, ...);
@@ -148,11 +147,17 @@ int channel_send_trailer (uint32_t exit_status, uint32_t end_reason, bool has_lo
  * still queued is passed over).  0, or -errno (-ECONNRESET: no host). */
 int channel_await_receipt (void);
 
-/* test-modes.c */
+/* channel.c: the test modes that act on the frames channel_send() sends. */
 extern struct channel_misbehaviour misbehaviour;
 int64_t frame_get_u32 (const uint8_t *bytes, size_t len, uint16_t tag);
-__attribute__ ((noreturn)) void crash_kernel (void);
+/* Crashes the kernel; returns only when that failed, with -errno (-EIO:
+ * sysrq 'c' was taken and the kernel did not crash). */
+int crash_kernel (void);
 bool panic_due (const uint8_t *bytes, size_t len);
-void misbehave_after_hello (enum test_mode test);
+
+/* test-modes.c: those that act right after the hello.  Returns 0 for the
+ * modes that act later (or not at all), -errno with a sentence in @error
+ * when the misbehaviour itself failed (then PID 1 dies with it). */
+int misbehave_after_hello (enum test_mode test, char *error, size_t error_size);
 
 #endif /* AIRLOCK_INIT_H */

@@ -1,5 +1,6 @@
 /* The small helpers every part of PID 1 uses (guest.h): whole writes, a
- * line on the console, clocks and sleeps, reading a whole file. */
+ * line on the console, clocks and sleeps, reading a whole file, an error
+ * sentence, powering off. */
 #define _GNU_SOURCE
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/reboot.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -134,3 +136,26 @@ read_file (const char *path, char *buf, size_t size)
   return r;
 }
 
+/* ---- errors and the end ------------------------------------------------ */
+
+__attribute__ ((format (printf, 3, 4))) int
+fail (char *error, size_t size, const char *fmt, ...)
+{
+  va_list ap;
+
+  va_start (ap, fmt);
+  vsnprintf (error, size, fmt, ap);
+  va_end (ap);
+  return -EINVAL;
+}
+
+__attribute__ ((noreturn)) void
+power_off (void)
+{
+  sync ();
+  reboot (RB_POWER_OFF);
+  /* Only reachable without CAP_SYS_BOOT, which PID 1 has.  Exiting makes
+   * the kernel panic, which at least stops the VM (panic=-1, -no-reboot). */
+  console_log ("cannot power off: %s; exiting so the kernel panics", strerror (errno));
+  _exit (1);
+}

@@ -1,7 +1,7 @@
 /* Internals of one notification, shared by notify.c (the loop: receive,
- * dispatch, answer, the records' frames), caller.c (who calls, its memory,
- * its socket), calls.c (a handler per system call) and emulate.c (the
- * calls the supervisor performs for the workload). */
+ * dispatch), answer.c (the answers, the records' frames), caller.c (who
+ * calls, its memory, its socket), calls.c (a handler per system call) and
+ * emulate.c (the calls the supervisor performs for the workload). */
 #ifndef AIRLOCK_NOTIFY_H
 #define AIRLOCK_NOTIFY_H
 
@@ -62,7 +62,7 @@ struct call {
   struct proc_info pi;
 };
 
-/* notify.c */
+/* answer.c */
 void respond (struct notifier *n, uint64_t id, int64_t val, int error, bool cont);
 void send_result (uint64_t ref, int64_t result);
 void fail_emulated (struct notifier *n, uint64_t id, uint64_t ref, int err);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,10 +23,10 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "filter.h"
 #include "image-files.h"
 #include "reaper.h"
 #include "run-spec.h"
-#include "supervisor.h"
 #include "workload.h"
 
 #define DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -57,18 +58,6 @@ resolve_user (struct run_spec *spec, char *error, size_t error_size)
 }
 
 /* ---- the reaper ----------------------------------------------------------- */
-
-int
-reaper_fail (struct handoff *h, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (h->error, sizeof h->error, fmt, ap);
-  va_end (ap);
-  __atomic_store_n (&h->state, HANDOFF_FAILED, __ATOMIC_RELEASE);
-  return 1;
-}
 
 /* Docker's default capability set (moby oci/caps/defaults.go): what images
  * expect to have as root.  Everything else leaves the bounding set, so no

@@ -17,7 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "reaper.h"
+#include "handoff.h"
 #include "run-spec.h"
 #include "supervisor.h"
 #include "workload.h"

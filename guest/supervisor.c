@@ -58,17 +58,6 @@
 #include "supervisor.h"
 #include "workload.h"
 
-__attribute__ ((format (printf, 3, 4))) int
-fail (char *error, size_t size, const char *fmt, ...)
-{
-  va_list ap;
-
-  va_start (ap, fmt);
-  vsnprintf (error, size, fmt, ap);
-  va_end (ap);
-  return -EINVAL;
-}
-
 static int
 send_simple_event (uint32_t kind, uint32_t phase, pid_t pid, bool has_status, uint32_t status)
 {

@@ -1,6 +1,6 @@
 /* Internals of the supervisor, shared by supervisor.c (one workload, start
- * to end: the main loop), filter.c (the seccomp program) and notify.c (one
- * notification: read, record, answer).  The test programs include it too
+ * to end: the main loop), filter.c (the seccomp program, filter.h) and
+ * notify.c (one notification: read, record, answer).  The test programs include it too
  * (tests/guest/bench.c: filter_build()): the parts only supervisor.c
  * drives are declared in workload.h and reaper.h. */
 #ifndef AIRLOCK_SUPERVISOR_H
@@ -12,16 +12,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "filter.h"
 #include "guest.h"
 #include "net-hold.h"
-
-/* filter.c */
-uint32_t filter_native_arch (void);
-/* Assembles the workload's filter into @out (room for @max instructions);
- * @hooked: the kernel-hook recorder runs (hooks.h) and records writes on
- * sockets and connect, so neither is notified; else write/writev on fds
- * above 2 and connect are. */
-int filter_build (struct sock_filter *out, size_t max, bool hooked, size_t *ret_len);
 
 /* notify.c */
 struct notifier;

@@ -1,7 +1,9 @@
 /* The test-only misbehaviours of airlock.test=MODE (enum test_mode,
- * init.h): those that act on the frames channel_send() sends, and those
- * that act right after the hello.  tests/vm and tests/hostile use them to
- * prove the host detects each anomaly the protocol defines. */
+ * init.h) that act right after the hello; those that act on the frames
+ * channel_send() sends live in channel.c, which every frame goes through.
+ * tests/vm and tests/hostile use them to prove the host detects each
+ * anomaly the protocol defines.  A misbehaviour that itself fails says
+ * why, and PID 1 dies with it (init.c). */
 #define _GNU_SOURCE
 
 #include <errno.h>
@@ -14,63 +16,8 @@
 
 #define TEST_FRAME_TYPE_UNKNOWN 99
 
-struct channel_misbehaviour misbehaviour = { .test = TEST_NONE };
-
-/* The u32 value of TLV @tag in frame @bytes (@len bytes, header included),
- * or -1 when it has none.  Only ever reads frames this init encoded. */
-int64_t
-frame_get_u32 (const uint8_t *bytes, size_t len, uint16_t tag)
-{
-  size_t off = AIRLOCK_FRAME_HEADER_SIZE;
-
-  while (off + AIRLOCK_TLV_HEADER_SIZE <= len)
-    {
-      uint16_t t = wire_get_le16 (bytes + off);
-      uint16_t l = wire_get_le16 (bytes + off + 2);
-
-      if (off + AIRLOCK_TLV_HEADER_SIZE + l > len)
-        break;
-      if (t == tag && l == 4)
-        return wire_get_le32 (bytes + off + AIRLOCK_TLV_HEADER_SIZE);
-      off += AIRLOCK_TLV_HEADER_SIZE + l;
-    }
-  return -1;
-}
-
-/* Crashes the kernel (sysrq-trigger works whatever kernel.sysrq says).
- * Returns only when that failed: never, then dies naming why. */
-__attribute__ ((noreturn)) void
-crash_kernel (void)
-{
-  int fd = open ("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
-
-  if (fd < 0 || write (fd, "c", 1) != 1)
-    die ("cannot crash the kernel through '/proc/sysrq-trigger': %s", strerror (errno));
-  die ("the kernel did not crash after sysrq 'c'");
-}
-
-/* TEST_PANIC_MID_RUN: is the frame about to be sent the moment to crash?
- * The second heartbeat since the workload started, or its exit (or the
- * trailer) should that come first, so the crash never misses the run. */
-bool
-panic_due (const uint8_t *bytes, size_t len)
-{
-  uint8_t type = bytes[5];
-
-  if (!misbehaviour.panic_armed)
-    return false;
-  if (type == AIRLOCK_FRAME_HEARTBEAT)
-    return ++misbehaviour.panic_heartbeats >= 2;
-  return type == AIRLOCK_FRAME_TRAILER
-         || (type == AIRLOCK_FRAME_EVENT
-             && frame_get_u32 (bytes, len, AIRLOCK_TLV_EV_KIND) == AIRLOCK_EVENT_WORKLOAD_EXIT);
-}
-
-/* ---- test modes acting right after the hello -------------------------- */
-
-/* Returns only for modes that act later (or not at all). */
-void
-misbehave_after_hello (enum test_mode test)
+int
+misbehave_after_hello (enum test_mode test, char *error, size_t error_size)
 {
   switch (test)
     {
@@ -103,8 +50,9 @@ misbehave_after_hello (enum test_mode test)
         wire_put_str (&f, AIRLOCK_TLV_MESSAGE, "test frame of an unknown type");
         r = channel_send (&f, NULL);
         if (r < 0)
-          die ("cannot send the unknown-type frame: %s", strerror (-r));
-        return;
+          return fail (error, error_size, "cannot send the unknown-type frame: %s",
+                       strerror (-r));
+        return 0;
       }
 
     case TEST_NO_HEARTBEAT:
@@ -114,7 +62,13 @@ misbehave_after_hello (enum test_mode test)
         pause ();
 
     case TEST_PANIC:
-      crash_kernel ();
+      {
+        int r = crash_kernel ();
+
+        return fail (error, error_size, "%s", r == -EIO
+                     ? "the kernel did not crash after sysrq 'c'"
+                     : "cannot crash the kernel through '/proc/sysrq-trigger'");
+      }
 
     case TEST_GARBAGE:
       {
@@ -161,7 +115,8 @@ misbehave_after_hello (enum test_mode test)
     case TEST_REPLAY_FRAME:
     case TEST_STALE_NONCE:
     case TEST_UNKNOWN:
-      return;
+      return 0;
     }
+  return 0;
 }
 

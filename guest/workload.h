@@ -1,7 +1,7 @@
 /* The parts of PID 1's side of a workload's run, for supervisor.c (one
- * workload, start to end): rootfs.c, network.c, heartbeat.c, stdio.c, and
- * fail() for all of them and reaper.c.  Apart from supervisor.h, which the
- * test programs include as well. */
+ * workload, start to end): rootfs.c, network.c, heartbeat.c, stdio.c and
+ * reaper.c.  Apart from supervisor.h, which the test programs include as
+ * well. */
 #ifndef AIRLOCK_WORKLOAD_H
 #define AIRLOCK_WORKLOAD_H
 
@@ -13,12 +13,12 @@
 #include "guest.h"
 #include "run-spec.h"
 
-/* supervisor.c */
-/* Writes the printf-style sentence into @error; returns -EINVAL. */
-int fail (char *error, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));
-
 /* rootfs.c */
+struct handoff;
 int mount_root_disk (const struct run_spec *spec, char *error, size_t error_size);
+/* In the reaper: builds the workload's root and pivots into it; 0, or 1
+ * after reaper_fail() (handoff.h). */
+int setup_root (const struct run_spec *spec, struct handoff *h);
 
 /* network.c */
 int loopback_up (void);
