@@ -144,6 +144,16 @@ harness_err (void)
   return thread_err ? thread_err : stderr;
 }
 
+const char *
+harness_keep_error (GPtrArray *errors, const char *command, const char *format, va_list ap)
+{
+  char *message = g_strdup_vprintf (format, ap);
+
+  fprintf (harness_err (), "%s: %s\n", command, message);
+  g_ptr_array_add (errors, message);
+  return message;
+}
+
 void
 harness_set_thread_output (FILE *out, FILE *err)
 {

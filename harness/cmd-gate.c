@@ -75,13 +75,10 @@ static void G_GNUC_PRINTF (2, 3)
 list_error (ListArgs *a, const char *format, ...)
 {
   va_list ap;
-  char *message;
 
   va_start (ap, format);
-  message = g_strdup_vprintf (format, ap);
+  harness_keep_error (a->errors, "airlock gate", format, ap);
   va_end (ap);
-  fprintf (stderr, "airlock gate: %s\n", message);
-  g_ptr_array_add (a->errors, message);
 }
 
 /* Takes the list's options out of @argv (GOption, unknown options left

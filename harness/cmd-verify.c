@@ -213,13 +213,10 @@ static void
 verify_error (GPtrArray *errors, const char *format, ...)
 {
   va_list ap;
-  char *message;
 
   va_start (ap, format);
-  message = g_strdup_vprintf (format, ap);
+  harness_keep_error (errors, "airlock verify", format, ap);
   va_end (ap);
-  fprintf (stderr, "airlock verify: %s\n", message);
-  g_ptr_array_add (errors, message);
 }
 
 static int

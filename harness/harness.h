@@ -3,6 +3,7 @@
 #pragma once
 
 #include <airlock.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 /* Exit statuses shared by every subcommand. */
@@ -74,6 +75,11 @@ gboolean harness_parse_clock (const char *command, const char *name, AirlockAcce
  * runs them at once, each in a thread whose output is printed whole when
  * it ends; NULL, NULL: the process's again).  Output a library thread
  * hands back (the workload's, live) goes to the process's streams. */
+/* Prints "@command: MESSAGE" on harness_err() and keeps MESSAGE in
+ * @errors (char *, for a --json summary's "errors").  Returns MESSAGE,
+ * owned by @errors. */
+const char *harness_keep_error (GPtrArray *errors, const char *command, const char *format,
+                                va_list ap) G_GNUC_PRINTF (3, 0);
 FILE *harness_out (void);
 FILE *harness_err (void);
 void harness_set_thread_output (FILE *out, FILE *err);

@@ -33,15 +33,13 @@ void
 run_report_error (RunReport *r, int arch, const char *format, ...)
 {
   va_list ap;
-  char *message;
+  const char *message;
 
   va_start (ap, format);
-  message = g_strdup_vprintf (format, ap);
+  message = harness_keep_error (r->errors, r->command, format, ap);
   va_end (ap);
-  fprintf (harness_err (), "%s: %s\n", r->command, message);
   if (arch >= 0 && arch < AIRLOCK_N_ARCHES && !r->arch_errors[arch])
     r->arch_errors[arch] = g_strdup (message);
-  g_ptr_array_add (r->errors, message);
 }
 
 const char *

@@ -48,6 +48,29 @@ release_host (AirlockRun *run)
   run->host_held = FALSE;
 }
 
+/* Another host of the pool that can run the run's arch, not its own (a
+ * slot held there), or NULL. */
+static char *
+acquire_other_host (AirlockRun *run, GError **error)
+{
+  return airlock_hosts_acquire ((const char *const *) run->session->uris,
+                                run->session->host_slots, run->session->cache_dir,
+                                run->session->arch, run->host, error);
+}
+
+/* The run moves to @other (acquire_other_host()'s, taken), its own host's
+ * slot given back; @why (taken) says what the first host did. */
+static void
+move_to_host (AirlockRun *run, char *other, char *why)
+{
+  run->host_failed = why;
+  release_host (run);
+  g_free (run->host);
+  run->host = other;
+  run->host_held = TRUE;
+  run->vm_opts.uri = run->host;
+}
+
 /* A host of a pool that could not start the domain (its libvirt refused
  * the domain or the guest's volumes): nothing booted, nothing was
  * recorded, no stdin was read, so the same run is made again, once, on
@@ -63,25 +86,19 @@ retry_elsewhere (AirlockRun *run, const GError *failure)
   if (!run->host || run->host_failed
       || !g_error_matches (failure, AIRLOCK_VM_ERROR, AIRLOCK_VM_ERROR_START))
     return NULL;
-  other = airlock_hosts_acquire ((const char *const *) run->session->uris,
-                                 run->session->host_slots, run->session->cache_dir,
-                                 run->session->arch, run->host, &local);
+  other = acquire_other_host (run, &local);
   if (!other)
     return NULL;
   run->vm_opts.uri = other;
   vm = airlock_vm_new (run->session->arch, run->guest, &run->vm_opts, &local);
+  run->vm_opts.uri = run->host;
   if (!vm)
     {
-      run->vm_opts.uri = run->host;
       airlock_hosts_release (other);
       return NULL;
     }
-  run->host_failed = g_strdup_printf ("%s: %s", run->host, failure->message);
-  release_host (run);
-  g_free (run->host);
-  run->host = g_steal_pointer (&other);
-  run->host_held = TRUE;
-  run->vm_opts.uri = run->host;
+  move_to_host (run, g_steal_pointer (&other),
+                g_strdup_printf ("%s: %s", run->host, failure->message));
   return vm;
 }
 
@@ -187,9 +204,7 @@ retry_after_loss (AirlockRun *run)
   g_mutex_unlock (&run->lock);
   if (read)
     return NULL;
-  other = airlock_hosts_acquire ((const char *const *) run->session->uris,
-                                 run->session->host_slots, run->session->cache_dir,
-                                 run->session->arch, run->host, &local);
+  other = acquire_other_host (run, &local);
   if (!other)
     {
       release_output (run, FALSE);
@@ -232,15 +247,11 @@ retry_after_loss (AirlockRun *run)
   run->bundle = fresh;
   run->vm_opts.record_data = fresh;
   run->lost_attempt = g_steal_pointer (&attempt);
-  run->host_failed = g_strdup_printf ("%s: lost mid-run: %s%s%s", run->host,
-                                      airlock_vm_get_reason (run->vm),
-                                      attempt_error ? "; its bundle could not be finished: " : "",
-                                      attempt_error ? attempt_error : "");
-  release_host (run);
-  g_free (run->host);
-  run->host = g_steal_pointer (&other);
-  run->host_held = TRUE;
-  run->vm_opts.uri = run->host;
+  move_to_host (run, g_steal_pointer (&other),
+                g_strdup_printf ("%s: lost mid-run: %s%s%s", run->host,
+                                 airlock_vm_get_reason (run->vm),
+                                 attempt_error ? "; its bundle could not be finished: " : "",
+                                 attempt_error ? attempt_error : ""));
   /* The new run's output is the run's: nobody read the first's. */
   release_output (run, TRUE);
   run->started_real_us = g_get_real_time ();
@@ -544,7 +555,7 @@ airlock_run_read_line (AirlockRun *run, guint timeout_ms, GError **error)
           run->out_read += (gsize) (nl - start) + 1;
           break;
         }
-      if (run->ended && !run->out_held)
+      if (run->ended)
         {
           if (avail)
             {
