@@ -38,6 +38,7 @@
   X ("socket-writes-hooked", socket_writes_hooked, TESTPROG_BOTH) \
   X ("sendmsg-udp4", sendmsg_udp4, TESTPROG_BOTH)               \
   X ("sendmmsg3", sendmmsg3, TESTPROG_BOTH)                     \
+  X ("sendmmsg1000", sendmmsg1000, TESTPROG_BOTH)               \
   X ("fastopen", fastopen, TESTPROG_BOTH)                       \
   X ("dns-udp", dns_udp, TESTPROG_BOTH)                         \
   X ("dns-tcp", dns_tcp, TESTPROG_BOTH)                         \
@@ -61,6 +62,7 @@
   X ("noop", noop, TESTPROG_BOTH)                               \
   X ("bench-syscalls", bench_syscalls, TESTPROG_BOTH)           \
   X ("bench-connect", bench_connect, TESTPROG_BOTH)             \
+  X ("bench-sendto", bench_sendto, TESTPROG_BOTH)               \
   X ("bench-write", bench_write, TESTPROG_BOTH)               \
   X ("bench-filter", bench_filter, TESTPROG_BOTH)               \
   X ("bench-cpu", bench_cpu, TESTPROG_BOTH)                     \

@@ -28,6 +28,7 @@ static const struct {
   { "unsupervised", TEST_UNSUPERVISED },
   { "hooks-ring-min", TEST_HOOKS_RING_MIN },
   { "hooks-ring-stall", TEST_HOOKS_RING_STALL },
+  { "hooks-off", TEST_HOOKS_OFF },
 };
 
 /* ---- the kernel command line ------------------------------------------ */

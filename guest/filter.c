@@ -68,8 +68,11 @@ filter_native_arch (void)
   return NATIVE_AUDIT_ARCH;
 }
 
-/* Every native call the supervisor is notified of (connect only when the
- * kernel-hook recorder does not run: filter_build). */
+/* Every native call the supervisor is notified of (connect, sendto and
+ * sendmsg only when the kernel-hook recorder does not run: filter_build,
+ * hooked_call).  sendmmsg stays: the kernel asks the LSM about an entry
+ * only when its destination differs from the previous entry's, so no
+ * socket hook sees every entry (hooks.bpf.c). */
 static const int notified_syscalls[] = {
   SYS_socket, SYS_socketpair, SYS_connect, SYS_bind, SYS_listen,
 #ifdef SYS_accept
@@ -121,6 +124,14 @@ emit (struct asm_insn *prog, size_t n, struct sock_filter insn, enum label jt, e
   return n + 1;
 }
 
+/* The calls the kernel-hook recorder records at the socket's own hooks
+ * (hooks.h), so the filter leaves them alone where it runs. */
+static bool
+hooked_call (int nr)
+{
+  return nr == SYS_connect || nr == SYS_sendto || nr == SYS_sendmsg;
+}
+
 int
 filter_build (struct sock_filter *out, size_t max, bool hooked, size_t *ret_len)
 {
@@ -150,7 +161,7 @@ filter_build (struct sock_filter *out, size_t max, bool hooked, size_t *ret_len)
             L_NOTIFY, L_NONE);
 #endif
   for (size_t i = 0; i < sizeof notified_syscalls / sizeof notified_syscalls[0]; i++)
-    if (!hooked || notified_syscalls[i] != SYS_connect)
+    if (!hooked || !hooked_call (notified_syscalls[i]))
       n = emit (prog, n, (struct sock_filter) BPF_JUMP (BPF_JMP | BPF_JEQ | BPF_K,
                                                       (uint32_t) notified_syscalls[i], 0, 0),
               L_NOTIFY, L_NONE);

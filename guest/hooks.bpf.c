@@ -118,6 +118,8 @@ struct iov_iter {
 } __attribute__ ((preserve_access_index));
 
 struct msghdr {
+  void *msg_name;   /* the kernel's copy of the destination, or NULL */
+  int msg_namelen;
   struct iov_iter msg_iter;
 } __attribute__ ((preserve_access_index));
 
@@ -192,16 +194,16 @@ struct {
   __uint (max_entries, 4 * 1024 * 1024);
 } records SEC (".maps");
 
-/* The threads inside a recorded connect, until its system call returns
- * (airlock_connect_exit): only their return values are recorded.  A
- * thread is in at most one call; an entry a missed return left behind is
- * overwritten by the thread's next connect. */
+/* The threads inside a recorded call whose outcome is asked for (a
+ * connect, a send naming a destination), until its system call returns
+ * (call_exit).  A thread is in at most one call; an entry a missed return
+ * left behind is overwritten by the thread's next recorded call. */
 struct {
   __uint (type, BPF_MAP_TYPE_HASH);
   __uint (max_entries, 4096);
   __type (key, hk_u32);
   __type (value, hk_u8);
-} connecting SEC (".maps");
+} opened SEC (".maps");
 
 /* Calls refused because no record could be reserved.  Only PID 1 reads it
  * (bpf(2) is denied to the workload by its filter). */
@@ -332,7 +334,6 @@ copy_payload (struct hook_record_payload *p, struct msghdr *msg)
   unsigned long off = 0;
 
   p->r.payload_len = 0;
-  p->r.payload_flags = 0;
   if (bpf_core_enum_value_exists (enum iter_type, ITER_UBUF)
       && type == bpf_core_enum_value (enum iter_type, ITER_UBUF))
     {
@@ -396,7 +397,7 @@ copy_payload (struct hook_record_payload *p, struct msghdr *msg)
   p->r.payload_len = (hk_u32) (off > HOOK_PAYLOAD_MAX ? HOOK_PAYLOAD_MAX : off);
 }
 
-/* No record could be reserved: the LSM hook refuses the send; the kprobe
+/* No record could be reserved: the LSM hook refuses the call; the kprobe
  * cannot, and counts it lost. */
 static __always_inline int
 unrecorded (int can_refuse)
@@ -410,62 +411,102 @@ unrecorded (int can_refuse)
   return -EPERM;
 }
 
+/* An address as the kernel copied it (move_addr_to_kernel): @addrlen as
+ * passed, at most HOOK_ADDR_MAX bytes of it (the kernel refuses longer). */
+static __always_inline void
+fill_addr (struct hook_record *r, const void *address, int addrlen)
+{
+  unsigned long len = addrlen < 0 ? 0 : (unsigned long) addrlen;
+
+  r->addrlen = addrlen;
+  if (len > HOOK_ADDR_MAX)
+    len = HOOK_ADDR_MAX;
+  asm volatile ("" : "+r"(len));
+  if (len > HOOK_ADDR_MAX)
+    len = HOOK_ADDR_MAX;
+  /* On failure the helper zeroes the buffer: no earlier record's bytes. */
+  if (bpf_probe_read_kernel (r->addr, len, address) < 0)
+    r->payload_flags |= HOOK_ADDR_UNREAD;
+}
+
 /* ---- the hooks -------------------------------------------------------------- */
 
-/* Every send on a socket made through sock_sendmsg: write, writev and
- * pwritev2 on a socket land here, with the socket the kernel resolved.
- * sendto/sendmsg/sendmmsg are the supervisor's (it records and performs
- * them; here they would be recorded twice), and so are sendfile and splice
- * (the filter notifies them: on 6.1 their pages take ->sendpage, which no
- * socket hook sees, and the only hook they pass, file_permission, would
- * run on every read and write of every file). */
+/* Every send on a socket made through sock_sendmsg, with the socket the
+ * kernel resolved and the destination it copied (msg_name: no
+ * time-of-check/time-of-use gap, the kernel sends to exactly these bytes):
+ *   - sendto and sendmsg on a socket of any family, as the supervisor
+ *     recorded them when it was notified of them;
+ *   - write, writev and pwritev2 on an inet socket, any descriptor.
+ * A send that names a destination opens its call: the call's return
+ * records its outcome (call_exit), which the host cross-checks against the
+ * sinkhole's records.  The filter keeps three:
+ *   - sendmmsg: the kernel asks the LSM about an entry only when its
+ *     destination differs from the previous entry's (____sys_sendmsg's
+ *     used_address), so no socket hook sees every entry — glibc's resolver
+ *     sends its A and AAAA queries to one server in one sendmmsg;
+ *   - sendfile and splice: on 6.1 their pages take ->sendpage, which no
+ *     socket hook sees, and the only hook they pass, file_permission,
+ *     would run on every read and write of every file. */
 static __always_inline int
 record_send (struct socket *sock, struct msghdr *msg, int size, int can_refuse)
 {
   struct task_struct *task = bpf_get_current_task_btf ();
+  struct hook_record_payload *p = NULL;
+  struct hook_record *r;
   struct sock *sk;
   unsigned short family;
+  void *name;
+  int namelen = -1, inet, send_call;
+  __be16 port = 0;
+  hk_u8 one = 1;
+  hk_u32 tid;
   long nr;
 
   if (!in_workload (task))
     return 0;
+  nr = current_nr (task);
+  if (nr == NR_SENDMMSG || nr == NR_SENDFILE || nr == NR_SPLICE)
+    return 0;
   sk = BPF_CORE_READ (sock, sk);
   family = BPF_CORE_READ (sk, __sk_common.skc_family);
-  if (family != AF_INET && family != AF_INET6)
+  inet = family == AF_INET || family == AF_INET6;
+  send_call = nr == NR_SENDTO || nr == NR_SENDMSG;
+  if (!inet && !send_call)
     return 0;
-  nr = current_nr (task);
-  if (nr == NR_SENDTO || nr == NR_SENDMSG || nr == NR_SENDMMSG || nr == NR_SENDFILE
-      || nr == NR_SPLICE)
-    return 0;
-  if (BPF_CORE_READ (sk, __sk_common.skc_dport) == bpf_htons (53))
+  name = BPF_CORE_READ (msg, msg_name);
+  if (name)
+    namelen = BPF_CORE_READ (msg, msg_namelen);
+  /* sockaddr_in and sockaddr_in6 keep the port at the same place. */
+  if (inet && name && namelen >= 4)
+    bpf_probe_read_kernel (&port, sizeof port, (char *) name + 2);
+  if (inet && (port == bpf_htons (53)
+               || BPF_CORE_READ (sk, __sk_common.skc_dport) == bpf_htons (53)))
     {
-      struct hook_record_payload *p = bpf_ringbuf_reserve (&records, sizeof *p, 0);
-
-      if (!p)
-        return unrecorded (can_refuse);
-      p->r.kind = HOOK_SENDMSG;
-      fill_call (&p->r, task, nr);
-      fill_socket (&p->r, sock);
-      p->r.total = (hk_u64) size;
-      if (peer_port (&p->r) == 53)
-        copy_payload (p, msg);
-      else
-        p->r.payload_len = p->r.payload_flags = 0;
-      bpf_ringbuf_submit (p, 0);
-      return 0;
+      p = bpf_ringbuf_reserve (&records, sizeof *p, 0);
+      r = p ? &p->r : NULL;
     }
-  {
-    struct hook_record *r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
-
-    if (!r)
-      return unrecorded (can_refuse);
-    r->kind = HOOK_SENDMSG;
-    fill_call (r, task, nr);
-    fill_socket (r, sock);
-    r->total = (hk_u64) size;
-    r->payload_len = r->payload_flags = 0;
-    bpf_ringbuf_submit (r, 0);
-  }
+  else
+    r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
+  if (!r)
+    return unrecorded (can_refuse);
+  r->kind = HOOK_SENDMSG;
+  fill_call (r, task, nr);
+  fill_socket (r, sock);
+  r->total = (hk_u64) size;
+  r->payload_len = r->payload_flags = 0;
+  r->opens_result = send_call && name;
+  r->addrlen = -1;
+  if (name)
+    fill_addr (r, name, namelen);
+  if (p && (port == bpf_htons (53) || peer_port (r) == 53))
+    copy_payload (p, msg);
+  tid = r->tid;
+  if (r->opens_result)
+    bpf_map_update_elem (&opened, &tid, &one, BPF_ANY);
+  else if (send_call)
+    /* What a missed return left: this call's return is not to report. */
+    bpf_map_delete_elem (&opened, &tid);
+  bpf_ringbuf_submit (r, 0);
   return 0;
 }
 
@@ -499,16 +540,15 @@ airlock_socket_sendmsg_kprobe (struct pt_regs *ctx)
  * no time-of-check/time-of-use gap, so the call is the kernel's to make
  * (action "continue").  A call refused before it reaches a socket (a bad
  * descriptor, an unreadable address, a length over 128) is not recorded:
- * it cannot reach the network.  The thread is remembered so its system
- * call's exit records the outcome (airlock_connect_exit). */
+ * it cannot reach the network.  The call is opened, so its return records
+ * the outcome (call_exit). */
 static __always_inline int
 record_connect (struct socket *sock, struct sockaddr *address, int addrlen, int can_refuse)
 {
   struct task_struct *task = bpf_get_current_task_btf ();
   struct hook_record *r;
-  unsigned long len;
-  hk_u32 tid;
   hk_u8 one = 1;
+  hk_u32 tid;
 
   if (!in_workload (task))
     return 0;
@@ -521,19 +561,11 @@ record_connect (struct socket *sock, struct sockaddr *address, int addrlen, int 
   r->total = 0;
   r->result = 0;
   r->payload_len = r->payload_flags = 0;
-  r->addrlen = addrlen;
-  len = addrlen < 0 ? 0 : (unsigned long) addrlen;
-  if (len > HOOK_ADDR_MAX)
-    len = HOOK_ADDR_MAX;
-  asm volatile ("" : "+r"(len));
-  if (len > HOOK_ADDR_MAX)
-    len = HOOK_ADDR_MAX;
-  /* On failure the helper zeroes the buffer: no earlier record's bytes. */
-  if (bpf_probe_read_kernel (r->addr, len, address) < 0)
-    r->payload_flags |= HOOK_PAYLOAD_UNREAD;
+  r->opens_result = 1;
+  fill_addr (r, address, addrlen);
   tid = r->tid;
   bpf_ringbuf_submit (r, 0);
-  bpf_map_update_elem (&connecting, &tid, &one, BPF_ANY);
+  bpf_map_update_elem (&opened, &tid, &one, BPF_ANY);
   return 0;
 }
 
@@ -556,26 +588,22 @@ airlock_socket_connect_kprobe (struct pt_regs *ctx)
   return 0;
 }
 
-/* The return of connect(2) by a thread whose call was recorded: its
- * outcome (0, EINPROGRESS, ECONNREFUSED, …), which the host cross-checks
- * against the sinkhole's records.  A return probe on the system call's
- * entry point, which the system call table calls (never inlined); a
- * kretprobe rather than fexit because Debian 12's arm64 kernel has no BPF
- * trampolines.  Only recorded calls have an entry in `connecting`. */
-#if defined(__TARGET_ARCH_x86)
-SEC ("kretprobe/__x64_sys_connect")
-#else
-SEC ("kretprobe/__arm64_sys_connect")
-#endif
-int
-airlock_connect_exit (struct pt_regs *ctx)
+/* The return of a system call whose record opened it (a connect, a send
+ * naming a destination): its outcome (0, EINPROGRESS, ECONNREFUSED, the
+ * bytes sent, …), which the host cross-checks against the
+ * sinkhole's records.  Return probes on the system calls' entry points,
+ * which the system call table calls (never inlined); kretprobes rather
+ * than fexit because Debian 12's arm64 kernel has no BPF trampolines.
+ * Only threads with an entry in `opened` are looked at. */
+static __always_inline int
+call_exit (struct pt_regs *ctx, hk_s32 nr)
 {
   hk_u32 tid = (hk_u32) bpf_get_current_pid_tgid ();
   struct hook_record *r;
 
-  if (!bpf_map_lookup_elem (&connecting, &tid))
+  if (!bpf_map_lookup_elem (&opened, &tid))
     return 0;
-  bpf_map_delete_elem (&connecting, &tid);
+  bpf_map_delete_elem (&opened, &tid);
   r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
   if (!r)
     {
@@ -583,10 +611,37 @@ airlock_connect_exit (struct pt_regs *ctx)
       return 0;
     }
   r->kind = HOOK_RESULT;
-  r->nr = NR_CONNECT;
+  r->nr = nr;
   r->tid = tid;
   r->time_ns = bpf_ktime_get_boot_ns ();
   r->result = (hk_s64) KPROBE_RET (ctx);
   bpf_ringbuf_submit (r, 0);
   return 0;
+}
+
+#if defined(__TARGET_ARCH_x86)
+#define SYSCALL_EXIT(name) SEC ("kretprobe/__x64_sys_" #name)
+#else
+#define SYSCALL_EXIT(name) SEC ("kretprobe/__arm64_sys_" #name)
+#endif
+
+SYSCALL_EXIT (connect)
+int
+airlock_connect_exit (struct pt_regs *ctx)
+{
+  return call_exit (ctx, NR_CONNECT);
+}
+
+SYSCALL_EXIT (sendto)
+int
+airlock_sendto_exit (struct pt_regs *ctx)
+{
+  return call_exit (ctx, NR_SENDTO);
+}
+
+SYSCALL_EXIT (sendmsg)
+int
+airlock_sendmsg_exit (struct pt_regs *ctx)
+{
+  return call_exit (ctx, NR_SENDMSG);
 }

@@ -48,8 +48,8 @@
 static struct {
   struct hooks *skel;
   /* Held for the boot: PID 1's end is the machine's.  sendmsg, connect
-   * (LSM or kprobe) and connect's return. */
-  struct bpf_link *links[3];
+   * (LSM or kprobe), and the returns of connect, sendto and sendmsg. */
+  struct bpf_link *links[5];
   uint32_t recorder;       /* AIRLOCK_RECORDER_HOOKS or _KPROBE */
   struct ring_buffer *ring;
   uint64_t count;
@@ -101,7 +101,9 @@ hooked_proc (const struct hook_record *hr, struct proc_info *pi, bool *ret_recal
   snprintf (path, sizeof path, "/proc/%u/cmdline", hr->tgid);
   n = read_prefix (path, pi->argv, sizeof pi->argv);
   pi->argv_len = n > 0 ? (size_t) n : 0;
-  *ret_recalled = pi->exe_len == 0 && pi->argv_len == 0 && proc_memo_recall (hr->tgid, pi);
+  /* Either missing: the process was exiting between the two reads (its
+   * mm goes before it is reaped), so neither is trusted alone. */
+  *ret_recalled = (pi->exe_len == 0 || pi->argv_len == 0) && proc_memo_recall (hr->tgid, pi);
 }
 
 /* The socket as the kernel resolved it; the peer as getpeername names it. */
@@ -127,47 +129,49 @@ note_proc (struct record *rec, const struct proc_info *pi, bool recalled)
 {
   if (recalled)
     record_note (rec, "exe and argv as read at its last notified call (the process exited "
-                 "before this record was read)");
+                 "or was exiting when this record was read)");
   else if (pi->exe_len == 0 && pi->argv_len == 0)
     record_note (rec, "exe and argv unreadable (the process exited before its record was read)");
 }
 
-/* The connects whose SYSCALL frame was sent and whose outcome is still to
- * come, by thread: a thread is in one call at a time, so few are open at
- * once; the oldest slot is reused when all are taken (its outcome is then
- * not reported: the record stands without it). */
-#define OPEN_CONNECTS_MAX 256
+/* The calls whose record asked for their outcome (a connect, a send naming
+ * a destination: opens_result) and whose return is still to come, by
+ * thread, with the SYSCALL frame the RESULT refers to: a thread is in one
+ * call at a time, so few are open at once; the oldest slot is reused when
+ * all are taken (its outcome is then not reported: the record stands
+ * without it). */
+#define OPEN_CALLS_MAX 256
 static struct {
   uint32_t tid;
   uint64_t seq;
-} open_connects[OPEN_CONNECTS_MAX];
-static unsigned open_connects_next;
+} open_calls[OPEN_CALLS_MAX];
+static unsigned open_calls_next;
 
 static void
-connect_opened (uint32_t tid, uint64_t seq)
+call_opened (uint32_t tid, uint64_t seq)
 {
-  unsigned slot = open_connects_next;
+  unsigned slot = open_calls_next;
 
-  for (unsigned i = 0; i < OPEN_CONNECTS_MAX; i++)
-    if (open_connects[i].tid == tid)
+  for (unsigned i = 0; i < OPEN_CALLS_MAX; i++)
+    if (open_calls[i].tid == tid)
       {
         slot = i;
         break;
       }
-  if (slot == open_connects_next)
-    open_connects_next = (open_connects_next + 1) % OPEN_CONNECTS_MAX;
-  open_connects[slot].tid = tid;
-  open_connects[slot].seq = seq;
+  if (slot == open_calls_next)
+    open_calls_next = (open_calls_next + 1) % OPEN_CALLS_MAX;
+  open_calls[slot].tid = tid;
+  open_calls[slot].seq = seq;
 }
 
 static bool
-connect_closed (uint32_t tid, uint64_t *ret_seq)
+call_closed (uint32_t tid, uint64_t *ret_seq)
 {
-  for (unsigned i = 0; tid && i < OPEN_CONNECTS_MAX; i++)
-    if (open_connects[i].tid == tid)
+  for (unsigned i = 0; tid && i < OPEN_CALLS_MAX; i++)
+    if (open_calls[i].tid == tid)
       {
-        *ret_seq = open_connects[i].seq;
-        open_connects[i].tid = 0;
+        *ret_seq = open_calls[i].seq;
+        open_calls[i].tid = 0;
         return true;
       }
   return false;
@@ -181,20 +185,43 @@ sent (int r)
   hk.count++;
 }
 
+/* Sends the record @rec and opens its call when the kernel asked for the
+ * call's outcome. */
+static void
+send_hooked (struct record *rec, const struct hook_record *hr)
+{
+  uint64_t seq;
+  int r;
+
+  record_end (rec);
+  r = channel_send (&rec->f, &seq);
+  sent (r);
+  if (r >= 0 && hr->opens_result)
+    call_opened (hr->tid, seq);
+}
+
+/* A send the kernel is about to make, with the destination it copied: the
+ * same record the supervisor made of a notified call, answered "continue"
+ * (the kernel sends to exactly these bytes, so nothing is emulated). */
 static void
 on_sendmsg (const struct hook_record *hr, size_t size)
 {
   const struct hook_record_payload *hp = (const void *) hr;
   struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
+  int fd = (int) (uint32_t) hr->args[0];
   struct proc_info pi;
   struct sock_info si;
   struct msg_data md = { 0 };
   struct record rec;
-  bool recalled;
+  bool recalled, named = hr->addrlen >= 0;
+  bool addr_ok = !(hr->payload_flags & HOOK_ADDR_UNREAD);
+  size_t addr_len = named ? (size_t) hr->addrlen : 0;
 
   memcpy (call.args, hr->args, sizeof call.args);
   hooked_proc (hr, &pi, &recalled);
   hooked_sock (hr, &si);
+  if (addr_len > HOOK_ADDR_MAX)
+    addr_len = HOOK_ADDR_MAX;
   md.total = hr->total;
   if (hr->payload_len > 0 && size >= sizeof *hp)
     {
@@ -202,7 +229,34 @@ on_sendmsg (const struct hook_record *hr, size_t size)
       md.len = hr->payload_len <= HOOK_PAYLOAD_MAX ? hr->payload_len : HOOK_PAYLOAD_MAX;
     }
   record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
-  record_write (&rec, &pi, (int) (uint32_t) hr->args[0], &si, &md);
+  switch (hr->nr)
+    {
+    case SYS_sendto:
+      /* The kernel names a destination exactly when the call passed one. */
+      record_sendto (&rec, &pi, fd, &si, (int) hr->args[3], named ? hr->args[4] : 0,
+                     hr->addrlen, hr->addr, addr_len, addr_ok, md.bytes, md.len, true, md.total);
+      break;
+    case SYS_sendmsg:
+      {
+        struct msg_copy mc = { 0 };
+
+        mc.named = named;
+        mc.namelen = hr->addrlen;
+        if (named && addr_ok)
+          {
+            memcpy (mc.name, hr->addr, addr_len);
+            mc.name_len = addr_len;
+          }
+        mc.data = md;
+        record_message (&rec, &pi, fd, &si, (int) hr->args[2], &mc, 0, 0, 0, false);
+        if (named && !addr_ok)
+          record_note (&rec, "address unreadable (the kernel's copy)");
+        break;
+      }
+    default:
+      record_write (&rec, &pi, fd, &si, &md);
+      break;
+    }
   note_proc (&rec, &pi, recalled);
   if (hr->payload_flags & HOOK_PAYLOAD_UNREAD)
     record_note (&rec, "payload partly unreadable (not resident when sent)");
@@ -210,8 +264,7 @@ on_sendmsg (const struct hook_record *hr, size_t size)
     record_note (&rec, "payload: only the first %d segments read", HOOK_MAX_SEGMENTS);
   if (hr->payload_flags & HOOK_PAYLOAD_NOT_USER)
     record_note (&rec, "payload not read (the bytes are not the caller's memory)");
-  record_end (&rec);
-  sent (channel_send (&rec.f, NULL));
+  send_hooked (&rec, hr);
 }
 
 /* A connect the kernel is about to make, with the address it copied: the
@@ -225,9 +278,7 @@ on_connect (const struct hook_record *hr)
   struct sock_info si;
   struct record rec;
   size_t len = hr->addrlen < 0 ? 0 : (size_t) hr->addrlen;
-  bool recalled, readable = !(hr->payload_flags & HOOK_PAYLOAD_UNREAD);
-  uint64_t seq;
-  int r;
+  bool recalled, readable = !(hr->payload_flags & HOOK_ADDR_UNREAD);
 
   memcpy (call.args, hr->args, sizeof call.args);
   hooked_proc (hr, &pi, &recalled);
@@ -238,11 +289,7 @@ on_connect (const struct hook_record *hr)
   record_connect_bind (&rec, &pi, (int) (uint32_t) hr->args[0], &si, hr->addrlen, hr->addr, len,
                        readable);
   note_proc (&rec, &pi, recalled);
-  record_end (&rec);
-  r = channel_send (&rec.f, &seq);
-  sent (r);
-  if (r >= 0)
-    connect_opened (hr->tid, seq);
+  send_hooked (&rec, hr);
 }
 
 static void
@@ -251,7 +298,7 @@ on_result (const struct hook_record *hr)
   struct wire_frame f;
   uint64_t ref;
 
-  if (!connect_closed (hr->tid, &ref))
+  if (!call_closed (hr->tid, &ref))
     return;
   record_result (&f, hr->time_ns, ref, hr->result);
   sent (channel_send (&f, NULL));
@@ -348,16 +395,27 @@ hooks_start (bool ring_min, char *error, size_t error_size)
                 lsm_errno == 524 ? "ENOTSUPP: no BPF trampoline for kernel functions"
                                  : strerror (lsm_errno));
     }
-  /* The name bpf_program__attach() takes from the section (the system
-   * call's entry point on this arch). */
-  hk.links[2] = bpf_program__attach (hk.skel->progs.airlock_connect_exit);
-  if (!hk.links[2])
-    {
-      r = -errno;
-      snprintf (error, error_size, "cannot attach the return probe on connect(2): %s",
-                strerror (-r));
-      goto fail;
-    }
+  /* The names bpf_program__attach() takes from the sections (the system
+   * calls' entry points on this arch). */
+  {
+    struct bpf_program *probes[] = {
+      hk.skel->progs.airlock_connect_exit, hk.skel->progs.airlock_sendto_exit,
+      hk.skel->progs.airlock_sendmsg_exit,
+    };
+
+    for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
+      {
+        hk.links[2 + i] = bpf_program__attach (probes[i]);
+        if (!hk.links[2 + i])
+          {
+            r = -errno;
+            snprintf (error, error_size, "cannot attach the probe %s on %s: %s",
+                      bpf_program__name (probes[i]), bpf_program__section_name (probes[i]),
+                      strerror (-r));
+            goto fail;
+          }
+      }
+  }
   hk.ring = ring_buffer__new (bpf_map__fd (hk.skel->maps.records), on_record, NULL, NULL);
   if (!hk.ring)
     {

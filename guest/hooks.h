@@ -2,20 +2,26 @@
  * workload's sends on sockets where the kernel makes them, and PID 1's side
  * (hooks.c) that loads them and turns what they report into EVENT frames.
  *
- * What it records today:
- *   - every send on an inet socket that goes through sock_sendmsg and that
- *     the seccomp filter does not notify — write(2), writev(2), pwritev2(2)
- *     on any descriptor (0-2 included);
+ * What it records:
+ *   - every send on a socket that goes through sock_sendmsg: sendto and
+ *     sendmsg on a socket of any family, and write(2), writev(2),
+ *     pwritev2(2) on an inet socket, any descriptor (0-2 included); with
+ *     the destination as the kernel copied it;
  *   - every connect(2) that reaches a socket, of any family, with the
- *     address the kernel copied (no time-of-check/time-of-use gap: the
- *     kernel connects to the bytes recorded), and its return value from
- *     the system call's exit.
- * sendto, sendmsg, sendmmsg, sendfile and splice stay with the supervisor,
- * which records them (and performs the first three itself: notify.c).  Why
- * these first: a notified write costs every write on every file the
- * workload makes (seccomp cannot tell a file from a socket), and a
- * notified connect ~1.3 ms under TCG (docs/supervisor.md, "The
- * kernel-hook recorder").
+ *     address the kernel copied;
+ *   - the return value of each connect, and of each send call that named
+ *     a destination, from the system call's exit.
+ * The kernel makes each call with the bytes recorded: no time-of-check/
+ * time-of-use gap, so nothing is performed on the workload's behalf.
+ * sendmmsg, sendfile and splice stay with the supervisor, which records
+ * them: the kernel asks the LSM about a sendmmsg entry only when its
+ * destination differs from the previous entry's, and on 6.1 the pages of
+ * sendfile and splice reach ->sendpage, past every socket hook
+ * (hooks.bpf.c).  Why: a
+ * notified write costs every write on every file the workload makes
+ * (seccomp cannot tell a file from a socket), and a notified connect or
+ * send ~1.3-1.8 ms under TCG (docs/supervisor.md, "The kernel-hook
+ * recorder").
  *
  * This header is the record the programs write into the ring buffer: plain
  * C, shared by the BPF side (clang -target bpf) and PID 1 (static C). */
@@ -39,9 +45,9 @@ typedef int64_t hk_s64;
 
 /* What reached the socket. */
 enum hook_kind {
-  HOOK_SENDMSG = 1,   /* security_socket_sendmsg: write, writev, pwritev2 */
+  HOOK_SENDMSG = 1,   /* security_socket_sendmsg: sendto, sendmsg, write, writev, pwritev2 */
   HOOK_CONNECT = 2,   /* security_socket_connect: connect(2), any family */
-  HOOK_RESULT = 3,    /* the connect's return value, from the system call's exit */
+  HOOK_RESULT = 3,    /* an opened call's return value, from the system call's exit */
 };
 
 /* The first bytes of a send to port 53 (RECORD_PAYLOAD_MAX); the buffer is
@@ -50,7 +56,7 @@ enum hook_kind {
 #define HOOK_PAYLOAD_ROOM (2 * HOOK_PAYLOAD_MAX)
 /* A sockaddr_in6 is the largest peer a record carries. */
 #define HOOK_SOCKADDR_MAX 28
-/* A connect's address as the kernel copied it: at most a sockaddr_storage
+/* A connect's or a send's destination as the kernel copied it: at most a sockaddr_storage
  * (move_addr_to_kernel refuses longer). */
 #define HOOK_ADDR_MAX 128
 
@@ -66,8 +72,10 @@ struct hook_record {
   hk_u64 total;           /* bytes the send asked for (sendmsg's size) */
   hk_u8 peer[HOOK_SOCKADDR_MAX];
   hk_u32 payload_len;     /* bytes of payload[] read (sends to port 53 only) */
-  hk_u32 payload_flags;   /* HOOK_PAYLOAD_* */
-  hk_s32 addrlen;         /* HOOK_CONNECT: the length passed; addr[] holds what fits */
+  hk_u32 payload_flags;   /* HOOK_PAYLOAD_*, HOOK_ADDR_UNREAD */
+  hk_s32 addrlen;         /* the destination's length as passed (-1: a send naming none);
+                           * addr[] holds what fits */
+  hk_u32 opens_result;    /* 1: the call's HOOK_RESULT refers to this record */
   hk_s64 result;          /* HOOK_RESULT: the call's return value, or -errno */
   hk_u8 addr[HOOK_ADDR_MAX];
 };
@@ -75,6 +83,7 @@ struct hook_record {
 #define HOOK_PAYLOAD_CUT 1u        /* more segments than the program walks */
 #define HOOK_PAYLOAD_UNREAD 2u     /* a segment could not be read (not resident) */
 #define HOOK_PAYLOAD_NOT_USER 4u   /* the bytes are not the caller's memory */
+#define HOOK_ADDR_UNREAD 8u        /* the kernel's copy of the address could not be read */
 #define HOOK_MAX_SEGMENTS 4
 
 /* The large variant, for a send to port 53: the record, then its bytes. */

@@ -282,7 +282,12 @@ main (int argc, char **argv)
   /* The kernel-hook recorder, before the hello, which says what records
    * this boot's workloads.  Only for a supervised workload: the boot check
    * and a benchmark's unsupervised floor run none. */
-  if (host.spec_length > 0 && cfg.test != TEST_UNSUPERVISED)
+  if (host.spec_length > 0 && cfg.test == TEST_HOOKS_OFF)
+    {
+      recorder = AIRLOCK_RECORDER_SECCOMP;
+      snprintf (recorder_why, sizeof recorder_why, "test mode hooks-off");
+    }
+  else if (host.spec_length > 0 && cfg.test != TEST_UNSUPERVISED)
     {
       bool ring_min = cfg.test == TEST_HOOKS_RING_MIN || cfg.test == TEST_HOOKS_RING_STALL;
 
@@ -340,21 +345,22 @@ main (int argc, char **argv)
                       "the phase's end; connects fill it (the LSM hook must refuse the next, "
                       "the kprobe count it lost)");
       if (recorder == AIRLOCK_RECORDER_HOOKS)
-        channel_logf ("recorder: kernel hooks (BPF LSM) for connects and writes on sockets; "
-                      "seccomp notification for the rest");
+        channel_logf ("recorder: kernel hooks (BPF LSM) for connects, sendto, sendmsg and "
+                      "writes on sockets; seccomp notification for the rest");
       else if (recorder == AIRLOCK_RECORDER_KPROBE)
         {
           const char *why;
 
           hooks_recorder (&why);
           channel_logf ("recorder: a BPF kprobe on security_socket_sendmsg and one on "
-                        "security_socket_connect for writes on sockets and connects (this kernel "
-                        "cannot attach the BPF LSM hooks: %s), which count a call they cannot "
-                        "record as lost; seccomp notification for the rest", why);
+                        "security_socket_connect for connects, sendto, sendmsg and writes on "
+                        "sockets (this kernel cannot attach the BPF LSM hooks: %s), which count "
+                        "a call they cannot record as lost; seccomp notification for the rest",
+                        why);
         }
       else if (recorder == AIRLOCK_RECORDER_SECCOMP)
         channel_logf ("recorder: the kernel-hook recorder cannot run (%s); the supervisor "
-                      "notifies write/writev and connect itself", recorder_why);
+                      "notifies write/writev, connect, sendto and sendmsg itself", recorder_why);
       r = supervisor_run (spec_bytes, host.spec_length, host.heartbeat_ms,
                           cfg.test != TEST_UNSUPERVISED,
                           cfg.test == TEST_SKIP_CONTROL ? cfg.test_arg : NULL, &result, error,

@@ -59,6 +59,10 @@ enum test_mode {
   TEST_HOOKS_RING_STALL, /* the ring is one page and PID 1 reads it only at the
                           * phase's end: the workload's connects fill it, and
                           * the next is refused (LSM) or counted lost (kprobe) */
+  TEST_HOOKS_OFF,     /* the kernel-hook recorder is not started: the supervisor
+                       * records every call, as under a kernel without BPF LSM or
+                       * BTF (its fallback, tested and benched on the pinned
+                       * kernels) */
   TEST_UNKNOWN,       /* a mode this init does not know: fatal */
 };
 

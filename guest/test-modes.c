@@ -107,6 +107,7 @@ misbehave_after_hello (enum test_mode test, char *error, size_t error_size)
     case TEST_UNSUPERVISED:
     case TEST_HOOKS_RING_MIN:
     case TEST_HOOKS_RING_STALL:
+    case TEST_HOOKS_OFF:
     case TEST_SKIP_CONTROL:
     case TEST_WRONG_NONCE:
     case TEST_SEQ_GAP:

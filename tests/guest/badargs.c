@@ -6,7 +6,9 @@
  * would have ended the decoding before it (issue 19, finding 2).
  *
  * Each call must get the kernel's own result (Linux 6.1, net/socket.c):
- * the supervisor records, then continues or makes the same call itself.
+ * the kernel-hook recorder or the supervisor records, then the kernel
+ * makes the call (or, without the recorder, the supervisor makes the same
+ * call itself).
  * Any other result fails the behaviour.  Raw system calls throughout, so
  * no libc wrapper checks or rewrites an argument first.  Addresses are
  * 127.0.0.1: nothing here is meant to leave the guest. */
@@ -148,8 +150,9 @@ behaviour_bad_args (int argc, char **argv)
   expect ("sendmmsg fd -1 NULL vector", sys (SYS_sendmmsg, -1, 0, 1, 0, 0, 0), -EBADF);
   expect ("sendmmsg /dev/null bad vector", sys (SYS_sendmmsg, devnull, P (bad), 1, 0, 0, 0),
           -ENOTSOCK);
-  /* 64 readable (empty) entries: recorded once, as the call, since the
-   * kernel reads none of them from a descriptor that is no socket. */
+  /* 64 readable (empty) entries: the kernel reads none of them from a
+   * descriptor that is no socket, so none reaches a socket's hook (without
+   * the kernel-hook recorder the supervisor records the call once). */
   expect ("sendmmsg /dev/null huge vlen", sys (SYS_sendmmsg, devnull, P (mem), 1 << 30, 0, 0, 0),
           -ENOTSOCK);
   expect ("sendmmsg NULL vector", sys (SYS_sendmmsg, udp, 0, 1, 0, 0, 0), -EFAULT);

@@ -25,10 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Iterations without an argument; bench-connect's is also the number of
- * connect records expected-records.h lists for it. */
+/* Iterations without an argument; bench-connect's and bench-sendto's are
+ * also the numbers of records expected-records.h lists for them. */
 #define DEFAULT_SYSCALL_ITERATIONS 1000
 #define DEFAULT_CONNECT_ITERATIONS 3
+#define DEFAULT_SENDTO_ITERATIONS 3
 #define DEFAULT_WRITE_ITERATIONS 100
 #define MAX_ITERATIONS 100000000L
 
@@ -233,6 +234,45 @@ behaviour_bench_connect (int argc, char **argv)
        last_errno && strerrorname_np (last_errno) ? strerrorname_np (last_errno) : "-");
   close (fd);
   return TESTPROG_OK;
+}
+
+/* A send with a destination end to end: each sendto of one byte from a UDP
+ * socket to 127.0.0.1:9 is recorded at the socket's send hook, its return
+ * at the call's exit (without the kernel-hook recorder: notified, recorded,
+ * sent by the supervisor from its copy and answered).  To loopback, where a
+ * datagram to a closed port is dropped without blocking and an unconnected
+ * socket hears no ICMP error. */
+int
+behaviour_bench_sendto (int argc, char **argv)
+{
+  long n = iterations (argc, argv, DEFAULT_SENDTO_ITERATIONS);
+  struct sockaddr_in sa;
+  socklen_t len = make_sin (&sa, "127.0.0.1", 9);
+  long long start;
+  long failed = 0;
+  int last_errno = 0;
+  int fd;
+
+  if (n < 0)
+    return TESTPROG_FAILED;
+  fd = socket (AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0)
+    {
+      report ("socket", -1);
+      return TESTPROG_FAILED;
+    }
+  start = now_ns ();
+  for (long i = 0; i < n; i++)
+    if (sendto (fd, "x", 1, 0, (struct sockaddr *) &sa, len) != 1)
+      {
+        failed++;
+        last_errno = errno;
+      }
+  print_result ("sendto", n, now_ns () - start);
+  say ("%ld of %ld failed, the last with errno %d (%s)", failed, n, last_errno,
+       last_errno && strerrorname_np (last_errno) ? strerrorname_np (last_errno) : "-");
+  close (fd);
+  return failed == 0 ? TESTPROG_OK : TESTPROG_FAILED;
 }
 
 /* write(2) on fd > 2 goes to the supervisor (it may be a socket); on a

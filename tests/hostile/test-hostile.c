@@ -59,9 +59,9 @@ static const Technique techniques[] = {
   /* ---- egress however it is spelled ---- */
   { "sendmmsg-many", BOTH, { "sendmmsg emulate inet/dgram/udp 203.0.113.65:7001" },
     .range_prefix = "203.0.113.", .range_suffix = ":7001", .range_lo = 1, .range_hi = 64 },
-  { "fastopen", BOTH, { "sendto emulate inet/stream/tcp 192.0.2.1:80" } },
+  { "fastopen", BOTH, { "sendto continue inet/stream/tcp 192.0.2.1:80" } },
   { "udp-connected-sendto", BOTH, { "connect continue inet/dgram/udp 198.51.100.2:7002",
-                                    "sendto emulate inet/dgram/udp 203.0.113.2:7002" } },
+                                    "sendto continue inet/dgram/udp 203.0.113.2:7002" } },
   { "connect-v4mapped", BOTH, { "connect continue inet6/stream/tcp [::ffff:192.0.2.1]:9" } },
   { "dns-udp", BOTH, { "dns=example.com." } },
   { "raw-socket", BOTH, { "socket deny:raw-socket" } },

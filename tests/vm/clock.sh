@@ -34,9 +34,9 @@ check_absent () {   # check_absent NAME PATTERN
 "$cli" gate --image "oci:$image" --out "$work/warp" -- time-bomb >"$out" 2>&1
 check /clock/warp-catches-time-bomb 1 $? \
   '^  amd64 +12/12 +2 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +2 +0 +0 +0 +exited +fail$' \
-  '^amd64: egress not admitted by the policy: sendto emulate inet/dgram/udp 192\.0\.2\.1:80 by ' \
+  '^amd64: egress not admitted by the policy: sendto continue inet/dgram/udp 192\.0\.2\.1:80 by ' \
   '^amd64: egress not admitted by the policy: connect continue inet/stream/tcp 192\.0\.2\.1:80 by ' \
-  '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 192\.0\.2\.1:80 by ' \
+  '^arm64: egress not admitted by the policy: sendto continue inet/dgram/udp 192\.0\.2\.1:80 by ' \
   '^arm64: egress not admitted by the policy: connect continue inet/stream/tcp 192\.0\.2\.1:80 by ' \
   '^amd64: observed until the workload ended \(exited 0\), 1 h of guest time in [0-9.]+ m?s$' \
   '^arm64: observed until the workload ended \(exited 0\), 1 h of guest time in [0-9.]+ m?s$'

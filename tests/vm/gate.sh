@@ -35,7 +35,7 @@ check /gate/clean-passes 1 $list_status \
   "^airlock gate: image 1 of 3: oci:$samples/clean: pass \\(exit 0\\)$"
 check /gate/egress-fails 1 $list_status \
   '^  amd64 +12/12 +5 +0 +0 +0 +exited +fail$' '^  arm64 +12/12 +5 +0 +0 +0 +exited +fail$' \
-  '^arm64: egress not admitted by the policy: sendto emulate inet/dgram/udp 10\.0\.2\.3:53 dns=example\.com\. by /usr/local/bin/egress-probe' \
+  '^arm64: egress not admitted by the policy: sendto continue inet/dgram/udp 10\.0\.2\.3:53 dns=example\.com\. by /usr/local/bin/egress-probe' \
   '^amd64: egress not admitted by the policy: connect continue inet/stream/tcp 198\.18\.243\.18:443 \(example\.com, SNI example\.com\) by /usr/local/bin/egress-probe' \
   "^airlock gate: image 2 of 3: oci-archive:$samples/egress\\.tar: fail \\(exit 1\\)$"
 check /gate/list/table-of-images 1 $list_status \

@@ -6,8 +6,8 @@
  *                 the image's User (app, 1000:1000), WorkingDir (/srv), Env,
  *                 and a whiteout-deleted file that is really absent;
  *   egress        (from the oci-archive) its exact attempts, each recorded
- *                 (the DNS query emulated by the supervisor, the connects at
- *                 the kernel's hook) and answered by the sinkhole network
+ *                 (the DNS query and the connects at the kernel's socket
+ *                 hooks) and answered by the sinkhole network
  *                 (the DNS query gets example.com's address, both connects
  *                 are accepted), and the digests it is bound to: the same
  *                 index, manifest and config as the OCI layout of the same
@@ -54,7 +54,7 @@ static const char *const clean_records[] = {
 static const char *const egress_records[] = {
   "execve continue -",
   "socket continue inet/dgram/udp -",
-  "sendto emulate inet/dgram/udp 10.0.2.3:53 dns=example.com.",
+  "sendto continue inet/dgram/udp 10.0.2.3:53 dns=example.com.",
   "socket continue inet/stream/tcp -",
   "connect continue inet/stream/tcp 198.18.243.18:80",
   "sendto continue inet/stream/tcp 198.18.243.18:80",
@@ -575,10 +575,9 @@ check_controls (GPtrArray *events, const char *what)
       const struct probe_control *pc = &probe_controls[c];
       gboolean v6 = pc->family == AF_INET6;
       gboolean tcp = pc->protocol == IPPROTO_TCP;
-      /* A connect is the kernel-hook recorder's (continue), a send with an
-       * address the supervisor's (emulate). */
-      g_autofree char *prefix = g_strdup_printf ("%s %s/%s/%s %s%s%s:%u",
-                                                 tcp ? "connect continue" : "sendto emulate", v6 ? "inet6" : "inet",
+      /* Both the kernel-hook recorder's: the kernel makes the call. */
+      g_autofree char *prefix = g_strdup_printf ("%s continue %s/%s/%s %s%s%s:%u",
+                                                 tcp ? "connect" : "sendto", v6 ? "inet6" : "inet",
                                                  tcp ? "stream" : "dgram", tcp ? "tcp" : "udp",
                                                  v6 ? "[" : "", pc->address, v6 ? "]" : "", pc->port);
       gboolean found = FALSE;

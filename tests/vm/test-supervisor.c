@@ -182,6 +182,18 @@ assert_records (const Case *c, GPtrArray *events, const char *console)
             g_ptr_array_add (want, (gpointer) (colon + 1));
           continue;
         }
+      /* "N*line": N times. */
+      {
+        char *end = NULL;
+        guint64 times = g_ascii_strtoull (*r, &end, 10);
+
+        if (end != *r && *end == '*')
+          {
+            for (guint64 i = 0; i < times; i++)
+              g_ptr_array_add (want, (gpointer) (end + 1));
+            continue;
+          }
+      }
       g_ptr_array_add (want, (gpointer) *r);
     }
   vm_test_diff_lines (got, want, diff);
@@ -210,6 +222,33 @@ find_event (GPtrArray *events, const char *key_line)
     }
   g_error ("no record '%s'", key_line);
   return NULL;
+}
+
+/* sendmmsg1000: every entry recorded once, with its index, and the call's
+ * count (all 1000 sent) on every one (tests/guest/inet.c). */
+static void
+check_mmsg_entries (GPtrArray *events)
+{
+  g_autofree guint *seen = g_new0 (guint, 1000);
+  guint n = 0;
+
+  for (guint k = 0; k < events->len; k++)
+    {
+      const AirlockEvent *ev = events->pdata[k];
+
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL || g_strcmp0 (ev->syscall_name, "sendmmsg") != 0)
+        continue;
+      g_assert_true (ev->has_msg_index);
+      g_assert_cmpuint (ev->msg_count, ==, 1000);
+      g_assert_cmpuint (ev->msg_index, <, 1000);
+      seen[ev->msg_index]++;
+      g_assert_true (ev->has_result);
+      g_assert_cmpint (ev->result, ==, 1000);
+      n++;
+    }
+  g_assert_cmpuint (n, ==, 1000);
+  for (guint i = 0; i < 1000; i++)
+    g_assert_cmpuint (seen[i], ==, 1);
 }
 
 /* Who made each connect of `tree` (ports in tests/guest/tree.c). */
@@ -398,6 +437,8 @@ test_behaviour (gconstpointer data)
 
   if (g_str_equal (c->expect->command, "tree"))
     check_tree_attribution (events);
+  if (g_str_equal (c->expect->command, "sendmmsg1000"))
+    check_mmsg_entries (events);
   if (g_str_equal (c->expect->command, "env"))
     check_env (lines);
   /* Its records came after an hour of guest time, in the seconds this
@@ -480,6 +521,63 @@ test_hooks_ring_full (gconstpointer data)
   g_assert_false (has_key_line (events, record));
   g_assert_nonnull (strstr (console, "the kernel-hook recorder refused 1 call(s)"));
   g_assert_true (has_line (lines, "exit 0"));
+}
+
+/* The kernel-hook recorder's fallback, for a kernel without BPF LSM or BTF,
+ * on the pinned kernels through the test mode hooks-off: the supervisor is
+ * notified of connect, sendto and writes, and performs the calls that name
+ * an inet destination itself (emulate). */
+static const char *const hooks_off_sendto[] = {
+  EXEC_ENTRY,
+  "socket continue inet/dgram/udp -",
+  "sendto emulate inet/dgram/udp 192.0.2.1:9",
+  NULL,
+};
+static const char *const hooks_off_connected[] = {
+  EXEC_ENTRY,
+  "socket continue inet/dgram/udp -",
+  "connect emulate inet/dgram/udp 127.0.0.1:9",
+  "write continue inet/dgram/udp 127.0.0.1:9",
+  "sendto continue inet/dgram/udp 127.0.0.1:9",
+  NULL,
+};
+static const TestprogExpectation hooks_off_expectations[] = {
+  { "sendto-udp4", TESTPROG_BOTH, hooks_off_sendto, FALSE },
+  { "udp-connected-write", TESTPROG_BOTH, hooks_off_connected, FALSE },
+};
+
+static void
+test_hooks_off (gconstpointer data)
+{
+  AirlockArch arch = GPOINTER_TO_UINT (data);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (hooks_off_expectations); i++)
+    {
+      const Case c = { arch, &hooks_off_expectations[i] };
+      const char *command = c.expect->command;
+      g_autoptr (AirlockVm) vm = run_command_mode (arch, command, FALSE, "hooks-off");
+      g_autofree char *console = NULL;
+      g_autoptr (GPtrArray) lines = NULL;
+
+      if (!vm)
+        return;
+      console = console_text (vm);
+      if (!airlock_vm_is_complete (vm))
+        {
+          g_test_message ("console:\n%s", console);
+          g_test_fail_printf ("%s %s: run not complete: %s", airlock_arch_to_string (arch),
+                              command, airlock_vm_get_reason (vm));
+          return;
+        }
+      g_assert_cmpstr (airlock_recorder_to_string (
+                         airlock_channel_get_hello (airlock_vm_get_channel (vm))->recorder), ==,
+                       "seccomp");
+      g_assert_nonnull (strstr (console, "the kernel-hook recorder cannot run (test mode hooks-off)"));
+      if (!assert_records (&c, airlock_event_log_get_events (airlock_vm_get_events (vm)), console))
+        return;
+      lines = program_lines (console, command);
+      g_assert_true (has_line (lines, "exit 0"));
+    }
 }
 
 /* The ring filled on purpose by connects (the test mode hooks-ring-stall:
@@ -637,6 +735,9 @@ main (int argc, char **argv)
       g_free (path);
       path = g_strdup_printf ("/supervisor/%s/hooks-ring-stall", airlock_arch_to_string (a));
       g_test_add_data_func (path, GUINT_TO_POINTER (a), test_hooks_ring_stall);
+      g_free (path);
+      path = g_strdup_printf ("/supervisor/%s/hooks-off", airlock_arch_to_string (a));
+      g_test_add_data_func (path, GUINT_TO_POINTER (a), test_hooks_off);
     }
   status = g_test_run ();
   vm_test_images_clear (&guest_images);
