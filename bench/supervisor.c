@@ -21,6 +21,14 @@
  *             notified, recorded, emulated and answered by the supervisor.
  *             Reported as the added µs per call.  Issue 22 expects at most
  *             100 µs under TCG.
+ *   sendto    sendto() of one byte from a UDP socket to 127.0.0.1:9: each
+ *             recorded at the socket's send hook, its return at the call's
+ *             exit; and again with `airlock.test=hooks-off`, the
+ *             supervisor's own path where the recorder cannot run
+ *             (notified, recorded, sent by the supervisor from its copy),
+ *             which was every run's before sends moved to the hooks.
+ *             Reported as the added µs per call; --connects sets its loop
+ *             too.
  *   write     1-byte write(2)s to a file in /tmp.  With the kernel-hook
  *             recorder (guest/hooks.h; both arches) the filter lets writes
  *             through and nothing looks at a write to a file; without it
@@ -83,6 +91,9 @@ typedef enum {
   M_CONNECT_SUPERVISED,
   M_WRITE_FLOOR,
   M_WRITE_SUPERVISED,
+  M_SENDTO_FLOOR,
+  M_SENDTO_SUPERVISED,
+  M_SENDTO_NOTIFIED,
   N_MEASUREMENTS,
 } Measurement;
 
@@ -90,26 +101,32 @@ typedef struct {
   const char *label;
   const char *command;       /* the testprog command (/bin/COMMAND) */
   const char *what;          /* its "bench: WHAT" line */
-  gboolean supervised;
+  const char *test_mode;     /* airlock.test: "unsupervised" for a floor; NULL supervised */
   gboolean strace;
   Measurement floor;         /* what its ratio is against */
 } MeasurementInfo;
 
 static const MeasurementInfo measurements[N_MEASUREMENTS] = {
-  [M_SYSCALLS_FLOOR] = { "syscalls, no filter (floor)", "bench-syscalls", "syscalls", FALSE, FALSE,
-                         M_SYSCALLS_FLOOR },
-  [M_SYSCALLS_SUPERVISED] = { "syscalls, supervised", "bench-syscalls", "syscalls", TRUE, FALSE,
+  [M_SYSCALLS_FLOOR] = { "syscalls, no filter (floor)", "bench-syscalls", "syscalls",
+                         "unsupervised", FALSE, M_SYSCALLS_FLOOR },
+  [M_SYSCALLS_SUPERVISED] = { "syscalls, supervised", "bench-syscalls", "syscalls", NULL, FALSE,
                               M_SYSCALLS_FLOOR },
   [M_SYSCALLS_STRACE] = { "syscalls, strace -f -e trace=network", "bench-syscalls", "syscalls",
-                          FALSE, TRUE, M_SYSCALLS_FLOOR },
-  [M_CONNECT_FLOOR] = { "connect, no filter (floor)", "bench-connect", "connect", FALSE, FALSE,
-                        M_CONNECT_FLOOR },
-  [M_CONNECT_SUPERVISED] = { "connect, supervised", "bench-connect", "connect", TRUE, FALSE,
+                          "unsupervised", TRUE, M_SYSCALLS_FLOOR },
+  [M_CONNECT_FLOOR] = { "connect, no filter (floor)", "bench-connect", "connect", "unsupervised",
+                        FALSE, M_CONNECT_FLOOR },
+  [M_CONNECT_SUPERVISED] = { "connect, supervised", "bench-connect", "connect", NULL, FALSE,
                              M_CONNECT_FLOOR },
-  [M_WRITE_FLOOR] = { "write to a file, no filter (floor)", "bench-write", "write", FALSE, FALSE,
-                      M_WRITE_FLOOR },
-  [M_WRITE_SUPERVISED] = { "write to a file, supervised", "bench-write", "write", TRUE, FALSE,
+  [M_WRITE_FLOOR] = { "write to a file, no filter (floor)", "bench-write", "write",
+                      "unsupervised", FALSE, M_WRITE_FLOOR },
+  [M_WRITE_SUPERVISED] = { "write to a file, supervised", "bench-write", "write", NULL, FALSE,
                            M_WRITE_FLOOR },
+  [M_SENDTO_FLOOR] = { "sendto, no filter (floor)", "bench-sendto", "sendto", "unsupervised",
+                       FALSE, M_SENDTO_FLOOR },
+  [M_SENDTO_SUPERVISED] = { "sendto, supervised", "bench-sendto", "sendto", NULL, FALSE,
+                            M_SENDTO_FLOOR },
+  [M_SENDTO_NOTIFIED] = { "sendto, supervised, no recorder hooks", "bench-sendto", "sendto",
+                          "hooks-off", FALSE, M_SENDTO_FLOOR },
 };
 
 /* The order of one round's runs: each floor next to what is measured
@@ -118,6 +135,7 @@ static const Measurement round_order[N_MEASUREMENTS] = {
   M_SYSCALLS_FLOOR, M_SYSCALLS_SUPERVISED, M_SYSCALLS_STRACE,
   M_CONNECT_FLOOR, M_CONNECT_SUPERVISED,
   M_WRITE_FLOOR, M_WRITE_SUPERVISED,
+  M_SENDTO_FLOOR, M_SENDTO_SUPERVISED, M_SENDTO_NOTIFIED,
 };
 
 /* bench-filter's variants, in the order its lines name them. */
@@ -182,6 +200,9 @@ iterations_of (Measurement m, const BenchOptions *o, AirlockArch arch)
       return o->strace_syscalls ? o->strace_syscalls : arch_defaults[arch].strace_syscalls;
     case M_CONNECT_FLOOR:
     case M_CONNECT_SUPERVISED:
+    case M_SENDTO_FLOOR:
+    case M_SENDTO_SUPERVISED:
+    case M_SENDTO_NOTIFIED:
       return o->connects ? o->connects : arch_defaults[arch].connects;
     case M_WRITE_FLOOR:
     case M_WRITE_SUPERVISED:
@@ -274,12 +295,13 @@ count_records (AirlockVm *vm, const char *name)
   return n;
 }
 
-/* One boot of the testroot running @argv, supervised or not.  Returns the
+/* One boot of the testroot running @argv, in test mode @test_mode (NULL:
+ * supervised as a user's run is).  Returns the
  * VM (its console holds the program's lines), or NULL with @error set when
  * it cannot start or the run is not complete (the console's tail printed). */
 static AirlockVm *
-boot_program (ArchBench *ab, const char *const *argv, gboolean supervised, const BenchOptions *o,
-              GError **error)
+boot_program (ArchBench *ab, const char *const *argv, const char *test_mode,
+              const BenchOptions *o, GError **error)
 {
   AirlockRunSpec spec = {
     .argv = argv,
@@ -295,7 +317,7 @@ boot_program (ArchBench *ab, const char *const *argv, gboolean supervised, const
     .accel = AIRLOCK_ACCEL_TCG,
     .memory_mib = GUEST_MEMORY_MIB,
     .boot_timeout_ms = 60000,
-    .test_mode = supervised ? NULL : "unsupervised",
+    .test_mode = test_mode,
     .spec = &spec,
   };
   g_autoptr (AirlockVm) vm = NULL;
@@ -351,7 +373,7 @@ run_one (ArchBench *ab, Measurement m, const BenchOptions *o, double *ret_ns, GE
   g_autoptr (AirlockVm) vm = NULL;
   g_autofree char *console = NULL;
 
-  vm = boot_program (ab, info->strace ? strace_argv : plain_argv, info->supervised, o, error);
+  vm = boot_program (ab, info->strace ? strace_argv : plain_argv, info->test_mode, o, error);
   if (!vm)
     return FALSE;
   console = console_text (vm);
@@ -360,17 +382,17 @@ run_one (ArchBench *ab, Measurement m, const BenchOptions *o, double *ret_ns, GE
       print_tail ("console", console, strlen (console));
       return FALSE;
     }
-  /* The supervised connect run is only the number it claims when every
-   * connect was recorded; and the floor must have recorded none. */
-  if (m == M_CONNECT_SUPERVISED || m == M_CONNECT_FLOOR)
+  /* A supervised connect or sendto run is only the number it claims when
+   * every call was recorded; and the floor must have recorded none. */
+  if (g_str_equal (info->what, "connect") || g_str_equal (info->what, "sendto"))
     {
-      guint records = count_records (vm, "connect");
-      guint want = m == M_CONNECT_SUPERVISED ? (guint) n : 0;
+      guint records = count_records (vm, info->what);
+      guint want = info->test_mode && g_str_equal (info->test_mode, "unsupervised") ? 0 : (guint) n;
 
       if (records != want)
         {
           g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                       "%u connect record(s), expected %u", records, want);
+                       "%u %s record(s), expected %u", records, info->what, want);
           return FALSE;
         }
     }
@@ -403,7 +425,7 @@ run_filter (ArchBench *ab, const BenchOptions *o, GError **error)
   gboolean ok = TRUE;
   gboolean exited = FALSE;
 
-  vm = boot_program (ab, argv, FALSE, o, error);
+  vm = boot_program (ab, argv, "unsupervised", o, error);
   if (!vm)
     return FALSE;
   console = console_text (vm);
@@ -496,9 +518,10 @@ bench_arch (ArchBench *ab, const BenchOptions *o)
               m = M_SYSCALLS_STRACE;
             else if (m == M_SYSCALLS_STRACE)
               m = M_SYSCALLS_FLOOR;
-            else if (m == M_CONNECT_FLOOR || m == M_WRITE_FLOOR)
+            else if (m == M_CONNECT_FLOOR || m == M_WRITE_FLOOR || m == M_SENDTO_FLOOR)
               m = m + 1;
-            else if (m == M_CONNECT_SUPERVISED || m == M_WRITE_SUPERVISED)
+            else if (m == M_CONNECT_SUPERVISED || m == M_WRITE_SUPERVISED
+                     || m == M_SENDTO_SUPERVISED)
               m = m - 1;
           }
         if (!run_one (ab, m, o, &ns, &error))
@@ -576,7 +599,10 @@ expectation_of (Measurement m)
     case M_SYSCALLS_STRACE:
       return "reference";
     case M_CONNECT_SUPERVISED:
+    case M_SENDTO_SUPERVISED:
       return "traced: cost shown";
+    case M_SENDTO_NOTIFIED:
+      return "the fallback";
     case M_WRITE_SUPERVISED:
       return "<= 1.2x (issue 22)";
     default:
@@ -654,6 +680,9 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
       double strace = ratio_of (ab, M_SYSCALLS_STRACE);
       double connect_floor = median_of (ab, M_CONNECT_FLOOR);
       double connect_sup = median_of (ab, M_CONNECT_SUPERVISED);
+      double sendto_floor = median_of (ab, M_SENDTO_FLOOR);
+      double sendto_sup = median_of (ab, M_SENDTO_SUPERVISED);
+      double sendto_notified = median_of (ab, M_SENDTO_NOTIFIED);
       double write_floor = median_of (ab, M_WRITE_FLOOR);
       double write_sup = median_of (ab, M_WRITE_SUPERVISED);
       Stats boot = stats_of_values (ab->boot_s);
@@ -674,6 +703,13 @@ print_table (ArchBench *benches, guint n, const BenchOptions *o)
         printf ("%s: each recorded connect costs %.1f µs more (%.1f µs instead of %.1f µs)\n",
                 arch_name, (connect_sup - connect_floor) / 1000, connect_sup / 1000,
                 connect_floor / 1000);
+      if (sendto_floor > 0 && sendto_sup > 0)
+        printf ("%s: each recorded sendto costs %.1f µs more (%.1f µs instead of %.1f µs)\n",
+                arch_name, (sendto_sup - sendto_floor) / 1000, sendto_sup / 1000,
+                sendto_floor / 1000);
+      if (sendto_floor > 0 && sendto_notified > 0)
+        printf ("%s: without the recorder's hooks (notified, sent by the supervisor) it costs "
+                "%.1f µs more\n", arch_name, (sendto_notified - sendto_floor) / 1000);
       if (write_floor > 0 && write_sup > 0)
         printf ("%s: each write(2) to a file costs %.1f µs more (%.1f µs instead of %.1f µs; "
                 "expected at most %.1fx): %s\n", arch_name, (write_sup - write_floor) / 1000,
@@ -705,6 +741,9 @@ add_summary_rows (ArchBench *benches, guint n)
     { M_SYSCALLS_STRACE, "the same under strace -f -e trace=network", "no seccomp filter", 0, FALSE },
     { M_CONNECT_SUPERVISED, "each recorded connect", "no seccomp filter", CONNECT_TARGET_US, TRUE },
     { M_WRITE_SUPERVISED, "each write(2) to a file (fd > 2)", "no seccomp filter", WRITE_TARGET,
+      FALSE },
+    { M_SENDTO_SUPERVISED, "each recorded sendto", "no seccomp filter", 0, FALSE },
+    { M_SENDTO_NOTIFIED, "each sendto without the recorder's hooks", "no seccomp filter", 0,
       FALSE },
   };
 
