@@ -11,8 +11,9 @@
  * no kernel BTF to generate one from (the guest kernel is a package the
  * cache fetches later), and these few fields are the whole contract.
  *
- * Two hooks: socket_sendmsg, which only sends on sockets reach, and
- * socket_connect; and a return probe on connect(2) for its outcome.  Fail
+ * Three hooks: socket_sendmsg, which only sends on sockets reach,
+ * socket_connect and socket_bind; and return probes on connect(2),
+ * sendto(2) and sendmsg(2) for their outcome.  Fail
  * closed: a call whose record cannot be reserved is refused (EPERM)
  * and counted; PID 1 reports the count (hooks.c).  Only the workload is
  * recorded: tasks in a pid namespace below the guest's first (the reaper's
@@ -535,15 +536,18 @@ airlock_socket_sendmsg_kprobe (struct pt_regs *ctx)
   return 0;
 }
 
-/* Every connect that reaches a socket, of any family: the address as the
- * kernel copied it (move_addr_to_kernel), which is what it connects to —
- * no time-of-check/time-of-use gap, so the call is the kernel's to make
- * (action "continue").  A call refused before it reaches a socket (a bad
- * descriptor, an unreadable address, a length over 128) is not recorded:
- * it cannot reach the network.  The call is opened, so its return records
- * the outcome (call_exit). */
+/* Every connect and every bind that reaches a socket, of any family: the
+ * address as the kernel copied it (move_addr_to_kernel), which is what it
+ * connects or binds to — no time-of-check/time-of-use gap, so the call is
+ * the kernel's to make (action "continue").  A call refused before it
+ * reaches a socket (a bad descriptor, an unreadable address, a length over
+ * 128) is not recorded: it cannot reach the network.  A connect is opened,
+ * so its return records the outcome (call_exit); a bind's outcome is not
+ * asked for (it sends nothing, and the host reads a result as a call that
+ * reached the network). */
 static __always_inline int
-record_connect (struct socket *sock, struct sockaddr *address, int addrlen, int can_refuse)
+record_address (hk_u32 kind, struct socket *sock, struct sockaddr *address, int addrlen,
+                int can_refuse)
 {
   struct task_struct *task = bpf_get_current_task_btf ();
   struct hook_record *r;
@@ -555,17 +559,18 @@ record_connect (struct socket *sock, struct sockaddr *address, int addrlen, int 
   r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
   if (!r)
     return unrecorded (can_refuse);
-  r->kind = HOOK_CONNECT;
+  r->kind = kind;
   fill_call (r, task, current_nr (task));
   fill_socket (r, sock);
   r->total = 0;
   r->result = 0;
   r->payload_len = r->payload_flags = 0;
-  r->opens_result = 1;
+  r->opens_result = kind == HOOK_CONNECT;
   fill_addr (r, address, addrlen);
   tid = r->tid;
   bpf_ringbuf_submit (r, 0);
-  bpf_map_update_elem (&opened, &tid, &one, BPF_ANY);
+  if (kind == HOOK_CONNECT)
+    bpf_map_update_elem (&opened, &tid, &one, BPF_ANY);
   return 0;
 }
 
@@ -575,7 +580,7 @@ int BPF_PROG (airlock_socket_connect, struct socket *sock, struct sockaddr *addr
 {
   if (ret != 0)
     return ret;
-  return record_connect (sock, address, addrlen, 1);
+  return record_address (HOOK_CONNECT, sock, address, addrlen, 1);
 }
 
 /* As airlock_socket_sendmsg_kprobe: where LSM programs cannot attach. */
@@ -583,8 +588,26 @@ SEC ("kprobe/security_socket_connect")
 int
 airlock_socket_connect_kprobe (struct pt_regs *ctx)
 {
-  record_connect ((struct socket *) KPROBE_ARG0 (ctx), (struct sockaddr *) KPROBE_ARG1 (ctx),
-                  (int) KPROBE_ARG2 (ctx), 0);
+  record_address (HOOK_CONNECT, (struct socket *) KPROBE_ARG0 (ctx),
+                  (struct sockaddr *) KPROBE_ARG1 (ctx), (int) KPROBE_ARG2 (ctx), 0);
+  return 0;
+}
+
+SEC ("lsm/socket_bind")
+int BPF_PROG (airlock_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen,
+              int ret)
+{
+  if (ret != 0)
+    return ret;
+  return record_address (HOOK_BIND, sock, address, addrlen, 1);
+}
+
+SEC ("kprobe/security_socket_bind")
+int
+airlock_socket_bind_kprobe (struct pt_regs *ctx)
+{
+  record_address (HOOK_BIND, (struct socket *) KPROBE_ARG0 (ctx),
+                  (struct sockaddr *) KPROBE_ARG1 (ctx), (int) KPROBE_ARG2 (ctx), 0);
   return 0;
 }
 

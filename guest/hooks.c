@@ -47,9 +47,9 @@
 
 static struct {
   struct hooks *skel;
-  /* Held for the boot: PID 1's end is the machine's.  sendmsg, connect
-   * (LSM or kprobe), and the returns of connect, sendto and sendmsg. */
-  struct bpf_link *links[5];
+  /* Held for the boot: PID 1's end is the machine's.  sendmsg, connect,
+   * bind (LSM or kprobe), and the returns of connect, sendto and sendmsg. */
+  struct bpf_link *links[6];
   uint32_t recorder;       /* AIRLOCK_RECORDER_HOOKS or _KPROBE */
   struct ring_buffer *ring;
   uint64_t count;
@@ -267,11 +267,12 @@ on_sendmsg (const struct hook_record *hr, size_t size)
   send_hooked (&rec, hr);
 }
 
-/* A connect the kernel is about to make, with the address it copied: the
- * same record the supervisor made of a notified connect, answered
- * "continue" (the kernel connects to exactly these bytes). */
+/* A connect or bind the kernel is about to make, with the address it
+ * copied: the same record the supervisor made of a notified call,
+ * answered "continue" (the kernel connects or binds to exactly these
+ * bytes). */
 static void
-on_connect (const struct hook_record *hr)
+on_address (const struct hook_record *hr)
 {
   struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
   struct proc_info pi;
@@ -319,7 +320,8 @@ on_record (void *ctx, void *data, size_t size)
       on_sendmsg (hr, size);
       break;
     case HOOK_CONNECT:
-      on_connect (hr);
+    case HOOK_BIND:
+      on_address (hr);
       break;
     case HOOK_RESULT:
       on_result (hr);
@@ -363,14 +365,20 @@ hooks_start (bool ring_min, char *error, size_t error_size)
   hk.links[0] = bpf_program__attach_lsm (hk.skel->progs.airlock_socket_sendmsg);
   if (hk.links[0])
     {
+      struct bpf_program *lsm[] = { hk.skel->progs.airlock_socket_connect,
+                                    hk.skel->progs.airlock_socket_bind };
+
       hk.recorder = AIRLOCK_RECORDER_HOOKS;
-      hk.links[1] = bpf_program__attach_lsm (hk.skel->progs.airlock_socket_connect);
-      if (!hk.links[1])
+      for (size_t i = 0; i < sizeof lsm / sizeof lsm[0]; i++)
         {
-          r = -errno;
-          snprintf (error, error_size, "cannot attach the BPF LSM program on socket_connect: %s",
-                    strerror (-r));
-          goto fail;
+          hk.links[1 + i] = bpf_program__attach_lsm (lsm[i]);
+          if (!hk.links[1 + i])
+            {
+              r = -errno;
+              snprintf (error, error_size, "cannot attach the BPF LSM program %s: %s",
+                        bpf_program__section_name (lsm[i]), strerror (-r));
+              goto fail;
+            }
         }
     }
   else
@@ -382,7 +390,10 @@ hooks_start (bool ring_min, char *error, size_t error_size)
       if (hk.links[0])
         hk.links[1] = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_connect_kprobe,
                                                   false, "security_socket_connect");
-      if (!hk.links[0] || !hk.links[1])
+      if (hk.links[1])
+        hk.links[2] = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_bind_kprobe,
+                                                  false, "security_socket_bind");
+      if (!hk.links[0] || !hk.links[1] || !hk.links[2])
         {
           r = -errno;
           snprintf (error, error_size, "cannot attach the BPF LSM programs (%s: is 'bpf' in the "
@@ -405,8 +416,8 @@ hooks_start (bool ring_min, char *error, size_t error_size)
 
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
       {
-        hk.links[2 + i] = bpf_program__attach (probes[i]);
-        if (!hk.links[2 + i])
+        hk.links[3 + i] = bpf_program__attach (probes[i]);
+        if (!hk.links[3 + i])
           {
             r = -errno;
             snprintf (error, error_size, "cannot attach the probe %s on %s: %s",

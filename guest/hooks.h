@@ -7,8 +7,8 @@
  *     sendmsg on a socket of any family, and write(2), writev(2),
  *     pwritev2(2) on an inet socket, any descriptor (0-2 included); with
  *     the destination as the kernel copied it;
- *   - every connect(2) that reaches a socket, of any family, with the
- *     address the kernel copied;
+ *   - every connect(2) and bind(2) that reaches a socket, of any family,
+ *     with the address the kernel copied;
  *   - the return value of each connect, and of each send call that named
  *     a destination, from the system call's exit.
  * The kernel makes each call with the bytes recorded: no time-of-check/
@@ -48,6 +48,7 @@ enum hook_kind {
   HOOK_SENDMSG = 1,   /* security_socket_sendmsg: sendto, sendmsg, write, writev, pwritev2 */
   HOOK_CONNECT = 2,   /* security_socket_connect: connect(2), any family */
   HOOK_RESULT = 3,    /* an opened call's return value, from the system call's exit */
+  HOOK_BIND = 4,      /* security_socket_bind: bind(2), any family */
 };
 
 /* The first bytes of a send to port 53 (RECORD_PAYLOAD_MAX); the buffer is
