@@ -45,6 +45,7 @@
   X ("dns-udp-write", dns_udp_write, TESTPROG_BOTH)             \
   X ("unix-path", unix_path, TESTPROG_BOTH)                     \
   X ("unix-abstract", unix_abstract, TESTPROG_BOTH)             \
+  X ("bind-flip", bind_flip, TESTPROG_BOTH)                     \
   X ("tree", tree, TESTPROG_BOTH)                               \
   X ("bad-args", bad_args, TESTPROG_BOTH)                       \
   X ("i386-int80", i386_int80, TESTPROG_AMD64)                  \
