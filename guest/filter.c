@@ -68,9 +68,9 @@ filter_native_arch (void)
   return NATIVE_AUDIT_ARCH;
 }
 
-/* Every native call the supervisor is notified of (connect, bind, sendto
- * and sendmsg only when the kernel-hook recorder does not run:
- * filter_build, hooked_call).  sendmmsg stays: the kernel asks the LSM about an entry
+/* Every native call the supervisor is notified of (connect, bind, listen,
+ * accept, accept4, sendto and sendmsg only when the kernel-hook recorder
+ * does not run: filter_build, hooked_call).  sendmmsg stays: the kernel asks the LSM about an entry
  * only when its destination differs from the previous entry's, so no
  * socket hook sees every entry (hooks.bpf.c). */
 static const int notified_syscalls[] = {
@@ -129,7 +129,11 @@ emit (struct asm_insn *prog, size_t n, struct sock_filter insn, enum label jt, e
 static bool
 hooked_call (int nr)
 {
-  return nr == SYS_connect || nr == SYS_bind || nr == SYS_sendto || nr == SYS_sendmsg;
+  return nr == SYS_connect || nr == SYS_bind || nr == SYS_listen || nr == SYS_accept4
+#ifdef SYS_accept
+         || nr == SYS_accept
+#endif
+         || nr == SYS_sendto || nr == SYS_sendmsg;
 }
 
 int

@@ -12,8 +12,8 @@
 uint32_t filter_native_arch (void);
 /* Assembles the workload's filter into @out (room for @max instructions);
  * @hooked: the kernel-hook recorder runs (hooks.h) and records writes on
- * sockets, connect, bind, sendto and sendmsg, so none is notified; else
- * write/writev on fds above 2 and those four are. */
+ * sockets, connect, bind, listen, accept, accept4, sendto and sendmsg, so
+ * none is notified; else write/writev on fds above 2 and those are. */
 int filter_build (struct sock_filter *out, size_t max, bool hooked, size_t *ret_len);
 
 #endif /* AIRLOCK_FILTER_H */

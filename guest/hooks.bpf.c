@@ -11,9 +11,9 @@
  * no kernel BTF to generate one from (the guest kernel is a package the
  * cache fetches later), and these few fields are the whole contract.
  *
- * Three hooks: socket_sendmsg, which only sends on sockets reach,
- * socket_connect and socket_bind; and return probes on connect(2),
- * sendto(2) and sendmsg(2) for their outcome.  Fail
+ * Five hooks: socket_sendmsg, which only sends on sockets reach,
+ * socket_connect, socket_bind, socket_listen and socket_accept; and return
+ * probes on connect(2), sendto(2) and sendmsg(2) for their outcome.  Fail
  * closed: a call whose record cannot be reserved is refused (EPERM)
  * and counted; PID 1 reports the count (hooks.c).  Only the workload is
  * recorded: tasks in a pid namespace below the guest's first (the reaper's
@@ -40,6 +40,7 @@ typedef __u16 hk_u16;
 char LICENSE[] SEC ("license") = "GPL";
 
 #define EPERM 1
+#define AF_UNIX 1
 #define AF_INET 2
 #define AF_INET6 10
 #define TCP_SYN_SENT 2
@@ -73,17 +74,36 @@ struct in6_addr {
 
 struct sock_common {
   __be32 skc_daddr;
+  __be32 skc_rcv_saddr;
   __be16 skc_dport;
+  hk_u16 skc_num;
   unsigned short skc_family;
   volatile unsigned char skc_state;
   int skc_bound_dev_if;
   struct in6_addr skc_v6_daddr;
+  struct in6_addr skc_v6_rcv_saddr;
 } __attribute__ ((preserve_access_index));
 
 struct sock {
   struct sock_common __sk_common;
   hk_u16 sk_type;
   hk_u16 sk_protocol;
+} __attribute__ ((preserve_access_index));
+
+/* A unix socket's bound name, as getsockname() returns it (unix_getname):
+ * len bytes of name, the family included. */
+struct sockaddr_un {
+  unsigned short sun_family;
+  char sun_path[108];
+} __attribute__ ((preserve_access_index));
+
+struct unix_address {
+  int len;
+  struct sockaddr_un name[];
+} __attribute__ ((preserve_access_index));
+
+struct unix_sock {
+  struct unix_address *addr;
 } __attribute__ ((preserve_access_index));
 
 struct inode {
@@ -314,6 +334,65 @@ fill_socket (struct hook_record *r, struct socket *sock)
         ifindex = BPF_CORE_READ (sk, __sk_common.skc_bound_dev_if);
       __builtin_memcpy (&r->peer[24], &ifindex, 4);
       r->peer_len = 28;
+    }
+}
+
+/* The socket's own address as getsockname() would name it (inet_getname,
+ * inet6_getname, unix_getname), into addr[] with its length in addrlen: a
+ * listener's or an accepting socket's.  Other families: none (-1). */
+static __always_inline void
+fill_local (struct hook_record *r, struct socket *sock)
+{
+  struct sock *sk = BPF_CORE_READ (sock, sk);
+  unsigned short family = BPF_CORE_READ (sk, __sk_common.skc_family);
+  __be16 port = bpf_htons (BPF_CORE_READ (sk, __sk_common.skc_num));
+
+  __builtin_memset (r->addr, 0, 28);
+  r->addrlen = -1;
+  if (family == AF_INET || family == AF_INET6)
+    {
+      r->addr[0] = (hk_u8) family;
+      r->addr[1] = (hk_u8) (family >> 8);
+      __builtin_memcpy (&r->addr[2], &port, 2);
+    }
+  if (family == AF_INET)
+    {
+      __be32 a = BPF_CORE_READ (sk, __sk_common.skc_rcv_saddr);
+
+      __builtin_memcpy (&r->addr[4], &a, 4);
+      r->addrlen = 16;
+    }
+  else if (family == AF_INET6)
+    {
+      int ifindex = 0;
+
+      bpf_core_read (&r->addr[8], 16, &sk->__sk_common.skc_v6_rcv_saddr);
+      if (r->addr[8] == 0xfe && (r->addr[9] & 0xc0) == 0x80)
+        ifindex = BPF_CORE_READ (sk, __sk_common.skc_bound_dev_if);
+      __builtin_memcpy (&r->addr[24], &ifindex, 4);
+      r->addrlen = 28;
+    }
+  else if (family == AF_UNIX)
+    {
+      struct unix_address *ua = BPF_CORE_READ ((struct unix_sock *) sk, addr);
+      unsigned long len;
+
+      /* Unbound: the family alone. */
+      r->addr[0] = (hk_u8) family;
+      r->addr[1] = (hk_u8) (family >> 8);
+      r->addrlen = 2;
+      if (!ua)
+        return;
+      len = (unsigned long) BPF_CORE_READ (ua, len);
+      if (len > HOOK_ADDR_MAX)
+        len = HOOK_ADDR_MAX;
+      asm volatile ("" : "+r"(len));
+      if (len > HOOK_ADDR_MAX)
+        len = HOOK_ADDR_MAX;
+      r->addrlen = (hk_s32) len;
+      if (bpf_probe_read_kernel (r->addr, len, (char *) ua
+                                 + bpf_core_field_offset (struct unix_address, name)) < 0)
+        r->payload_flags |= HOOK_ADDR_UNREAD;
     }
 }
 
@@ -608,6 +687,64 @@ airlock_socket_bind_kprobe (struct pt_regs *ctx)
 {
   record_address (HOOK_BIND, (struct socket *) KPROBE_ARG0 (ctx),
                   (struct sockaddr *) KPROBE_ARG1 (ctx), (int) KPROBE_ARG2 (ctx), 0);
+  return 0;
+}
+
+/* listen(2) and accept(2)/accept4(2) on a socket, any family: the socket
+ * and its own address (a listener's port), as the supervisor recorded
+ * them.  Neither sends anything; the kernel makes the call (continue). */
+static __always_inline int
+record_socket_call (hk_u32 kind, struct socket *sock, int can_refuse)
+{
+  struct task_struct *task = bpf_get_current_task_btf ();
+  struct hook_record *r;
+
+  if (!in_workload (task))
+    return 0;
+  r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
+  if (!r)
+    return unrecorded (can_refuse);
+  r->kind = kind;
+  fill_call (r, task, current_nr (task));
+  fill_socket (r, sock);
+  r->total = 0;
+  r->result = 0;
+  r->payload_len = r->payload_flags = 0;
+  r->opens_result = 0;
+  fill_local (r, sock);
+  bpf_ringbuf_submit (r, 0);
+  return 0;
+}
+
+SEC ("lsm/socket_listen")
+int BPF_PROG (airlock_socket_listen, struct socket *sock, int backlog, int ret)
+{
+  if (ret != 0)
+    return ret;
+  return record_socket_call (HOOK_LISTEN, sock, 1);
+}
+
+SEC ("kprobe/security_socket_listen")
+int
+airlock_socket_listen_kprobe (struct pt_regs *ctx)
+{
+  record_socket_call (HOOK_LISTEN, (struct socket *) KPROBE_ARG0 (ctx), 0);
+  return 0;
+}
+
+SEC ("lsm/socket_accept")
+int BPF_PROG (airlock_socket_accept, struct socket *sock, struct socket *newsock, int ret)
+{
+  if (ret != 0)
+    return ret;
+  return record_socket_call (HOOK_ACCEPT, sock, 1);
+}
+
+SEC ("kprobe/security_socket_accept")
+int
+airlock_socket_accept_kprobe (struct pt_regs *ctx)
+{
+  record_socket_call (HOOK_ACCEPT, (struct socket *) KPROBE_ARG0 (ctx), 0);
   return 0;
 }
 

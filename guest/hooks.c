@@ -48,8 +48,9 @@
 static struct {
   struct hooks *skel;
   /* Held for the boot: PID 1's end is the machine's.  sendmsg, connect,
-   * bind (LSM or kprobe), and the returns of connect, sendto and sendmsg. */
-  struct bpf_link *links[6];
+   * bind, listen, accept (LSM or kprobe), and the returns of connect,
+   * sendto and sendmsg. */
+  struct bpf_link *links[8];
   uint32_t recorder;       /* AIRLOCK_RECORDER_HOOKS or _KPROBE */
   struct ring_buffer *ring;
   uint64_t count;
@@ -293,6 +294,34 @@ on_address (const struct hook_record *hr)
   send_hooked (&rec, hr);
 }
 
+/* A listen or an accept on a socket: the socket and its own address, the
+ * same record the supervisor made of a notified one (record_fd_call). */
+static void
+on_socket_call (const struct hook_record *hr)
+{
+  struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
+  struct proc_info pi;
+  struct sock_info si;
+  struct record rec;
+  bool recalled;
+
+  memcpy (call.args, hr->args, sizeof call.args);
+  hooked_proc (hr, &pi, &recalled);
+  hooked_sock (hr, &si);
+  if (hr->addrlen > 0 && (size_t) hr->addrlen <= sizeof si.local
+      && !(hr->payload_flags & HOOK_ADDR_UNREAD))
+    {
+      memcpy (si.local, hr->addr, (size_t) hr->addrlen);
+      si.local_len = (socklen_t) hr->addrlen;
+    }
+  record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
+  record_fd_call (&rec, &pi, (int) (uint32_t) hr->args[0], &si);
+  note_proc (&rec, &pi, recalled);
+  if (hr->payload_flags & HOOK_ADDR_UNREAD)
+    record_note (&rec, "local address unreadable (the kernel's copy)");
+  send_hooked (&rec, hr);
+}
+
 static void
 on_result (const struct hook_record *hr)
 {
@@ -322,6 +351,10 @@ on_record (void *ctx, void *data, size_t size)
     case HOOK_CONNECT:
     case HOOK_BIND:
       on_address (hr);
+      break;
+    case HOOK_LISTEN:
+    case HOOK_ACCEPT:
+      on_socket_call (hr);
       break;
     case HOOK_RESULT:
       on_result (hr);
@@ -366,7 +399,9 @@ hooks_start (bool ring_min, char *error, size_t error_size)
   if (hk.links[0])
     {
       struct bpf_program *lsm[] = { hk.skel->progs.airlock_socket_connect,
-                                    hk.skel->progs.airlock_socket_bind };
+                                    hk.skel->progs.airlock_socket_bind,
+                                    hk.skel->progs.airlock_socket_listen,
+                                    hk.skel->progs.airlock_socket_accept };
 
       hk.recorder = AIRLOCK_RECORDER_HOOKS;
       for (size_t i = 0; i < sizeof lsm / sizeof lsm[0]; i++)
@@ -385,15 +420,24 @@ hooks_start (bool ring_min, char *error, size_t error_size)
     {
       int lsm_errno = errno;
 
-      hk.links[0] = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_sendmsg_kprobe,
-                                                false, "security_socket_sendmsg");
-      if (hk.links[0])
-        hk.links[1] = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_connect_kprobe,
-                                                  false, "security_socket_connect");
-      if (hk.links[1])
-        hk.links[2] = bpf_program__attach_kprobe (hk.skel->progs.airlock_socket_bind_kprobe,
-                                                  false, "security_socket_bind");
-      if (!hk.links[0] || !hk.links[1] || !hk.links[2])
+      struct {
+        struct bpf_program *prog;
+        const char *function;
+      } kprobes[] = {
+        { hk.skel->progs.airlock_socket_sendmsg_kprobe, "security_socket_sendmsg" },
+        { hk.skel->progs.airlock_socket_connect_kprobe, "security_socket_connect" },
+        { hk.skel->progs.airlock_socket_bind_kprobe, "security_socket_bind" },
+        { hk.skel->progs.airlock_socket_listen_kprobe, "security_socket_listen" },
+        { hk.skel->progs.airlock_socket_accept_kprobe, "security_socket_accept" },
+      };
+      bool attached = true;
+
+      for (size_t i = 0; attached && i < sizeof kprobes / sizeof kprobes[0]; i++)
+        {
+          hk.links[i] = bpf_program__attach_kprobe (kprobes[i].prog, false, kprobes[i].function);
+          attached = hk.links[i] != NULL;
+        }
+      if (!attached)
         {
           r = -errno;
           snprintf (error, error_size, "cannot attach the BPF LSM programs (%s: is 'bpf' in the "
@@ -416,8 +460,8 @@ hooks_start (bool ring_min, char *error, size_t error_size)
 
     for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++)
       {
-        hk.links[3 + i] = bpf_program__attach (probes[i]);
-        if (!hk.links[3 + i])
+        hk.links[5 + i] = bpf_program__attach (probes[i]);
+        if (!hk.links[5 + i])
           {
             r = -errno;
             snprintf (error, error_size, "cannot attach the probe %s on %s: %s",

@@ -8,7 +8,8 @@
  *     pwritev2(2) on an inet socket, any descriptor (0-2 included); with
  *     the destination as the kernel copied it;
  *   - every connect(2) and bind(2) that reaches a socket, of any family,
- *     with the address the kernel copied;
+ *     with the address the kernel copied; every listen(2), accept(2) and
+ *     accept4(2) that reaches one, with the socket's own address;
  *   - the return value of each connect, and of each send call that named
  *     a destination, from the system call's exit.
  * The kernel makes each call with the bytes recorded: no time-of-check/
@@ -49,6 +50,8 @@ enum hook_kind {
   HOOK_CONNECT = 2,   /* security_socket_connect: connect(2), any family */
   HOOK_RESULT = 3,    /* an opened call's return value, from the system call's exit */
   HOOK_BIND = 4,      /* security_socket_bind: bind(2), any family */
+  HOOK_LISTEN = 5,    /* security_socket_listen: listen(2); addr[] holds the socket's own address */
+  HOOK_ACCEPT = 6,    /* security_socket_accept: accept(2), accept4(2); the same */
 };
 
 /* The first bytes of a send to port 53 (RECORD_PAYLOAD_MAX); the buffer is
@@ -75,7 +78,8 @@ struct hook_record {
   hk_u32 payload_len;     /* bytes of payload[] read (sends to port 53 only) */
   hk_u32 payload_flags;   /* HOOK_PAYLOAD_*, HOOK_ADDR_UNREAD */
   hk_s32 addrlen;         /* the destination's length as passed (-1: a send naming none);
-                           * addr[] holds what fits */
+                           * addr[] holds what fits.  HOOK_LISTEN, HOOK_ACCEPT: the
+                           * socket's own address instead (-1: a family without one) */
   hk_u32 opens_result;    /* 1: the call's HOOK_RESULT refers to this record */
   hk_s64 result;          /* HOOK_RESULT: the call's return value, or -errno */
   hk_u8 addr[HOOK_ADDR_MAX];

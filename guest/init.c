@@ -345,21 +345,21 @@ main (int argc, char **argv)
                       "the phase's end; connects fill it (the LSM hook must refuse the next, "
                       "the kprobe count it lost)");
       if (recorder == AIRLOCK_RECORDER_HOOKS)
-        channel_logf ("recorder: kernel hooks (BPF LSM) for connects, binds, sendto, sendmsg "
-                      "and writes on sockets; seccomp notification for the rest");
+        channel_logf ("recorder: kernel hooks (BPF LSM) for connect, bind, listen, accept, "
+                      "sendto, sendmsg and writes on sockets; seccomp notification for the rest");
       else if (recorder == AIRLOCK_RECORDER_KPROBE)
         {
           const char *why;
 
           hooks_recorder (&why);
-          channel_logf ("recorder: BPF kprobes on security_socket_sendmsg, _connect and _bind "
-                        "for connects, binds, sendto, sendmsg and writes on sockets (this kernel "
+          channel_logf ("recorder: BPF kprobes on security_socket_sendmsg, _connect, _bind, _listen "
+                        "and _accept for those calls and writes on sockets (this kernel "
                         "cannot attach the BPF LSM hooks: %s), which count a call they cannot "
                         "record as lost; seccomp notification for the rest", why);
         }
       else if (recorder == AIRLOCK_RECORDER_SECCOMP)
         channel_logf ("recorder: the kernel-hook recorder cannot run (%s); the supervisor "
-                      "notifies write/writev, connect, bind, sendto and sendmsg itself", recorder_why);
+                      "notifies write/writev, connect, bind, listen, accept, sendto and sendmsg itself", recorder_why);
       r = supervisor_run (spec_bytes, host.spec_length, host.heartbeat_ms,
                           cfg.test != TEST_UNSUPERVISED,
                           cfg.test == TEST_SKIP_CONTROL ? cfg.test_arg : NULL, &result, error,

@@ -135,8 +135,8 @@ typedef struct {
 } AirlockGuestHello;
 
 /* "seccomp" (user notification alone), "bpf-lsm+seccomp" (the kernel-hook
- * recorder for connects, binds, sendto, sendmsg and writes on sockets,
- * notification for the rest)
+ * recorder for connect, bind, listen, accept, sendto, sendmsg and writes on
+ * sockets, notification for the rest)
  * or "bpf-kprobe+seccomp" (the same on kprobes, which cannot refuse a call
  * and count the ones they could not record): docs/supervisor.md.  NULL
  * for any other value, 0 included. */

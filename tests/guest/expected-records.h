@@ -8,8 +8,8 @@
  * What is recorded (guest/filter.c, guest/calls.c, guest/hooks.bpf.c):
  * socket, socketpair, connect, bind, listen, accept/accept4, sendto,
  * sendmsg, sendmmsg (one record per entry), write/writev on sockets,
- * execve/execveat, and every denial.  connect, bind, sendto, sendmsg and
- * writes on sockets are recorded at the kernel's socket hooks, on the kernel's
+ * execve/execveat, and every denial.  connect, bind, listen, accept,
+ * accept4, sendto, sendmsg and writes on sockets are recorded at the kernel's socket hooks, on the kernel's
  * copy of the destination, and continue: the kernel makes the call with
  * the bytes recorded (a call refused before it reaches a socket is not
  * recorded: it cannot reach the network).  sendmmsg is the supervisor's
@@ -150,16 +150,14 @@ static const TestprogExpectation testprog_expectations[] = {
   { "bind-flip", TESTPROG_BOTH, RECORDS (
       "amd64:clone3 deny:clone3 -",
       "24*socket continue inet/dgram/udp -"), .apart = "bind ", .vcpus = 2 },
-  /* fork, vfork, thread, exec'd testprog-exec, daemon: ports 1001-1005.
-   * Who made each is checked apart (test-supervisor.c). */
   /* Every call that reaches the supervisor or a socket's hook is
    * recorded, however bad its arguments, and the good send at the end too:
    * one record the host rejected would have lost it.  No socket: "-".  An
    * inet socket whose call names an address that is absent (unreadable, a
    * length the kernel refuses before reading) keys as the bare socket;
    * bytes that do not decode as the socket's address (too short, unknown
-   * family) as "?".  connect, bind, sendto and sendmsg are the kernel-hook
-   * recorder's: only the calls whose address and message the kernel copied
+   * family) as "?".  connect, bind, listen, accept4, sendto and sendmsg are
+   * the kernel-hook recorder's: only the calls whose address and message the kernel copied
    * reach the socket's hook (a bad descriptor, a non-socket, an unreadable
    * address, msghdr or iovec array, a refused length fail before it, and
    * cannot reach the network); a send with unreadable data reaches it (the
@@ -181,14 +179,12 @@ static const TestprogExpectation testprog_expectations[] = {
       "sendmmsg continue inet/dgram/udp -",
       "sendmmsg emulate inet/dgram/udp 127.0.0.1:9",
       "sendmmsg emulate inet/dgram/udp -",
-      "listen continue -",
-      "listen continue -",
-      "accept4 continue -",
-      "accept4 continue -",
       "socketpair continue unix/stream/0 -",
       "execve continue -",
       "execve continue -",
       "sendto continue inet/dgram/udp 127.0.0.1:9") },
+  /* fork, vfork, thread, exec'd testprog-exec, daemon: ports 1001-1005.
+   * Who made each is checked apart (test-supervisor.c). */
   { "tree", TESTPROG_BOTH, RECORDS (
       "amd64:clone3 deny:clone3 -",
       "execve continue -",

@@ -294,6 +294,31 @@ check_bind_flip (GPtrArray *events, GPtrArray *lines)
   g_assert_cmpuint (n_7401, <, 24);
 }
 
+/* A listener's own address: each listen and accept record of @events names
+ * the socket's local address as getsockname() does, @want ("127.0.0.1:53",
+ * "unix:/tmp/testprog.sock"), where the socket was bound. */
+static void
+check_listener_local (GPtrArray *events, const char *want)
+{
+  guint n = 0;
+
+  for (guint k = 0; k < events->len; k++)
+    {
+      const AirlockEvent *ev = events->pdata[k];
+      g_autofree char *local = NULL;
+
+      if (ev->kind != AIRLOCK_EVENT_SYSCALL
+          || (g_strcmp0 (ev->syscall_name, "listen") != 0
+              && g_strcmp0 (ev->syscall_name, "accept4") != 0))
+        continue;
+      g_assert_nonnull (ev->local_sa);
+      local = airlock_sockaddr_to_string (ev->local_sa);
+      g_assert_cmpstr (local, ==, want);
+      n++;
+    }
+  g_assert_cmpuint (n, >, 0);
+}
+
 /* Who made each connect of `tree` (ports in tests/guest/tree.c). */
 static void
 check_tree_attribution (GPtrArray *events)
@@ -484,6 +509,12 @@ test_behaviour (gconstpointer data)
     check_mmsg_entries (events);
   if (g_str_equal (c->expect->command, "bind-flip"))
     check_bind_flip (events, lines);
+  if (g_str_equal (c->expect->command, "dns-tcp"))
+    check_listener_local (events, "127.0.0.1:53");
+  if (g_str_equal (c->expect->command, "unix-path"))
+    check_listener_local (events, "unix:/tmp/testprog.sock");
+  if (g_str_equal (c->expect->command, "unix-abstract"))
+    check_listener_local (events, "unix:@airlock-testprog");
   if (g_str_equal (c->expect->command, "env"))
     check_env (lines);
   /* Its records came after an hour of guest time, in the seconds this
