@@ -578,7 +578,7 @@ test_hooks_ring_full (gconstpointer data)
       const AirlockTrailer *trailer = airlock_channel_get_trailer (airlock_vm_get_channel (vm));
       const AirlockGuestHello *hello = airlock_channel_get_hello (airlock_vm_get_channel (vm));
 
-      g_assert_nonnull (strstr (console, "recorder: a BPF kprobe on security_socket_sendmsg"));
+      g_assert_nonnull (strstr (console, "recorder: BPF kprobes on security_socket_sendmsg"));
       g_assert_cmpstr (airlock_recorder_to_string (hello->recorder), ==, "bpf-kprobe+seccomp");
       g_assert_true (has_line (lines, "write example.net A: ok (29)"));
       g_assert_false (has_key_line (events, record));
