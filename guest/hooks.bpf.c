@@ -645,7 +645,11 @@ record_address (hk_u32 kind, struct socket *sock, struct sockaddr *address, int 
   r->result = 0;
   r->payload_len = r->payload_flags = 0;
   r->opens_result = kind == HOOK_CONNECT;
-  fill_addr (r, address, addrlen);
+  /* No address passed (listen, accept): the socket's own. */
+  if (address)
+    fill_addr (r, address, addrlen);
+  else
+    fill_local (r, sock);
   tid = r->tid;
   bpf_ringbuf_submit (r, 0);
   if (kind == HOOK_CONNECT)
@@ -692,43 +696,21 @@ airlock_socket_bind_kprobe (struct pt_regs *ctx)
 
 /* listen(2) and accept(2)/accept4(2) on a socket, any family: the socket
  * and its own address (a listener's port), as the supervisor recorded
- * them.  Neither sends anything; the kernel makes the call (continue). */
-static __always_inline int
-record_socket_call (hk_u32 kind, struct socket *sock, int can_refuse)
-{
-  struct task_struct *task = bpf_get_current_task_btf ();
-  struct hook_record *r;
-
-  if (!in_workload (task))
-    return 0;
-  r = bpf_ringbuf_reserve (&records, sizeof *r, 0);
-  if (!r)
-    return unrecorded (can_refuse);
-  r->kind = kind;
-  fill_call (r, task, current_nr (task));
-  fill_socket (r, sock);
-  r->total = 0;
-  r->result = 0;
-  r->payload_len = r->payload_flags = 0;
-  r->opens_result = 0;
-  fill_local (r, sock);
-  bpf_ringbuf_submit (r, 0);
-  return 0;
-}
-
+ * them (record_address with no address).  Neither sends anything; the
+ * kernel makes the call (continue). */
 SEC ("lsm/socket_listen")
 int BPF_PROG (airlock_socket_listen, struct socket *sock, int backlog, int ret)
 {
   if (ret != 0)
     return ret;
-  return record_socket_call (HOOK_LISTEN, sock, 1);
+  return record_address (HOOK_LISTEN, sock, NULL, 0, 1);
 }
 
 SEC ("kprobe/security_socket_listen")
 int
 airlock_socket_listen_kprobe (struct pt_regs *ctx)
 {
-  record_socket_call (HOOK_LISTEN, (struct socket *) KPROBE_ARG0 (ctx), 0);
+  record_address (HOOK_LISTEN, (struct socket *) KPROBE_ARG0 (ctx), NULL, 0, 0);
   return 0;
 }
 
@@ -737,14 +719,14 @@ int BPF_PROG (airlock_socket_accept, struct socket *sock, struct socket *newsock
 {
   if (ret != 0)
     return ret;
-  return record_socket_call (HOOK_ACCEPT, sock, 1);
+  return record_address (HOOK_ACCEPT, sock, NULL, 0, 1);
 }
 
 SEC ("kprobe/security_socket_accept")
 int
 airlock_socket_accept_kprobe (struct pt_regs *ctx)
 {
-  record_socket_call (HOOK_ACCEPT, (struct socket *) KPROBE_ARG0 (ctx), 0);
+  record_address (HOOK_ACCEPT, (struct socket *) KPROBE_ARG0 (ctx), NULL, 0, 0);
   return 0;
 }
 

@@ -197,9 +197,10 @@ behaviour_bench_filter (int argc, char **argv)
   return TESTPROG_OK;
 }
 
-/* A traced call end to end: each connect of a UDP socket is recorded,
- * emulated by the supervisor (pidfd_getfd, copy, record, connect in a
- * worker) and answered.  The guest has no route to 192.0.2.1, so the call
+/* A traced call end to end: each connect of a UDP socket is recorded at
+ * the socket's connect hook, its return at the call's exit (without the
+ * kernel-hook recorder: notified, recorded, emulated by the supervisor and
+ * answered).  The guest has no route to 192.0.2.1, so the call
  * itself fails fast (ENETUNREACH) with or without the supervisor. */
 int
 behaviour_bench_connect (int argc, char **argv)

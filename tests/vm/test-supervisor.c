@@ -257,9 +257,9 @@ check_mmsg_entries (GPtrArray *events)
 }
 
 /* bind-flip: the port each bind recorded is the port it got ("bound
- * PORT", from getsockname), bind by bind in order, 24 of them; and the
- * flipping reached the binds (both ports bound), or the check proves
- * nothing. */
+ * PORT", from getsockname), bind by bind in order, 24 of them, and both
+ * ports among them (the program starts each bind on the other port), so a
+ * recorder that names one port whatever was bound fails. */
 static void
 check_bind_flip (GPtrArray *events, GPtrArray *lines)
 {
