@@ -125,6 +125,21 @@ hooked_sock (const struct hook_record *hr, struct sock_info *si)
     }
 }
 
+/* A hooked record's start, alike for every kind: the call as the hook saw
+ * it, its process and socket, and a record begun with action "continue"
+ * (the kernel makes the call on its own copy of the arguments). */
+static void
+hooked_begin (const struct hook_record *hr, struct record *rec, struct proc_info *pi,
+              struct sock_info *si, bool *ret_recalled)
+{
+  struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
+
+  memcpy (call.args, hr->args, sizeof call.args);
+  hooked_proc (hr, pi, ret_recalled);
+  hooked_sock (hr, si);
+  record_begin (rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
+}
+
 static void
 note_proc (struct record *rec, const struct proc_info *pi, bool recalled)
 {
@@ -208,7 +223,6 @@ static void
 on_sendmsg (const struct hook_record *hr, size_t size)
 {
   const struct hook_record_payload *hp = (const void *) hr;
-  struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
   int fd = (int) (uint32_t) hr->args[0];
   struct proc_info pi;
   struct sock_info si;
@@ -218,9 +232,7 @@ on_sendmsg (const struct hook_record *hr, size_t size)
   bool addr_ok = !(hr->payload_flags & HOOK_ADDR_UNREAD);
   size_t addr_len = named ? (size_t) hr->addrlen : 0;
 
-  memcpy (call.args, hr->args, sizeof call.args);
-  hooked_proc (hr, &pi, &recalled);
-  hooked_sock (hr, &si);
+  hooked_begin (hr, &rec, &pi, &si, &recalled);
   if (addr_len > HOOK_ADDR_MAX)
     addr_len = HOOK_ADDR_MAX;
   md.total = hr->total;
@@ -229,7 +241,6 @@ on_sendmsg (const struct hook_record *hr, size_t size)
       md.bytes = (uint8_t *) hp->payload;
       md.len = hr->payload_len <= HOOK_PAYLOAD_MAX ? hr->payload_len : HOOK_PAYLOAD_MAX;
     }
-  record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
   switch (hr->nr)
     {
     case SYS_sendto:
@@ -275,19 +286,15 @@ on_sendmsg (const struct hook_record *hr, size_t size)
 static void
 on_address (const struct hook_record *hr)
 {
-  struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
   struct proc_info pi;
   struct sock_info si;
   struct record rec;
   size_t len = hr->addrlen < 0 ? 0 : (size_t) hr->addrlen;
   bool recalled, readable = !(hr->payload_flags & HOOK_ADDR_UNREAD);
 
-  memcpy (call.args, hr->args, sizeof call.args);
-  hooked_proc (hr, &pi, &recalled);
-  hooked_sock (hr, &si);
+  hooked_begin (hr, &rec, &pi, &si, &recalled);
   if (len > HOOK_ADDR_MAX)
     len = HOOK_ADDR_MAX;
-  record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
   record_connect_bind (&rec, &pi, (int) (uint32_t) hr->args[0], &si, hr->addrlen, hr->addr, len,
                        readable);
   note_proc (&rec, &pi, recalled);
@@ -299,22 +306,18 @@ on_address (const struct hook_record *hr)
 static void
 on_socket_call (const struct hook_record *hr)
 {
-  struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
   struct proc_info pi;
   struct sock_info si;
   struct record rec;
   bool recalled;
 
-  memcpy (call.args, hr->args, sizeof call.args);
-  hooked_proc (hr, &pi, &recalled);
-  hooked_sock (hr, &si);
+  hooked_begin (hr, &rec, &pi, &si, &recalled);
   if (hr->addrlen > 0 && (size_t) hr->addrlen <= sizeof si.local
       && !(hr->payload_flags & HOOK_ADDR_UNREAD))
     {
       memcpy (si.local, hr->addr, (size_t) hr->addrlen);
       si.local_len = (socklen_t) hr->addrlen;
     }
-  record_begin (&rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
   record_fd_call (&rec, &pi, (int) (uint32_t) hr->args[0], &si);
   note_proc (&rec, &pi, recalled);
   if (hr->payload_flags & HOOK_ADDR_UNREAD)

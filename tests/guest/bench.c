@@ -197,6 +197,52 @@ behaviour_bench_filter (int argc, char **argv)
   return TESTPROG_OK;
 }
 
+/* One UDP socket, @n calls of @call to @addr:9, timed; prints the time
+ * and how the calls ended (the numbers are only comparable when the
+ * supervised and the bare runs failed, or not, alike).  The number of
+ * calls that failed, or -1 when there was no socket. */
+static long
+time_udp_calls (const char *what, long n, const char *addr,
+                int (*call) (int fd, const struct sockaddr *sa, socklen_t len))
+{
+  struct sockaddr_in sa;
+  socklen_t len = make_sin (&sa, addr, 9);
+  long long start;
+  long failed = 0;
+  int last_errno = 0;
+  int fd = socket (AF_INET, SOCK_DGRAM, 0);
+
+  if (fd < 0)
+    {
+      report ("socket", -1);
+      return -1;
+    }
+  start = now_ns ();
+  for (long i = 0; i < n; i++)
+    if (call (fd, (struct sockaddr *) &sa, len) < 0)
+      {
+        failed++;
+        last_errno = errno;
+      }
+  print_result (what, n, now_ns () - start);
+  say ("%ld of %ld failed, the last with errno %d (%s)", failed, n, last_errno,
+       last_errno && strerrorname_np (last_errno) ? strerrorname_np (last_errno) : "-");
+  close (fd);
+  return failed;
+}
+
+static int
+connect_once (int fd, const struct sockaddr *sa, socklen_t len)
+{
+  return connect (fd, sa, len);
+}
+
+static int
+sendto_once (int fd, const struct sockaddr *sa, socklen_t len)
+{
+  return sendto (fd, "x", 1, 0, sa, len) == 1 ? 0 : -1;
+}
+
 /* A traced call end to end: each connect of a UDP socket is recorded at
  * the socket's connect hook, its return at the call's exit (without the
  * kernel-hook recorder: notified, recorded, emulated by the supervisor and
@@ -206,34 +252,9 @@ int
 behaviour_bench_connect (int argc, char **argv)
 {
   long n = iterations (argc, argv, DEFAULT_CONNECT_ITERATIONS);
-  struct sockaddr_in sa;
-  socklen_t len = make_sin (&sa, "192.0.2.1", 9);
-  long long start;
-  long failed = 0;
-  int last_errno = 0;
-  int fd;
 
-  if (n < 0)
+  if (n < 0 || time_udp_calls ("connect", n, "192.0.2.1", connect_once) < 0)
     return TESTPROG_FAILED;
-  fd = socket (AF_INET, SOCK_DGRAM, 0);
-  if (fd < 0)
-    {
-      report ("socket", -1);
-      return TESTPROG_FAILED;
-    }
-  start = now_ns ();
-  for (long i = 0; i < n; i++)
-    if (connect (fd, (struct sockaddr *) &sa, len) < 0)
-      {
-        failed++;
-        last_errno = errno;
-      }
-  print_result ("connect", n, now_ns () - start);
-  /* How they ended: the numbers are only comparable when the supervised
-   * and the bare runs failed (or not) alike. */
-  say ("%ld of %ld failed, the last with errno %d (%s)", failed, n, last_errno,
-       last_errno && strerrorname_np (last_errno) ? strerrorname_np (last_errno) : "-");
-  close (fd);
   return TESTPROG_OK;
 }
 
@@ -242,38 +263,15 @@ behaviour_bench_connect (int argc, char **argv)
  * at the call's exit (without the kernel-hook recorder: notified, recorded,
  * sent by the supervisor from its copy and answered).  To loopback, where a
  * datagram to a closed port is dropped without blocking and an unconnected
- * socket hears no ICMP error. */
+ * socket hears no ICMP error.  Every send must go out. */
 int
 behaviour_bench_sendto (int argc, char **argv)
 {
   long n = iterations (argc, argv, DEFAULT_SENDTO_ITERATIONS);
-  struct sockaddr_in sa;
-  socklen_t len = make_sin (&sa, "127.0.0.1", 9);
-  long long start;
-  long failed = 0;
-  int last_errno = 0;
-  int fd;
 
-  if (n < 0)
+  if (n < 0 || time_udp_calls ("sendto", n, "127.0.0.1", sendto_once) != 0)
     return TESTPROG_FAILED;
-  fd = socket (AF_INET, SOCK_DGRAM, 0);
-  if (fd < 0)
-    {
-      report ("socket", -1);
-      return TESTPROG_FAILED;
-    }
-  start = now_ns ();
-  for (long i = 0; i < n; i++)
-    if (sendto (fd, "x", 1, 0, (struct sockaddr *) &sa, len) != 1)
-      {
-        failed++;
-        last_errno = errno;
-      }
-  print_result ("sendto", n, now_ns () - start);
-  say ("%ld of %ld failed, the last with errno %d (%s)", failed, n, last_errno,
-       last_errno && strerrorname_np (last_errno) ? strerrorname_np (last_errno) : "-");
-  close (fd);
-  return failed == 0 ? TESTPROG_OK : TESTPROG_FAILED;
+  return TESTPROG_OK;
 }
 
 /* write(2) on fd > 2 goes to the supervisor (it may be a socket); on a
