@@ -47,6 +47,7 @@
   X ("unix-abstract", unix_abstract, TESTPROG_BOTH)             \
   X ("bind-flip", bind_flip, TESTPROG_BOTH)                     \
   X ("tree", tree, TESTPROG_BOTH)                               \
+  X ("connect-exec", connect_exec, TESTPROG_BOTH)               \
   X ("bad-args", bad_args, TESTPROG_BOTH)                       \
   X ("i386-int80", i386_int80, TESTPROG_AMD64)                  \
   X ("x32", x32, TESTPROG_AMD64)                                \

@@ -554,7 +554,9 @@ handle_exec (struct call *c, bool at)
       record_exec (&rec, &c->pi, path, path_len, argv, argv_len);
       rec_send (&rec, NULL);
     }
-  proc_memo_forget (c->pi.tgid ? c->pi.tgid : (uint32_t) req->pid);
+  /* The memo keeps what it read of the binary this execve replaces, with
+   * that binary's identity: a record of a call made before the exec and
+   * read after it is named after the binary that made it (hooks.c). */
   respond (c->n, req->id, 0, 0, true);
 }
 

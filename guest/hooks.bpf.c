@@ -168,12 +168,17 @@ struct cred {
   kgid_t gid;
 } __attribute__ ((preserve_access_index));
 
+struct mm_struct {
+  struct file *exe_file;
+} __attribute__ ((preserve_access_index));
+
 struct task_struct {
   int pid;
   int tgid;
   struct task_struct *real_parent;
   const struct cred *real_cred;
   struct pid *thread_pid;
+  struct mm_struct *mm;
 } __attribute__ ((preserve_access_index));
 
 #if defined(__TARGET_ARCH_x86)
@@ -272,6 +277,10 @@ fill_call (struct hook_record *r, struct task_struct *task, long nr)
   r->ppid = (hk_u32) BPF_CORE_READ (task, real_parent, tgid);
   r->uid = BPF_CORE_READ (task, real_cred, uid.val);
   r->gid = BPF_CORE_READ (task, real_cred, gid.val);
+  /* Which binary made the call, as the kernel knows it now: PID 1 names
+   * the exe later, from /proc, and must not name one the process exec'd
+   * in between (hooks.c, hooked_proc). */
+  r->exe_ino = BPF_CORE_READ (task, mm, exe_file, f_inode, i_ino);
   /* The pid in the task's own namespace, as /proc's NSpid ends with. */
   level &= 31;
   bpf_core_read (&r->nspid, sizeof r->nspid,

@@ -81,13 +81,24 @@ on_libbpf_print (enum libbpf_print_level level, const char *fmt, va_list ap)
   return 0;
 }
 
-/* Who: the kernel's view when the call was checked; exe and argv now (or
- * as last read, when the process is gone: *ret_recalled). */
+/* Who: the kernel's view when the call was checked; exe and argv now,
+ * when the process still runs the binary that made the call (its inode is
+ * in the record: exe_ino), else as last read while it did
+ * (*ret_recalled), else nothing (*ret_changed: it exec'd another binary,
+ * and nothing of the one that made the call was kept).  A record never
+ * names a binary the process became after its call (connect-exec in
+ * tests/guest).  argv is read before the exe: an exec between the two
+ * shows as another inode.  No exec can complete twice meanwhile: this runs
+ * in the main loop, which answers no execve while it reads.  The inode
+ * alone, not the device: through the workload's overlay, stat names the
+ * layer's device and the kernel's inode sits on the overlay's own. */
 static void
-hooked_proc (const struct hook_record *hr, struct proc_info *pi, bool *ret_recalled)
+hooked_proc (const struct hook_record *hr, struct proc_info *pi, bool *ret_recalled,
+             bool *ret_changed)
 {
   char path[64];
   ssize_t n;
+  bool same;
 
   memset (pi, 0, sizeof *pi);
   pi->ok = true;
@@ -96,15 +107,24 @@ hooked_proc (const struct hook_record *hr, struct proc_info *pi, bool *ret_recal
   pi->nspid = hr->nspid;
   pi->uid = hr->uid;
   pi->gid = hr->gid;
-  snprintf (path, sizeof path, "/proc/%u/exe", hr->tgid);
-  n = readlink (path, pi->exe, sizeof pi->exe);
-  pi->exe_len = n > 0 ? (size_t) n : 0;
   snprintf (path, sizeof path, "/proc/%u/cmdline", hr->tgid);
   n = read_prefix (path, pi->argv, sizeof pi->argv);
   pi->argv_len = n > 0 ? (size_t) n : 0;
-  /* Either missing: the process was exiting between the two reads (its
-   * mm goes before it is reaped), so neither is trusted alone. */
-  *ret_recalled = (pi->exe_len == 0 || pi->argv_len == 0) && proc_memo_recall (hr->tgid, pi);
+  read_proc_exe (hr->tgid, pi);
+  same = pi->exe_len > 0 && hr->exe_ino != 0 && pi->exe_ino == hr->exe_ino;
+  *ret_recalled = *ret_changed = false;
+  /* Either missing: the process was exiting between the reads (its mm
+   * goes before it is reaped), so neither is trusted alone. */
+  if (same && pi->argv_len > 0)
+    return;
+  *ret_recalled = proc_memo_recall (hr->tgid, hr->exe_ino, pi);
+  if (!*ret_recalled && (pi->exe_len > 0 || pi->argv_len > 0))
+    {
+      /* Another binary's, or half of one: not this call's. */
+      *ret_changed = !same && pi->exe_len > 0;
+      pi->exe_len = pi->argv_len = 0;
+      pi->exe_ino = 0;
+    }
 }
 
 /* The socket as the kernel resolved it; the peer as getpeername names it. */
@@ -125,27 +145,35 @@ hooked_sock (const struct hook_record *hr, struct sock_info *si)
     }
 }
 
+/* How a hooked record's exe and argv were come by (hooked_proc). */
+struct proc_read {
+  bool recalled, changed;
+};
+
 /* A hooked record's start, alike for every kind: the call as the hook saw
  * it, its process and socket, and a record begun with action "continue"
  * (the kernel makes the call on its own copy of the arguments). */
 static void
 hooked_begin (const struct hook_record *hr, struct record *rec, struct proc_info *pi,
-              struct sock_info *si, bool *ret_recalled)
+              struct sock_info *si, struct proc_read *how)
 {
   struct seccomp_data call = { .nr = hr->nr, .arch = NATIVE_AUDIT_ARCH };
 
   memcpy (call.args, hr->args, sizeof call.args);
-  hooked_proc (hr, pi, ret_recalled);
+  hooked_proc (hr, pi, &how->recalled, &how->changed);
   hooked_sock (hr, si);
   record_begin (rec, &call, hr->tid, hr->time_ns, AIRLOCK_ACTION_CONTINUE);
 }
 
 static void
-note_proc (struct record *rec, const struct proc_info *pi, bool recalled)
+note_proc (struct record *rec, const struct proc_info *pi, bool recalled, bool changed)
 {
   if (recalled)
-    record_note (rec, "exe and argv as read at its last notified call (the process exited "
-                 "or was exiting when this record was read)");
+    record_note (rec, "exe and argv as read at its last notified call (the process exited, "
+                 "or ran another binary, when this record was read)");
+  else if (changed)
+    record_note (rec, "exe and argv unknown (the process ran another binary when this record "
+                 "was read, and none of the one that made the call was kept)");
   else if (pi->exe_len == 0 && pi->argv_len == 0)
     record_note (rec, "exe and argv unreadable (the process exited before its record was read)");
 }
@@ -228,11 +256,12 @@ on_sendmsg (const struct hook_record *hr, size_t size)
   struct sock_info si;
   struct msg_data md = { 0 };
   struct record rec;
-  bool recalled, named = hr->addrlen >= 0;
+  struct proc_read how;
+  bool named = hr->addrlen >= 0;
   bool addr_ok = !(hr->payload_flags & HOOK_ADDR_UNREAD);
   size_t addr_len = named ? (size_t) hr->addrlen : 0;
 
-  hooked_begin (hr, &rec, &pi, &si, &recalled);
+  hooked_begin (hr, &rec, &pi, &si, &how);
   if (addr_len > HOOK_ADDR_MAX)
     addr_len = HOOK_ADDR_MAX;
   md.total = hr->total;
@@ -269,7 +298,7 @@ on_sendmsg (const struct hook_record *hr, size_t size)
       record_write (&rec, &pi, fd, &si, &md);
       break;
     }
-  note_proc (&rec, &pi, recalled);
+  note_proc (&rec, &pi, how.recalled, how.changed);
   if (hr->payload_flags & HOOK_PAYLOAD_UNREAD)
     record_note (&rec, "payload partly unreadable (not resident when sent)");
   if (hr->payload_flags & HOOK_PAYLOAD_CUT)
@@ -290,14 +319,15 @@ on_address (const struct hook_record *hr)
   struct sock_info si;
   struct record rec;
   size_t len = hr->addrlen < 0 ? 0 : (size_t) hr->addrlen;
-  bool recalled, readable = !(hr->payload_flags & HOOK_ADDR_UNREAD);
+  struct proc_read how;
+  bool readable = !(hr->payload_flags & HOOK_ADDR_UNREAD);
 
-  hooked_begin (hr, &rec, &pi, &si, &recalled);
+  hooked_begin (hr, &rec, &pi, &si, &how);
   if (len > HOOK_ADDR_MAX)
     len = HOOK_ADDR_MAX;
   record_connect_bind (&rec, &pi, (int) (uint32_t) hr->args[0], &si, hr->addrlen, hr->addr, len,
                        readable);
-  note_proc (&rec, &pi, recalled);
+  note_proc (&rec, &pi, how.recalled, how.changed);
   send_hooked (&rec, hr);
 }
 
@@ -309,9 +339,9 @@ on_socket_call (const struct hook_record *hr)
   struct proc_info pi;
   struct sock_info si;
   struct record rec;
-  bool recalled;
+  struct proc_read how;
 
-  hooked_begin (hr, &rec, &pi, &si, &recalled);
+  hooked_begin (hr, &rec, &pi, &si, &how);
   if (hr->addrlen > 0 && (size_t) hr->addrlen <= sizeof si.local
       && !(hr->payload_flags & HOOK_ADDR_UNREAD))
     {
@@ -319,7 +349,7 @@ on_socket_call (const struct hook_record *hr)
       si.local_len = (socklen_t) hr->addrlen;
     }
   record_fd_call (&rec, &pi, (int) (uint32_t) hr->args[0], &si);
-  note_proc (&rec, &pi, recalled);
+  note_proc (&rec, &pi, how.recalled, how.changed);
   if (hr->payload_flags & HOOK_ADDR_UNREAD)
     record_note (&rec, "local address unreadable (the kernel's copy)");
   send_hooked (&rec, hr);

@@ -73,6 +73,9 @@ struct hook_record {
   hk_u32 family, type, protocol;
   hk_u32 peer_len;        /* 0: not connected (getpeername would say ENOTCONN) */
   hk_u64 ino;             /* the socket's inode: one socket across dups */
+  hk_u64 exe_ino;         /* the inode of the caller's executable as the kernel holds it
+                           * (mm->exe_file), so PID 1 can tell whether the exe it reads
+                           * from /proc later is still the one that made the call */
   hk_u64 total;           /* bytes the send asked for (sendmsg's size) */
   hk_u8 peer[HOOK_SOCKADDR_MAX];
   hk_u32 payload_len;     /* bytes of payload[] read (sends to port 53 only) */

@@ -46,6 +46,9 @@ struct proc_info {
   size_t exe_len;
   char argv[RECORD_ARGV_MAX];
   size_t argv_len;
+  /* The exe's inode, read with its name (proc-info.c); 0 when unread.
+   * Not encoded. */
+  uint64_t exe_ino;
 };
 
 /* The descriptor a call names, through our pidfd_getfd duplicate. */

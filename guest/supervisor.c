@@ -413,6 +413,16 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
         }
       if (fds[0].revents & POLLIN)
         {
+          /* The hooked records first: a call the kernel recorded before
+           * this notification (a connect just before an execve) is read
+           * while its process still waits here, as the binary that made
+           * it (hooks.c, hooked_proc). */
+          if (hooks_fd () >= 0)
+            {
+              r = hooks_drain ();
+              if (r < 0)
+                return fail (error, error_size, "cannot send a hooked record: %s", strerror (-r));
+            }
           r = notifier_handle_one (notifier);
           if (r < 0)
             return fail (error, error_size, "the seccomp listener failed: %s", strerror (-r));

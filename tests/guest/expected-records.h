@@ -183,6 +183,29 @@ static const TestprogExpectation testprog_expectations[] = {
       "execve continue -",
       "execve continue -",
       "sendto continue inet/dgram/udp 127.0.0.1:9") },
+  /* sixteen children: a connect to 11xx, then at once an exec of
+   * testprog-exec, which connects to 1199.  Who made each is checked apart
+   * (test-supervisor.c, check_connect_exec). */
+  { "connect-exec", TESTPROG_BOTH, RECORDS (
+      "16*execve continue -",
+      "32*socket continue inet/stream/tcp -",
+      "connect continue inet/stream/tcp 192.0.2.1:1100",
+      "connect continue inet/stream/tcp 192.0.2.1:1101",
+      "connect continue inet/stream/tcp 192.0.2.1:1102",
+      "connect continue inet/stream/tcp 192.0.2.1:1103",
+      "connect continue inet/stream/tcp 192.0.2.1:1104",
+      "connect continue inet/stream/tcp 192.0.2.1:1105",
+      "connect continue inet/stream/tcp 192.0.2.1:1106",
+      "connect continue inet/stream/tcp 192.0.2.1:1107",
+      "connect continue inet/stream/tcp 192.0.2.1:1108",
+      "connect continue inet/stream/tcp 192.0.2.1:1109",
+      "connect continue inet/stream/tcp 192.0.2.1:1110",
+      "connect continue inet/stream/tcp 192.0.2.1:1111",
+      "connect continue inet/stream/tcp 192.0.2.1:1112",
+      "connect continue inet/stream/tcp 192.0.2.1:1113",
+      "connect continue inet/stream/tcp 192.0.2.1:1114",
+      "connect continue inet/stream/tcp 192.0.2.1:1115",
+      "16*connect continue inet/stream/tcp 192.0.2.1:1199"), .vcpus = 2 },
   /* fork, vfork, thread, exec'd testprog-exec, daemon: ports 1001-1005.
    * Who made each is checked apart (test-supervisor.c). */
   { "tree", TESTPROG_BOTH, RECORDS (

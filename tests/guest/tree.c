@@ -168,3 +168,58 @@ behaviour_tree (int argc, char **argv)
   }
   return failed ? TESTPROG_FAILED : TESTPROG_OK;
 }
+
+/* connect-exec: sixteen children, released at once, each connects (ports
+ * 1100-1115) and at once execs another binary (testprog-exec, which
+ * connects to 1199).  A connect is recorded at the kernel's hook and read
+ * by PID 1 a little later, while execve stops at the supervisor first:
+ * were a record read after its exec had gone through, it would name
+ * testprog-exec for a connect testprog made — an image could have its
+ * connects named after whatever binary a policy's exe= admits.  Each 11xx
+ * record must name testprog (tests/vm/test-supervisor.c,
+ * check_connect_exec); all at once on two CPUs give the race its room. */
+#define CONNECT_EXEC_CHILDREN 16
+
+int
+behaviour_connect_exec (int argc, char **argv)
+{
+  pid_t pids[CONNECT_EXEC_CHILDREN];
+  int go[2];
+  int failed = 0;
+
+  (void) argc;
+  (void) argv;
+  if (pipe (go) < 0)
+    return report ("pipe", -1), TESTPROG_FAILED;
+  fflush (stdout);
+  for (unsigned i = 0; i < CONNECT_EXEC_CHILDREN; i++)
+    {
+      pids[i] = fork ();
+      if (pids[i] == 0)
+        {
+          struct sockaddr_in sa;
+          socklen_t len = make_sin (&sa, "192.0.2.1", 1100 + i);
+          char *const exec_argv[] = { "testprog-exec", "1199", NULL };
+          char *const exec_envp[] = { NULL };
+          char byte;
+          int fd = socket (AF_INET, SOCK_STREAM, 0);
+
+          close (go[1]);
+          if (fd < 0 || read (go[0], &byte, 1) != 0)
+            _exit (TESTPROG_FAILED);
+          close (go[0]);
+          /* No route to 192.0.2.1: fails at once, and nothing in between. */
+          (void) connect (fd, (struct sockaddr *) &sa, len);
+          execve ("/bin/testprog-exec", exec_argv, exec_envp);
+          _exit (TESTPROG_FAILED);
+        }
+      failed |= pids[i] < 0;
+    }
+  /* EOF on the pipe: every child goes. */
+  close (go[0]);
+  close (go[1]);
+  for (unsigned i = 0; i < CONNECT_EXEC_CHILDREN; i++)
+    failed |= pids[i] > 0 && wait_child (pids[i], "connect-exec child");
+  say ("%u children connected, then exec'd testprog-exec", CONNECT_EXEC_CHILDREN);
+  return failed ? TESTPROG_FAILED : TESTPROG_OK;
+}

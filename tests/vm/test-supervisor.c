@@ -229,6 +229,41 @@ find_event (GPtrArray *events, const char *key_line)
   return NULL;
 }
 
+/* connect-exec: each child's connect (ports 1100-1115), made just before
+ * it exec'd testprog-exec, names the binary that made it (testprog, as
+ * /bin/connect-exec) and no other; each testprog-exec's (1199) names
+ * testprog-exec.  Read after the exec, a record would name the binary the
+ * process became (tests/guest/tree.c). */
+static void
+check_connect_exec (GPtrArray *events)
+{
+  guint execs = 0;
+
+  for (guint port = 1100; port < 1116; port++)
+    {
+      g_autofree char *key = g_strdup_printf ("connect continue inet/stream/tcp 192.0.2.1:%u", port);
+      const AirlockEvent *ev = find_event (events, key);
+
+      if (!ev->exe || !g_str_has_suffix (ev->exe, "/testprog") || !ev->argv || !ev->argv[0]
+          || g_strcmp0 (ev->argv[0], "/bin/connect-exec") != 0)
+        g_error ("the connect to port %u names exe %s, argv[0] %s (note: %s): not the testprog "
+                 "that made it", port, ev->exe ? ev->exe : "(none)",
+                 ev->argv && ev->argv[0] ? ev->argv[0] : "(none)", ev->note ? ev->note : "none");
+    }
+  for (guint k = 0; k < events->len; k++)
+    {
+      const AirlockEvent *ev = events->pdata[k];
+      g_autofree char *line = airlock_event_key_line (ev);
+
+      if (!line || !g_str_equal (line, "connect continue inet/stream/tcp 192.0.2.1:1199"))
+        continue;
+      if (!ev->exe || !g_str_has_suffix (ev->exe, "/testprog-exec"))
+        g_error ("a connect to port 1199 names exe %s, not testprog-exec", ev->exe ? ev->exe : "(none)");
+      execs++;
+    }
+  g_assert_cmpuint (execs, ==, 16);
+}
+
 /* sendmmsg1000: every entry recorded once, with its index, and the call's
  * count (all 1000 sent) on every one (tests/guest/inet.c). */
 static void
@@ -507,6 +542,8 @@ test_behaviour (gconstpointer data)
     check_tree_attribution (events);
   if (g_str_equal (c->expect->command, "sendmmsg1000"))
     check_mmsg_entries (events);
+  if (g_str_equal (c->expect->command, "connect-exec"))
+    check_connect_exec (events);
   if (g_str_equal (c->expect->command, "bind-flip"))
     check_bind_flip (events, lines);
   if (g_str_equal (c->expect->command, "dns-tcp"))
