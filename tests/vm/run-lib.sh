@@ -19,6 +19,17 @@ run_id_of () {
   done
 }
 
+# run_ids_of PID [RUNTIME]: every run id of that airlock process, one a
+# line (a KVM probe boots a VM of its own before the run's).
+run_ids_of () {
+  local f owner rt="${2:-$runtime}"
+  for f in "$rt"/*/owner; do
+    [ -f "$f" ] || continue
+    read -r _ _ owner _ <"$f" || continue
+    if [ "$owner" = "$1" ]; then f=${f%/owner}; f=${f##*/}; echo "${f%-net}"; fi
+  done
+}
+
 # qemu_of RUN_ID: the QEMU of run RUN_ID (domain airlock-ARCH-RUN_ID), or nothing.
 qemu_of () {
   local p

@@ -190,19 +190,50 @@ start "$s" "$cli" shell --arch amd64 --image "oci-archive:$samples/clean.tar" --
   --timeout 600
 held="" run_id=""
 leader=$(tm display-message -p -t "$s" '#{pane_pid}' 2>/dev/null)
-for _ in $(seq 1200); do
-  # The pane's processes are one session, led by its first process.
-  if [ -z "$run_id" ] && [ -n "$leader" ]; then
-    for p in $(pgrep -s "$leader"); do
-      run_id=$(run_id_of "$p")
-      [ -n "$run_id" ] && break
+# hold_qemu: stops a live QEMU of a run of the pane's airlock (the pane's
+# processes are one session, led by its first process) and says whether
+# one is held.  A QEMU that ended before it could be stopped (the KVM
+# probe's, which boots a VM of its own first and may fail at once) is not
+# held: the run's comes after it.
+hold_qemu () {
+  local p id q
+  [ -n "$leader" ] || return 1
+  for p in $(pgrep -s "$leader"); do
+    for id in $(run_ids_of "$p"); do
+      q=$(qemu_of "$id")
+      [ -n "$q" ] || continue
+      kill -STOP "$q" 2>/dev/null || continue
+      if grep -q '^State:[[:space:]]*T' "/proc/$q/status" 2>/dev/null; then
+        held=$q run_id=$id
+        return 0
+      fi
     done
-  fi
-  [ -n "$run_id" ] && held=$(qemu_of "$run_id")
-  if [ -n "$held" ]; then kill -STOP "$held"; break; fi
+  done
+  return 1
+}
+# still_held: the held QEMU is still there, stopped (a probe's would have
+# been ended by the probe's timeout, and the run's started after it).
+still_held () {
+  [ -n "$held" ] && grep -q '^State:[[:space:]]*T' "/proc/$held/status" 2>/dev/null \
+    && [ "$(qemu_of "$run_id")" = "$held" ]
+}
+for _ in $(seq 1200); do
+  hold_qemu && break
   pane "$s" | grep -q SHELL-DONE && break
   sleep 0.05
 done
+# Once the run has said it starts its shell, the QEMU held must be the
+# run's: if the one held was a probe's, hold the run's now (its boot
+# takes seconds; it is found within a fraction of one).
+if [ -n "$held" ] && wait_for "$s" '^airlock: amd64: a shell in ' 120 && ! still_held; then
+  [ -n "$held" ] && kill -CONT "$held" 2>/dev/null
+  held="" run_id=""
+  for _ in $(seq 1200); do
+    hold_qemu && break
+    pane "$s" | grep -q SHELL-DONE && break
+    sleep 0.05
+  done
+fi
 if [ -z "$held" ]; then
   pane "$s" >"$out"
   not_ok "/shell/amd64/ctrl-c-while-booting-ends-the-session" "the run's QEMU was never found to hold"
