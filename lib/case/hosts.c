@@ -53,10 +53,10 @@ airlock_hosts_acquire (const char *const *uris, guint slots, const char *cache_d
   for (;;)
     {
       Host *best = NULL;
-      gboolean any = FALSE;
+      gboolean any = FALSE, probed = FALSE;
       g_autoptr (GString) why = g_string_new (NULL);
 
-      for (gsize i = 0; uris[i]; i++)
+      for (gsize i = 0; uris[i] && !probed; i++)
         {
           Host *h = host_get (uris[i]);
 
@@ -81,6 +81,10 @@ airlock_hosts_acquire (const char *const *uris, guint slots, const char *cache_d
                   h->support[arch] = support;
                   h->why[arch] = local ? g_strdup (local->message) : NULL;
                 }
+              /* The lock was let go: another run may have taken a slot
+               * this scan saw free.  Scan again, from the first host. */
+              probed = TRUE;
+              continue;
             }
           if (h->support[arch] == AIRLOCK_HOST_CANNOT)
             {
@@ -95,6 +99,8 @@ airlock_hosts_acquire (const char *const *uris, guint slots, const char *cache_d
                         && best->support[arch] != AIRLOCK_HOST_KVM))
             best = h;
         }
+      if (probed)
+        continue;
       if (best)
         {
           best->busy++;
