@@ -386,6 +386,7 @@ static int
 list_gate_one (ListArgs *a, ListRun *l, guint i, GString *junit)
 {
   g_autoptr (GPtrArray) args = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char **argv = NULL;
   RunListItem *item = &l->items[i];
 
   for (guint j = 0; j < a->rest->len; j++)
@@ -406,9 +407,12 @@ list_gate_one (ListArgs *a, ListRun *l, guint i, GString *junit)
   for (guint j = 0; j < a->workload->len; j++)
     g_ptr_array_add (args, g_strdup (a->workload->pdata[j]));
   g_ptr_array_add (args, NULL);
+  /* Option parsing takes the options out of the argv it is given (and
+   * frees none): it gets a copy of the array, @args keeps every string. */
+  argv = g_memdup2 (args->pdata, args->len * sizeof (char *));
 
   item->junit = a->junit ? junit : NULL;
-  return run_command_item ((int) args->len - 1, (char **) args->pdata, gate_report, item);
+  return run_command_item ((int) args->len - 1, argv, gate_report, item);
 }
 
 /* The images gating at once: each worker takes the next image; its output
@@ -598,7 +602,7 @@ list_main (ListArgs *a, ListRun *l)
   table_init (&t, header);
   for (guint i = 0; i < images->len; i++)
     {
-      char **cells = g_new0 (char *, 5);
+      char *cells[5];   /* table_add() takes the strings, not the array */
 
       cells[0] = g_strdup (images->pdata[i]);
       for (unsigned k = 0; k < AIRLOCK_N_ARCHES; k++)
