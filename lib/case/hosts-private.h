@@ -2,6 +2,7 @@
 #pragma once
 
 #include "arch.h"
+#include "vm/vm-private.h"
 
 #include <glib.h>
 
@@ -20,5 +21,13 @@ void airlock_hosts_release (const char *uri);
 /* The URIs of a list ($AIRLOCK_CONNECT): separated by spaces or newlines
  * (a libvirt URI has none).  Never NULL; NULL-terminated. */
 char **airlock_hosts_parse (const char *text);
+
+/* How a host is asked what it offers an arch: airlock_hypervisor_probe(),
+ * unless a test gives another (NULL: that one again).  The unit tests of
+ * the pool run without a hypervisor, and hold probes to make two runs
+ * interleave. */
+typedef AirlockHostSupport (*AirlockHostProbeFunc) (const char *uri, const char *cache_dir,
+                                                     AirlockArch arch, GError **error);
+void airlock_hosts_set_probe_func (AirlockHostProbeFunc func);
 
 G_END_DECLS

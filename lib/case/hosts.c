@@ -25,6 +25,15 @@ typedef struct {
 static GMutex hosts_lock;
 static GCond hosts_cond;
 static GHashTable *hosts;           /* uri → Host, for the process */
+static AirlockHostProbeFunc probe_func = airlock_hypervisor_probe;
+
+void
+airlock_hosts_set_probe_func (AirlockHostProbeFunc func)
+{
+  g_mutex_lock (&hosts_lock);
+  probe_func = func ? func : airlock_hypervisor_probe;
+  g_mutex_unlock (&hosts_lock);
+}
 
 static Host *
 host_get (const char *uri)
@@ -70,10 +79,11 @@ airlock_hosts_acquire (const char *const *uris, guint slots, const char *cache_d
             {
               g_autoptr (GError) local = NULL;
               AirlockHostSupport support;
+              AirlockHostProbeFunc probe = probe_func;
 
               /* Unlocked: a probe opens a connection, which takes time. */
               g_mutex_unlock (&hosts_lock);
-              support = airlock_hypervisor_probe (h->uri, cache_dir, arch, &local);
+              support = probe (h->uri, cache_dir, arch, &local);
               g_mutex_lock (&hosts_lock);
               if (!h->probed[arch])
                 {
