@@ -215,9 +215,13 @@ else not_ok /remote/pool-retries-on-another-host "exit $rc, or no retry on the e
 
 # 10: two images over a pool of two hosts, one slot each: both gate at
 # once (one on each host), each image's report printed whole, the table
-# and the exit status over both.  The remote host first: the image that
-# takes it holds it for longer (ssh, the volumes read back) than the other
-# needs to be ready, so the other is given the embedded driver, at once.
+# and the exit status over both.  Their disks cached, both images ask the
+# pool for a host within milliseconds, and both probe the hosts then: the
+# one that takes the remote host (first in the list) holds its only slot,
+# so the other must be given the embedded driver.  (A pool that went on
+# with a scan begun before a probe gave both the remote host;
+# tests/unit/test-hosts.c holds the probes to make that interleaving
+# certain.)
 "$cli" gate --image "oci-archive:$samples/clean.tar" --image "oci-archive:$samples/egress.tar" \
   --arch amd64 --connect "$uri" --connect qemu:///embed --out "$work/many" >"$out" 2>&1
 rc=$?
