@@ -63,6 +63,13 @@ acquire_thread (gpointer data)
   return NULL;
 }
 
+/* A slot of @uris, taken at once (the hosts of these tests never fail). */
+static char *
+take (const char *const *uris, guint slots)
+{
+  return airlock_hosts_acquire (uris, slots, NULL, AIRLOCK_ARCH_AMD64, NULL, NULL);
+}
+
 /* Two runs ask a pool of two hosts of one slot each at once, both probing
  * each host together (the probe lets go of the pool's lock): one run per
  * host.  Before the scan started again after a probe, both took the
@@ -95,8 +102,8 @@ static void
 test_full_pool_waits_for_a_slot (void)
 {
   static const char *const uris[] = { "free:one-2", "free:two-2", NULL };
-  g_autofree char *x = airlock_hosts_acquire (uris, 1, NULL, AIRLOCK_ARCH_AMD64, NULL, NULL);
-  g_autofree char *y = airlock_hosts_acquire (uris, 1, NULL, AIRLOCK_ARCH_AMD64, NULL, NULL);
+  g_autofree char *x = take (uris, 1);
+  g_autofree char *y = take (uris, 1);
   Acquire c = { uris, 1 };
   GThread *tc;
 
@@ -120,9 +127,9 @@ static void
 test_slots_fill_in_list_order (void)
 {
   static const char *const uris[] = { "free:one-3", "free:two-3", NULL };
-  g_autofree char *x = airlock_hosts_acquire (uris, 2, NULL, AIRLOCK_ARCH_AMD64, NULL, NULL);
-  g_autofree char *y = airlock_hosts_acquire (uris, 2, NULL, AIRLOCK_ARCH_AMD64, NULL, NULL);
-  g_autofree char *z = airlock_hosts_acquire (uris, 2, NULL, AIRLOCK_ARCH_AMD64, NULL, NULL);
+  g_autofree char *x = take (uris, 2);
+  g_autofree char *y = take (uris, 2);
+  g_autofree char *z = take (uris, 2);
 
   g_assert_cmpstr (x, ==, "free:one-3");
   g_assert_cmpstr (y, ==, "free:one-3");
@@ -140,7 +147,7 @@ test_cannot_and_avoid (void)
   static const char *const uris[] = { "cannot:a-4", "free:b-4", "free:c-4", NULL };
   static const char *const none[] = { "cannot:x-4", "cannot:y-4", NULL };
   g_autoptr (GError) error = NULL;
-  g_autofree char *x = airlock_hosts_acquire (uris, 1, NULL, AIRLOCK_ARCH_AMD64, NULL, NULL);
+  g_autofree char *x = take (uris, 1);
   g_autofree char *y = airlock_hosts_acquire (uris, 1, NULL, AIRLOCK_ARCH_AMD64, "free:b-4", NULL);
   g_autofree char *z = NULL;
 

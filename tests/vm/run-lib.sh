@@ -8,19 +8,9 @@
 runtime="${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/airlock}"
 [ -n "$runtime" ] || { [ "$(id -u)" -eq 0 ] && runtime=/run/airlock || runtime="/tmp/airlock-$(id -u)"; }
 
-# run_id_of PID [RUNTIME]: the run id of the VM that airlock process PID
-# started (its run directory's owner file names the pid), or nothing yet.
-run_id_of () {
-  local f owner rt="${2:-$runtime}"
-  for f in "$rt"/*/owner; do
-    [ -f "$f" ] || continue
-    read -r _ _ owner _ <"$f" || continue
-    if [ "$owner" = "$1" ]; then f=${f%/owner}; f=${f##*/}; echo "${f%-net}"; return; fi
-  done
-}
-
-# run_ids_of PID [RUNTIME]: every run id of that airlock process, one a
-# line (a KVM probe boots a VM of its own before the run's).
+# run_ids_of PID [RUNTIME]: every run id of the VMs that airlock process
+# PID started (their run directories' owner files name the pid), one a
+# line, or nothing yet (a KVM probe boots a VM of its own before the run's).
 run_ids_of () {
   local f owner rt="${2:-$runtime}"
   for f in "$rt"/*/owner; do
@@ -28,6 +18,11 @@ run_ids_of () {
     read -r _ _ owner _ <"$f" || continue
     if [ "$owner" = "$1" ]; then f=${f%/owner}; f=${f##*/}; echo "${f%-net}"; fi
   done
+}
+
+# run_id_of PID [RUNTIME]: the first of them.
+run_id_of () {
+  run_ids_of "$@" | head -n 1
 }
 
 # qemu_of RUN_ID: the QEMU of run RUN_ID (domain airlock-ARCH-RUN_ID), or nothing.

@@ -26,7 +26,7 @@ out="$work/out.txt"
 # A tmux server of our own (its socket in our directory), so our sessions
 # get this test's environment and nobody else's sessions are touched.
 # shellcheck source=run-lib.sh
-. "$(dirname "$0")/run-lib.sh"   # run_id_of, qemu_of
+. "$(dirname "$0")/run-lib.sh"   # run_ids_of, qemu_of
 sessions=()
 tm () { tmux -S "$work/tmux.sock" "$@"; }
 cleanup () {
@@ -217,22 +217,23 @@ still_held () {
   [ -n "$held" ] && grep -q '^State:[[:space:]]*T' "/proc/$held/status" 2>/dev/null \
     && [ "$(qemu_of "$run_id")" = "$held" ]
 }
-for _ in $(seq 1200); do
-  hold_qemu && break
-  pane "$s" | grep -q SHELL-DONE && break
-  sleep 0.05
-done
+# hold_soon: hold_qemu, tried for up to a minute, until the session ends.
+hold_soon () {
+  for _ in $(seq 1200); do
+    hold_qemu && return 0
+    pane "$s" | grep -q SHELL-DONE && return 1
+    sleep 0.05
+  done
+  return 1
+}
+hold_soon
 # Once the run has said it starts its shell, the QEMU held must be the
 # run's: if the one held was a probe's, hold the run's now (its boot
 # takes seconds; it is found within a fraction of one).
 if [ -n "$held" ] && wait_for "$s" '^airlock: amd64: a shell in ' 120 && ! still_held; then
   [ -n "$held" ] && kill -CONT "$held" 2>/dev/null
   held="" run_id=""
-  for _ in $(seq 1200); do
-    hold_qemu && break
-    pane "$s" | grep -q SHELL-DONE && break
-    sleep 0.05
-  done
+  hold_soon
 fi
 if [ -z "$held" ]; then
   pane "$s" >"$out"
