@@ -108,7 +108,7 @@ floor_argv (const BenchFloor *f)
   g_ptr_array_add (argv, g_strdup ("-M"));
   g_ptr_array_add (argv, g_strdup (amd64 ? "q35" : "virt"));
   g_ptr_array_add (argv, g_strdup ("-cpu"));
-  g_ptr_array_add (argv, g_strdup (amd64 ? "max" : "cortex-a57"));
+  g_ptr_array_add (argv, g_strdup (amd64 ? "max,erms=off" : "cortex-a57"));
   g_ptr_array_add (argv, g_strdup ("-accel"));
   g_ptr_array_add (argv, g_strdup ("tcg"));
   g_ptr_array_add (argv, g_strdup ("-m"));
