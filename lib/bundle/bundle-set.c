@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "bundle/bundle.h"
+#include "bundle/problem-private.h"
 #include "json-util-private.h"
 #include "json-bounded-private.h"
 
@@ -199,27 +200,16 @@ airlock_bundle_set_write (const char *dir, const AirlockBundleSetInput *in, GErr
 
 /* ---- verifying ---- */
 
+/* Escaped as a bundle's problems are: set.json's values and the names
+ * of the directory's entries are whoever made the set's bytes. */
 static void G_GNUC_PRINTF (3, 4)
 set_problem (AirlockBundleSetReport *r, const char *file, const char *fmt, ...)
 {
-  AirlockBundleProblem *p = g_new0 (AirlockBundleProblem, 1);
   va_list ap;
 
   va_start (ap, fmt);
-  p->file = g_strdup (file);
-  p->message = g_strdup_vprintf (fmt, ap);
+  airlock_bundle_problem_addv (r->problems, file, fmt, ap);
   va_end (ap);
-  g_ptr_array_add (r->problems, p);
-}
-
-static void
-problem_free (gpointer data)
-{
-  AirlockBundleProblem *p = data;
-
-  g_free (p->file);
-  g_free (p->message);
-  g_free (p);
 }
 
 void
@@ -502,7 +492,7 @@ airlock_bundle_set_verify (const char *dir, GBytes *key)
   const char *entry;
   int dirfd;
 
-  r->problems = g_ptr_array_new_with_free_func (problem_free);
+  r->problems = g_ptr_array_new_with_free_func (airlock_bundle_problem_free);
   if (key && !airlock_bundle_key_check (key, "the key given", &error))
     {
       set_problem (r, NULL, "%s", error->message);

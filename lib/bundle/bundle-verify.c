@@ -19,6 +19,7 @@
 #include "bundle/bundle.h"
 #include "json-util-private.h"
 #include "bundle/bundle-network.h"
+#include "bundle/problem-private.h"
 #include "evidence/frame-private.h"
 #include "json-bounded-private.h"
 
@@ -43,19 +44,11 @@ static const char *const known_files[] = {
 static void G_GNUC_PRINTF (3, 4)
 problem (AirlockBundleReport *r, const char *file, const char *fmt, ...)
 {
-  AirlockBundleProblem *p = g_new0 (AirlockBundleProblem, 1);
-  g_autofree char *message = NULL;
   va_list ap;
 
   va_start (ap, fmt);
-  message = g_strdup_vprintf (fmt, ap);
+  airlock_bundle_problem_addv (r->problems, file, fmt, ap);
   va_end (ap);
-  /* A message quotes what the bundle holds (INCOMPLETE's line, a file
-   * name, a manifest's value): whoever made the bundle chose those bytes,
-   * and they reach a terminal or a CI page.  Escaped once, here. */
-  p->file = file ? airlock_evidence_escape_bytes ((const guint8 *) file, strlen (file)) : NULL;
-  p->message = airlock_evidence_escape_bytes ((const guint8 *) message, strlen (message));
-  g_ptr_array_add (r->problems, p);
 }
 
 /* A value of the manifest, printable (see problem()). */
@@ -63,16 +56,6 @@ static char *
 escaped_or_null (const char *value)
 {
   return value ? airlock_evidence_escape_bytes ((const guint8 *) value, strlen (value)) : NULL;
-}
-
-static void
-problem_free (gpointer data)
-{
-  AirlockBundleProblem *p = data;
-
-  g_free (p->file);
-  g_free (p->message);
-  g_free (p);
 }
 
 void
@@ -466,7 +449,7 @@ airlock_bundle_verify (const char *dir, GBytes *key)
   Replay rp = { NULL };
   int dirfd;
 
-  r->problems = g_ptr_array_new_with_free_func (problem_free);
+  r->problems = g_ptr_array_new_with_free_func (airlock_bundle_problem_free);
   if (key && !airlock_bundle_key_check (key, "the key given", &error))
     {
       problem (r, NULL, "%s", error->message);

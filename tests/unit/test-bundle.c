@@ -691,6 +691,54 @@ test_set_extra_bundle (Fixture *f, gconstpointer data)
   g_assert_cmpuint (r->problems->len, ==, 1);
 }
 
+/* What a set's problems quote, the names in its directory and set.json's
+ * values, is whoever made the set's bytes: printed by `airlock verify`,
+ * none may reach a terminal as a control character (a title set, the
+ * screen cleared, the cursor moved over the NOT VERIFIED line). */
+static void
+test_set_problems_escaped (Fixture *f, gconstpointer data)
+{
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, FALSE, f->key);
+  g_autofree char *extra = g_build_filename (f->gate, "notes\x1b]0;pwned\x07", NULL);
+  g_autofree char *path = g_build_filename (f->gate, AIRLOCK_BUNDLE_SET_FILE, NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  g_autoptr (AirlockBundleSetReport) r = NULL;
+  g_autoptr (GError) error = NULL;
+  gboolean saw_entry = FALSE, saw_reference = FALSE;
+
+  g_file_set_contents (extra, "x", 1, &error);
+  g_assert_no_error (error);
+  json_parser_load_from_file (parser, path, &error);
+  g_assert_no_error (error);
+  json_object_set_string_member (json_object_get_object_member (
+                                   json_node_get_object (json_parser_get_root (parser)), "image"),
+                                 "reference", "oci-archive:x\x1b[2J.tar");
+  json_generator_set_root (gen, json_parser_get_root (parser));
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  json_generator_to_file (gen, path, &error);
+  g_assert_no_error (error);
+
+  r = airlock_bundle_set_verify (f->gate, NULL);
+  g_assert_cmpuint (r->problems->len, >=, 2);
+  for (guint i = 0; i < r->problems->len; i++)
+    {
+      const AirlockBundleProblem *p = r->problems->pdata[i];
+
+      g_test_message ("problem: %s: %s", p->file ? p->file : "(none)", p->message);
+      for (const char *c = p->message; *c; c++)
+        g_assert_false (g_ascii_iscntrl (*c));
+      for (const char *c = p->file ? p->file : ""; *c; c++)
+        g_assert_false (g_ascii_iscntrl (*c));
+      saw_entry |= p->file && g_str_has_prefix (p->file, "notes")
+                   && strstr (p->message, "is not part of the set") != NULL;
+      saw_reference |= strstr (p->message, "oci-archive:x") != NULL
+                       && strstr (p->message, "a bundle of another image") != NULL;
+    }
+  g_assert_true (saw_entry);
+  g_assert_true (saw_reference);
+}
+
 /* The record is written once: a second gate into the directory fails. */
 static void
 test_set_never_overwritten (Fixture *f, gconstpointer data)
@@ -1293,6 +1341,7 @@ main (int argc, char **argv)
   ADD ("/bundle/set/record-missing-fails", test_set_record_missing);
   ADD ("/bundle/set/record-oversized-or-broken-fails", test_set_record_oversized);
   ADD ("/bundle/set/extra-bundle-fails", test_set_extra_bundle);
+  ADD ("/bundle/set/problems-escaped", test_set_problems_escaped);
   ADD ("/bundle/set/never-overwritten", test_set_never_overwritten);
   ADD ("/bundle/network/records-are-a-file-and-verify", test_network_bundle_verifies);
   ADD ("/bundle/network/edited-record-fails", test_network_edited_record_fails);
