@@ -188,32 +188,6 @@ test_xml_kpti_only_arm64_tcg (void)
                    "panic=-1 quiet cryptomgr.notests");
 }
 
-/* amd64 under TCG boots without the local APIC timer (its calibration
- * spins on rdtsc, slow under icount), and keeps the HPET for its tick
- * (the PIT's would make a warped sleep thousands of wake-ups); under KVM,
- * and on arm64, the kernel keeps its timers. */
-static void
-test_xml_timers_amd64_tcg (void)
-{
-  AirlockDomainSpec s = base_spec (AIRLOCK_ARCH_AMD64, "qemu");
-  g_autofree char *amd_tcg = airlock_domain_xml_build (&s);
-  g_autofree char *amd_kvm = NULL;
-  g_autofree char *arm_tcg = NULL;
-
-  assert_contains (amd_tcg, " noapictimer ");
-  assert_lacks (amd_tcg, "nohpet");
-  s.virt_type = "kvm";
-  amd_kvm = airlock_domain_xml_build (&s);
-  assert_lacks (amd_kvm, "noapictimer");
-  s = base_spec (AIRLOCK_ARCH_ARM64, "qemu");
-  arm_tcg = airlock_domain_xml_build (&s);
-  assert_lacks (arm_tcg, "noapictimer");
-  g_assert_cmpstr (airlock_domain_kernel_tokens (AIRLOCK_ARCH_AMD64, FALSE), ==,
-                   "panic=-1 quiet cryptomgr.notests noapictimer");
-  g_assert_cmpstr (airlock_domain_kernel_tokens (AIRLOCK_ARCH_AMD64, TRUE), ==,
-                   "panic=-1 quiet cryptomgr.notests");
-}
-
 static void
 test_xml_arm64_cpu_max (void)
 {
@@ -478,7 +452,6 @@ main (int argc, char **argv)
   g_test_add_func ("/vm/domain-xml/arm64-tcg", test_xml_arm64_tcg);
   g_test_add_func ("/vm/domain-xml/arm64-cpu-max", test_xml_arm64_cpu_max);
   g_test_add_func ("/vm/domain-xml/kpti-only-arm64-tcg", test_xml_kpti_only_arm64_tcg);
-  g_test_add_func ("/vm/domain-xml/timers-amd64-tcg", test_xml_timers_amd64_tcg);
   g_test_add_func ("/vm/domain-xml/icount-warps-under-tcg-only", test_xml_icount);
   g_test_add_func ("/vm/domain-xml/local-sockets", test_xml_local_sockets);
   g_test_add_func ("/vm/domain-xml/escapes-values", test_xml_escapes_values);
