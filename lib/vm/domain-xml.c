@@ -106,9 +106,9 @@ airlock_domain_xml_build (const AirlockDomainSpec *spec)
          * TCG each of its iterations is one pass through a translation
          * block: the kernel's clear_page, memset and memcpy (and glibc's
          * large copies) chose it and a boot spent its time zeroing pages
-         * a byte at a time.  QEMU's start to /init under icount 5.9-6.8 s
-         * with it, 3.4-3.5 s without (same machine, same load).  Not part
-         * of any x86-64 level (v2, v3, v4): no image needs it to run. */
+         * a byte at a time.  QEMU's start to /init under icount 5.3-6.5 s
+         * with it, 4.5-5.3 s without (3 boots each, alternating).  Not
+         * part of any x86-64 level (v2, v3, v4): no image needs it. */
         g_string_append (x, "  <cpu mode='maximum'><feature policy='disable' name='erms'/></cpu>\n");
     }
   else if (g_str_equal (spec->virt_type, "kvm"))
