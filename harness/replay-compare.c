@@ -24,17 +24,14 @@ replay_bool_or (JsonObject *o, const char *name, gboolean fallback)
 static GHashTable *
 recorded_attempts (const Recorded *r, GError **error)
 {
-  g_autofree char *path = g_build_filename (r->dir, "events.jsonl", NULL);
-  g_autofree char *text = NULL;
+  g_autoptr (GBytes) text = airlock_bundle_read_file (r->dir, "events.jsonl", error);
   g_auto (GStrv) lines = NULL;
-  GHashTable *set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  GHashTable *set;
 
-  if (!g_file_get_contents (path, &text, NULL, error))
-    {
-      g_hash_table_unref (set);
-      return NULL;
-    }
-  lines = g_strsplit (text, "\n", -1);
+  if (!text)
+    return NULL;
+  set = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  lines = g_strsplit (g_bytes_get_data (text, NULL), "\n", -1);
   for (guint i = 0; lines[i]; i++)
     {
       g_autoptr (JsonNode) root = NULL;
@@ -134,24 +131,21 @@ diff_network (const Recorded *r, AirlockResult *result, GPtrArray *diffs)
 {
   const AirlockRunRecord *now = airlock_result_get_record (result);
   JsonObject *files = airlock_json_get_object (json_node_get_object (r->root), "files");
-  g_autofree char *path = g_build_filename (r->dir, AIRLOCK_BUNDLE_NETWORK_FILE, NULL);
-  g_autofree char *text = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GBytes) bytes = NULL;
   g_autoptr (AirlockSinkholeLog) log = NULL;
   g_autoptr (GHashTable) before = NULL;
   g_autoptr (GHashTable) after = NULL;
-  gsize len;
 
   if (!files || !json_object_has_member (files, AIRLOCK_BUNDLE_NETWORK_FILE))
     return FALSE;
-  if (!g_file_get_contents (path, &text, &len, &error))
+  bytes = airlock_bundle_read_file (r->dir, AIRLOCK_BUNDLE_NETWORK_FILE, &error);
+  if (!bytes)
     {
       g_ptr_array_add (diffs, g_strdup_printf ("network: cannot read the recorded run's records: %s",
                                                error->message));
       return TRUE;
     }
-  bytes = g_bytes_new_take (g_steal_pointer (&text), len);
   log = airlock_sinkhole_log_new_from_bytes (bytes, &error);
   if (!log)
     {

@@ -12,6 +12,7 @@
 
 #include "json-bounded-private.h"
 #include "evidence/frame-private.h"
+#include "fsutil-private.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -107,68 +108,39 @@ airlock_bundle_view_free (AirlockBundleView *v)
 
 /* ---- files ---- */
 
-/* Reads @name in @dirfd: a regular file, never through a symlink, at most
- * @max bytes — or, with @tail, its last @max bytes (@ret_size: the whole
- * file's).  NULL with @ret_why (transfer full) saying why; NULL with
- * @ret_why NULL when the file does not exist. */
+/* airlock_read_at_bounded () for show: NULL with @ret_why NULL when the
+ * file does not exist (listed as missing, not as a problem). */
 static GBytes *
 read_at (int dirfd, const char *name, gsize max, gboolean tail, guint64 *ret_size, char **ret_why)
 {
-  int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  struct stat st;
-  guint8 *buf;
-  gsize want, off = 0;
+  GBytes *bytes = airlock_read_at_bounded (dirfd, name, max, tail, "show", ret_size, ret_why);
 
-  *ret_why = NULL;
-  if (fd < 0)
-    {
-      if (errno != ENOENT)
-        *ret_why = g_strdup_printf ("cannot be opened: %s", g_strerror (errno));
-      return NULL;
-    }
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
-    {
-      *ret_why = g_strdup ("is not a regular file");
-      close (fd);
-      return NULL;
-    }
-  if (ret_size)
-    *ret_size = (guint64) st.st_size;
-  if ((guint64) st.st_size > max && !tail)
-    {
-      *ret_why = g_strdup_printf ("is %" G_GUINT64_FORMAT " bytes, over the %" G_GSIZE_FORMAT
-                                  " show reads", (guint64) st.st_size, max);
-      close (fd);
-      return NULL;
-    }
-  want = (gsize) MIN ((guint64) st.st_size, (guint64) max);
-  if (tail && lseek (fd, (off_t) st.st_size - (off_t) want, SEEK_SET) < 0)
-    {
-      *ret_why = g_strdup_printf ("cannot be read: %s", g_strerror (errno));
-      close (fd);
-      return NULL;
-    }
-  buf = g_malloc (want + 1);
-  while (off < want)
-    {
-      ssize_t n = read (fd, buf + off, want - off);
+  if (!bytes && errno == ENOENT)
+    g_clear_pointer (ret_why, g_free);
+  return bytes;
+}
 
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        {
-          *ret_why = g_strdup_printf ("cannot be read: %s", g_strerror (errno));
-          g_free (buf);
-          close (fd);
-          return NULL;
-        }
-      if (n == 0)
-        break;
-      off += (gsize) n;
+GBytes *
+airlock_bundle_read_file (const char *dir, const char *name, GError **error)
+{
+  gsize max = g_str_equal (name, AIRLOCK_BUNDLE_NETWORK_FILE) ? AIRLOCK_SINKHOLE_LOG_MAX
+                                                             : AIRLOCK_BOUND_DERIVED_FILE;
+  g_autofree char *why = NULL;
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  GBytes *bytes;
+
+  if (dirfd < 0)
+    {
+      g_set_error (error, AIRLOCK_BUNDLE_ERROR, AIRLOCK_BUNDLE_ERROR_INVALID,
+                   "cannot open the bundle directory '%s': %s", dir, g_strerror (errno));
+      return NULL;
     }
-  close (fd);
-  buf[off] = '\0';
-  return g_bytes_new_take (buf, off);
+  bytes = airlock_read_at_bounded (dirfd, name, max, FALSE, "airlock", NULL, &why);
+  close (dirfd);
+  if (!bytes)
+    g_set_error (error, AIRLOCK_BUNDLE_ERROR, AIRLOCK_BUNDLE_ERROR_INVALID, "'%s' %s", path, why);
+  return bytes;
 }
 
 static void G_GNUC_PRINTF (3, 4)

@@ -14,6 +14,7 @@
 
 #include "bundle/bundle.h"
 #include "bundle/problem-private.h"
+#include "fsutil-private.h"
 #include "json-util-private.h"
 #include "json-bounded-private.h"
 
@@ -76,18 +77,7 @@ write_new_file (const char *dir, const char *name, const char *text, GError **er
                    "cannot create '%s': %s", path, g_strerror (errno));
       return FALSE;
     }
-  while (len > 0)
-    {
-      ssize_t n = write (fd, text, len);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      text += n;
-      len -= (gsize) n;
-    }
-  saved = len ? (errno ? errno : EIO) : 0;
+  saved = airlock_write_all (fd, text, len) ? 0 : errno;
   if (!saved && fsync (fd) < 0)
     saved = errno;
   if (close (fd) < 0 && !saved)
@@ -228,51 +218,19 @@ airlock_bundle_set_report_free (AirlockBundleSetReport *report)
 }
 
 /* @name in @dirfd, a regular file of at most SET_RECORD_MAX bytes, or NULL
- * with errno set (EFBIG: too large, EINVAL: not a regular file). */
+ * with errno set (ENOENT: missing) and *@ret_why saying why (transfer full). */
 static GBytes *
-read_small (int dirfd, const char *name)
+read_small (int dirfd, const char *name, char **ret_why)
 {
-  int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-  g_autofree char *buf = NULL;
-  struct stat st;
-  gsize off = 0;
-
-  if (fd < 0)
-    return NULL;
-  if (fstat (fd, &st) < 0)
-    {
-      int saved = errno;
-
-      close (fd);
-      errno = saved;
-      return NULL;
-    }
-  if (!S_ISREG (st.st_mode) || st.st_size > SET_RECORD_MAX)
-    {
-      close (fd);
-      errno = S_ISREG (st.st_mode) ? EFBIG : EINVAL;
-      return NULL;
-    }
-  buf = g_malloc ((gsize) st.st_size + 1);
-  while (off < (gsize) st.st_size)
-    {
-      ssize_t n = read (fd, buf + off, (gsize) st.st_size - off);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      off += (gsize) n;
-    }
-  close (fd);
-  buf[off] = '\0';
-  return g_bytes_new_take (g_steal_pointer (&buf), off);
+  return airlock_read_at_bounded (dirfd, name, SET_RECORD_MAX, FALSE, "verify", NULL, ret_why);
 }
 
 static void
 check_set_hmac (AirlockBundleSetReport *r, int dirfd, GBytes *record, GBytes *key)
 {
-  g_autoptr (GBytes) recorded = read_small (dirfd, AIRLOCK_BUNDLE_SET_HMAC);
+  g_autofree char *why = NULL;
+  g_autoptr (GBytes) recorded = read_small (dirfd, AIRLOCK_BUNDLE_SET_HMAC, &why);
+  gboolean missing = !recorded && errno == ENOENT;
   g_autofree char *want = NULL;
   g_autofree char *line = NULL;
   guint8 diff = 0;
@@ -281,6 +239,12 @@ check_set_hmac (AirlockBundleSetReport *r, int dirfd, GBytes *record, GBytes *ke
   r->hmac_present = recorded != NULL;
   if (!key)
     return;
+  if (!recorded && !missing)
+    {
+      set_problem (r, AIRLOCK_BUNDLE_SET_HMAC, "%s: the set record's signature cannot be checked",
+                   why);
+      return;
+    }
   if (!recorded)
     {
       set_problem (r, AIRLOCK_BUNDLE_SET_HMAC, "is missing: the set record is not signed, so a "
@@ -488,6 +452,7 @@ airlock_bundle_set_verify (const char *dir, GBytes *key)
   g_autoptr (JsonNode) root = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GDir) d = NULL;
+  g_autofree char *why = NULL;
   SetRecord set = { NULL };
   const char *entry;
   int dirfd;
@@ -504,15 +469,11 @@ airlock_bundle_set_verify (const char *dir, GBytes *key)
       set_problem (r, NULL, "cannot open the gate's directory '%s': %s", dir, g_strerror (errno));
       return g_steal_pointer (&r);
     }
-  record = read_small (dirfd, AIRLOCK_BUNDLE_SET_FILE);
+  record = read_small (dirfd, AIRLOCK_BUNDLE_SET_FILE, &why);
   if (!record)
     {
-      int saved = errno;
-
       set_problem (r, AIRLOCK_BUNDLE_SET_FILE, "%s: without the set record the bundles in '%s' "
-                   "cannot be checked as one gate's",
-                   saved == ENOENT ? "is missing" : saved == EFBIG ? "is too large to be one"
-                                                                   : g_strerror (saved), dir);
+                   "cannot be checked as one gate's", why, dir);
       close (dirfd);
       /* Still check what is there, so the report shows each bundle. */
       for (unsigned a = 0; a < AIRLOCK_N_ARCHES; a++)

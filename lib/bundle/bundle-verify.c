@@ -21,6 +21,7 @@
 #include "bundle/bundle-network.h"
 #include "bundle/problem-private.h"
 #include "evidence/frame-private.h"
+#include "fsutil-private.h"
 #include "json-bounded-private.h"
 
 #include "bounds-private.h"
@@ -74,49 +75,23 @@ airlock_bundle_report_free (AirlockBundleReport *report)
   g_free (report);
 }
 
-/* Reads @name in @dirfd: a regular file (never through a symlink), at most
- * @max bytes.  NULL with a problem recorded when it cannot. */
+/* Reads @name in @dirfd: a regular file (never through a symlink, never a
+ * FIFO that would hold verify until someone writes it), at most @max bytes.
+ * NULL with a problem recorded when it cannot; a missing file is one only
+ * when @required. */
 static GBytes *
 read_file (AirlockBundleReport *r, int dirfd, const char *name, gsize max, gboolean required)
 {
-  int fd = openat (dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-  struct stat st;
-  guint8 *buf;
-  gsize off = 0;
+  g_autofree char *why = NULL;
+  GBytes *bytes = airlock_read_at_bounded (dirfd, name, max, FALSE, "verify", NULL, &why);
 
-  if (fd < 0)
-    {
-      if (required || errno != ENOENT)
-        problem (r, name, "cannot be read: %s", errno == ENOENT ? "it is missing" : g_strerror (errno));
-      return NULL;
-    }
-  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
-    {
-      problem (r, name, "is not a regular file");
-      close (fd);
-      return NULL;
-    }
-  if ((guint64) st.st_size > max)
-    {
-      problem (r, name, "is %" G_GUINT64_FORMAT " bytes, over the %" G_GSIZE_FORMAT " verify reads",
-               (guint64) st.st_size, max);
-      close (fd);
-      return NULL;
-    }
-  buf = g_malloc ((gsize) st.st_size + 1);
-  while (off < (gsize) st.st_size)
-    {
-      ssize_t n = read (fd, buf + off, (gsize) st.st_size - off);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      off += (gsize) n;
-    }
-  close (fd);
-  buf[off] = '\0';
-  return g_bytes_new_take (buf, off);
+  if (bytes)
+    return bytes;
+  if (errno != ENOENT)
+    problem (r, name, "%s", why);
+  else if (required)
+    problem (r, name, "cannot be read: it is missing");
+  return NULL;
 }
 
 static JsonNode *

@@ -9,6 +9,7 @@
 #include "protocol.h"
 
 #include "bounds-private.h"
+#include "fsutil-private.h"
 #include "evidence/channel.h"
 
 #include <errno.h>
@@ -44,27 +45,6 @@ struct _AirlockBundle {
   gboolean finished;
 };
 
-static gboolean
-write_all (int fd, const guint8 *data, gsize len)
-{
-  while (len > 0)
-    {
-      ssize_t n = write (fd, data, len);
-
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        {
-          if (n == 0)
-            errno = EIO;
-          return FALSE;
-        }
-      data += n;
-      len -= (gsize) n;
-    }
-  return TRUE;
-}
-
 static int
 create_at (AirlockBundle *bundle, const char *name, int extra_flags, GError **error)
 {
@@ -88,7 +68,7 @@ write_new (AirlockBundle *bundle, const char *name, const void *data, gsize len,
 
   if (fd < 0)
     return FALSE;
-  if (write_all (fd, data, len) && fsync (fd) == 0)
+  if (airlock_write_all (fd, data, len) && fsync (fd) == 0)
     {
       if (close (fd) == 0)
         return TRUE;
@@ -234,7 +214,7 @@ airlock_bundle_record (AirlockVmRecord what, const guint8 *data, gsize len, gpoi
       if (len == 0)
         return;
     }
-  if (!write_all (bundle->fds[s], data, len))
+  if (!airlock_write_all (bundle->fds[s], data, len))
     {
       int saved = errno;
 
@@ -635,7 +615,7 @@ airlock_bundle_abandon (AirlockBundle *bundle, const char *reason)
     {
       g_autofree char *line = g_strdup_printf ("not finished: %s\n", reason);
 
-      (void) write_all (fd, (const guint8 *) line, strlen (line));
+      (void) airlock_write_all (fd, (const guint8 *) line, strlen (line));
       (void) fsync (fd);
       close (fd);
     }

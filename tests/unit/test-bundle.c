@@ -24,6 +24,7 @@
 #include "wire.h"
 
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <string.h>
 
 #include "network-run.h"
@@ -670,7 +671,7 @@ test_set_record_oversized (Fixture *f, gconstpointer data)
   g_file_set_contents (path, deep, -1, &error);
   g_assert_no_error (error);
   big = airlock_bundle_set_verify (f->gate, NULL);
-  assert_problem (big, AIRLOCK_BUNDLE_SET_FILE, "is too large to be one");
+  assert_problem (big, AIRLOCK_BUNDLE_SET_FILE, "bytes, over the 16384 verify reads");
   g_assert_cmpint (g_unlink (path), ==, 0);
   g_file_set_contents (path, "{\"set\": ", -1, &error);
   g_assert_no_error (error);
@@ -1255,6 +1256,53 @@ test_network_check_capture (void)
                    "holds 1 SYN(s) from the guest to it");
 }
 
+/* A bundle from anywhere may hold a FIFO where a file should be: opened
+ * plainly, it would hold verify, show and the set's verify until someone
+ * wrote to it (a pipeline gating on `airlock verify` would hang).  Each
+ * says the file is not a regular one and goes on, as does the reader
+ * replay uses on the recorded run's files (airlock_bundle_read_file). */
+static void
+test_fifo_files_refused (Fixture *f, gconstpointer data)
+{
+  g_autofree char *dir = write_egress_bundle (f, f->key);
+  g_autofree char *manifest = g_build_filename (dir, "manifest.json", NULL);
+  g_autofree char *console = g_build_filename (dir, "console.log", NULL);
+  g_autofree char *id G_GNUC_UNUSED = write_gate (f->gate, TRUE, FALSE, NULL);
+  g_autofree char *set = g_build_filename (f->gate, AIRLOCK_BUNDLE_SET_FILE, NULL);
+  g_autoptr (AirlockBundleReport) r = NULL;
+  g_autoptr (AirlockBundleView) v = NULL;
+  g_autoptr (AirlockBundleSetReport) s = NULL;
+  g_autoptr (GBytes) events = NULL;
+  g_autoptr (GError) error = NULL;
+  gboolean console_refused = FALSE;
+
+  g_assert_cmpint (g_unlink (manifest), ==, 0);
+  g_assert_cmpint (mkfifo (manifest, 0644), ==, 0);
+  g_assert_cmpint (g_unlink (console), ==, 0);
+  g_assert_cmpint (mkfifo (console, 0644), ==, 0);
+  r = airlock_bundle_verify (dir, f->key);
+  assert_bundle_problem (r, "manifest.json", "is not a regular file");
+  v = airlock_bundle_read (dir, 10);
+  for (guint i = 0; i < v->problems->len; i++)
+    console_refused |= g_str_equal (v->problems->pdata[i], "console.log: is not a regular file");
+  g_assert_true (console_refused);
+  /* What replay reads of the recorded run, the same way. */
+  events = airlock_bundle_read_file (dir, "events.jsonl", &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_bytes_get_size (events), >, 0);
+  g_assert_null (airlock_bundle_read_file (dir, "console.log", &error));
+  g_assert_error (error, AIRLOCK_BUNDLE_ERROR, AIRLOCK_BUNDLE_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "console.log' is not a regular file"));
+  g_clear_error (&error);
+  g_assert_null (airlock_bundle_read_file (dir, "no-such-file", &error));
+  g_assert_nonnull (strstr (error->message, "no-such-file' is missing"));
+
+  g_assert_cmpint (g_unlink (set), ==, 0);
+  g_assert_cmpint (mkfifo (set, 0644), ==, 0);
+  s = airlock_bundle_set_verify (f->gate, NULL);
+  assert_problem (s, AIRLOCK_BUNDLE_SET_FILE, "is not a regular file");
+}
+
 #define ADD(path, fn) g_test_add (path, Fixture, NULL, fixture_setup, fn, fixture_teardown)
 
 static gboolean
@@ -1343,6 +1391,7 @@ main (int argc, char **argv)
   ADD ("/bundle/set/extra-bundle-fails", test_set_extra_bundle);
   ADD ("/bundle/set/problems-escaped", test_set_problems_escaped);
   ADD ("/bundle/set/never-overwritten", test_set_never_overwritten);
+  ADD ("/bundle/fifo-files-refused", test_fifo_files_refused);
   ADD ("/bundle/network/records-are-a-file-and-verify", test_network_bundle_verifies);
   ADD ("/bundle/network/edited-record-fails", test_network_edited_record_fails);
   ADD ("/bundle/network/removed-line-fails", test_network_removed_line_fails);
