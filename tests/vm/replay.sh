@@ -4,14 +4,15 @@
 # changed after the gate, the replay is refused naming the blob and the
 # digest the bundle pins; a bundle of an unchanged image still replays
 # after the disk was cached (the blob is read through, not trusted to the
-# cache); usage errors.  TAP output.
+# cache); a bundle holding a FIFO where its policy is is refused, not
+# waited on; usage errors.  TAP output.
 set -u
 
 # shellcheck source=tap-lib.sh
 . "$(dirname "$0")/tap-lib.sh"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
 
-echo "1..6"
+echo "1..7"
 
 "$cli" gate --image "oci-archive:$samples/egress.tar" --out "$work/gate" >"$out" 2>&1
 if [ $? -eq 1 ] && [ -f "$work/gate/amd64/manifest.json" ] && [ -f "$work/gate/arm64/manifest.json" ]; then
@@ -82,3 +83,13 @@ else not_ok "/replay/not-a-bundle-is-usage" "want exit 2"; fi
 "$cli" replay "$work/gate" --key-file "$work/out.txt" >"$out" 2>&1
 if [ $? -eq 2 ] && grep -q "give --out too" "$out"; then ok "/replay/key-needs-out"
 else not_ok "/replay/key-needs-out" "want exit 2"; fi
+
+# A bundle from anywhere: a FIFO where policy.txt should be must not hold
+# replay until someone writes it (timeout: a hang fails the case).
+cp -a "$work/gate/amd64" "$work/fifo"
+rm -f "$work/fifo/policy.txt" && mkfifo "$work/fifo/policy.txt"
+timeout 300 "$cli" replay "$work/fifo" >"$out" 2>&1
+status=$?
+if [ $status -eq 5 ] && grep -q "policy.txt' is not a regular file" "$out"; then
+  ok "/replay/fifo-in-bundle-is-refused"
+else not_ok "/replay/fifo-in-bundle-is-refused" "exit $status, want 5 saying policy.txt is not a regular file"; fi
