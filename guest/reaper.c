@@ -70,7 +70,8 @@ resolve_user (struct run_spec *spec, char *error, size_t error_size)
  * and kernel log (forged lines in the bundle's console.log), the image
  * disk, the virtio-serial ports (tests/hostile: evidence-port,
  * forge-frames, disk-write).  The nodes a workload needs are made for it
- * in its /dev. */
+ * in its /dev; a node its image's layers bring opens nothing (its root is
+ * mounted nodev, rootfs.c: image-nodes). */
 static const int default_caps[] = {
   CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FSETID, CAP_FOWNER, CAP_NET_RAW,
   CAP_SETGID, CAP_SETUID, CAP_SETFCAP, CAP_SETPCAP, CAP_NET_BIND_SERVICE,

@@ -233,7 +233,13 @@ setup_root (const struct run_spec *spec, struct handoff *h)
                         strerror (errno ? errno : ENOTDIR));
   snprintf (opts, sizeof opts, "lowerdir=%s,upperdir=%s/upper,workdir=%s/work", spec->root,
             RUN_DIR, RUN_DIR);
-  if (mount ("overlay", root, "overlay", 0, opts) < 0)
+  /* nodev: a device node the image's layers carry opens nothing.  The
+   * workload cannot make nodes (no CAP_MKNOD, reaper.c), but a layer can
+   * hold any (a tar entry is a mode and a major:minor), and with no devices
+   * cgroup here such a node would open the guest's console, kernel log or
+   * /dev/userfaultfd.  The nodes it needs are in its own /dev, a mount of
+   * its own (populate_dev). */
+  if (mount ("overlay", root, "overlay", MS_NODEV, opts) < 0)
     return reaper_fail (h, "cannot mount the overlay of '%s': %s", spec->root, strerror (errno));
 
   for (const char *const *d = (const char *const[]) { "proc", "dev", "sys", "tmp", "etc", NULL }; *d; d++)

@@ -23,7 +23,8 @@
  * The hostile image (tests/hostile) has the multi-call test program as its
  * entrypoint, runs as root, and its second layer also holds
  * /usr/local/bin/testprog-suid (the same program, setuid root, mode 4755)
- * and on arm64 /bin/testprog-arm32 (--arm32, an AArch32 binary).
+ * and on arm64 /bin/testprog-arm32 (--arm32, an AArch32 binary), and
+ * /airlock-nodes, device nodes no workload may open (add_device_nodes).
  *
  * Deterministic: every tar entry has mtime 0, a fixed owner and mode, no
  * user or group names; entries are sorted by path; gzip headers carry no
@@ -68,6 +69,7 @@ typedef struct {
   const char *user;
   const char *marker;     /* the marker variable in its Env */
   gboolean suid_copy;     /* also usr/local/bin/PROGRAM-suid, setuid root */
+  gboolean device_nodes;  /* also /airlock-nodes/: device nodes (add_device_nodes) */
 } SampleSpec;
 
 static const SampleSpec sample_specs[] = {
@@ -75,7 +77,7 @@ static const SampleSpec sample_specs[] = {
   { "egress", "egress-probe", "root", "AIRLOCK_SAMPLE=egress", FALSE },
   { "rpc", "rpc-server", "app", "AIRLOCK_SAMPLE=rpc", FALSE },
   /* Techniques are chosen with `-- COMMAND` (the Cmd). */
-  { "hostile", "testprog", "root", "AIRLOCK_SAMPLE=hostile", TRUE },
+  { "hostile", "testprog", "root", "AIRLOCK_SAMPLE=hostile", TRUE, TRUE },
 };
 
 static gboolean
@@ -361,11 +363,12 @@ cmd_fetch (const char *pins, const char *downloads, const char *output_dir, GErr
 
 typedef struct {
   char *path;        /* relative, no leading "./" or trailing "/" */
-  unsigned type;     /* AE_IFDIR, AE_IFREG, AE_IFLNK */
+  unsigned type;     /* AE_IFDIR, AE_IFREG, AE_IFLNK, AE_IFCHR, AE_IFBLK */
   unsigned mode;     /* permission bits */
   unsigned uid, gid;
   GBytes *content;   /* AE_IFREG */
   char *target;      /* AE_IFLNK */
+  unsigned major, minor; /* AE_IFCHR, AE_IFBLK */
 } LayerEntry;
 
 static void
@@ -410,6 +413,52 @@ add_symlink (GPtrArray *entries, const char *path, const char *target)
 
   *e = (LayerEntry) { g_strdup (path), AE_IFLNK, 0777, 0, 0, NULL, g_strdup (target) };
   g_ptr_array_add (entries, e);
+}
+
+static void
+add_node (GPtrArray *entries, const char *path, unsigned type, unsigned major, unsigned minor)
+{
+  LayerEntry *e = g_new0 (LayerEntry, 1);
+
+  *e = (LayerEntry) { g_strdup (path), type, 0666, 0, 0, NULL, NULL, major, minor };
+  g_ptr_array_add (entries, e);
+}
+
+/* The hostile image's /airlock-nodes (tests/hostile: image-nodes): device
+ * nodes a layer can carry though no workload may make one, mode 0666.
+ * Where the guest's devices are: null, the kernel log, the consoles of
+ * both arches, the disk (virtio-blk: 254 or 253), every dynamic character
+ * major (234-254: the virtio-serial ports are one of them) and the top
+ * dynamic misc minors (/dev/userfaultfd is one).  None may open. */
+static void
+add_device_nodes (GPtrArray *entries)
+{
+  static const struct { const char *name; unsigned type, major, minor; } fixed[] = {
+    { "null", AE_IFCHR, 1, 3 }, { "kmsg", AE_IFCHR, 1, 11 }, { "console", AE_IFCHR, 5, 1 },
+    { "ttyS0", AE_IFCHR, 4, 64 }, { "ttyAMA0", AE_IFCHR, 204, 64 }, { "hvc0", AE_IFCHR, 229, 0 },
+    { "vda-254", AE_IFBLK, 254, 0 }, { "vda-253", AE_IFBLK, 253, 0 },
+  };
+
+  add_dir (entries, "airlock-nodes", 0755, 0, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (fixed); i++)
+    {
+      g_autofree char *path = g_strconcat ("airlock-nodes/", fixed[i].name, NULL);
+
+      add_node (entries, path, fixed[i].type, fixed[i].major, fixed[i].minor);
+    }
+  for (unsigned major = 234; major <= 254; major++)
+    for (unsigned minor = 0; minor < 2; minor++)
+      {
+        g_autofree char *path = g_strdup_printf ("airlock-nodes/char-%u-%u", major, minor);
+
+        add_node (entries, path, AE_IFCHR, major, minor);
+      }
+  for (unsigned minor = 120; minor < 128; minor++)
+    {
+      g_autofree char *path = g_strdup_printf ("airlock-nodes/misc-%u", minor);
+
+      add_node (entries, path, AE_IFCHR, 10, minor);
+    }
 }
 
 static int
@@ -461,6 +510,11 @@ tar_entries (GPtrArray *entries, const char *what, GError **error)
       archive_entry_set_size (entry, size);
       if (e->target)
         archive_entry_set_symlink (entry, e->target);
+      if (e->type == AE_IFCHR || e->type == AE_IFBLK)
+        {
+          archive_entry_set_rdevmajor (entry, e->major);
+          archive_entry_set_rdevminor (entry, e->minor);
+        }
       if (archive_write_header (a, entry) != ARCHIVE_OK
           || (size && archive_write_data (a, g_bytes_get_data (e->content, NULL), size)
                         != (la_ssize_t) size))
@@ -596,6 +650,8 @@ build_layers (const SampleSpec *spec, GBytes *busybox, GBytes *program, GBytes *
       add_dir (l2, "bin", 0755, 0, 0);
       add_file (l2, "bin/testprog-arm32", 0755, arm32);
     }
+  if (spec->device_nodes)
+    add_device_nodes (l2);
 
   add_dir (l3, "etc", 0755, 0, 0);
   add_text (l3, "etc/.wh.airlock-deleted", 0644, "");
@@ -680,9 +736,10 @@ build_manifest (Layout *layout, const SampleSpec *spec, const char *arch, const 
                                       "and its applet links", SAMPLE_PACKAGE, pin->version);
       else if (i == 1)
         created_by = g_strdup_printf ("airlock images/sample: /usr/local/bin/%s%s, /etc/passwd "
-                                      "and /etc/group (user app), /srv, /etc/airlock-deleted%s",
+                                      "and /etc/group (user app), /srv, /etc/airlock-deleted%s%s",
                                       spec->program, spec->suid_copy ? " and its setuid copy" : "",
-                                      arm32 ? ", /bin/testprog-arm32" : "");
+                                      arm32 ? ", /bin/testprog-arm32" : "",
+                                      spec->device_nodes ? ", /airlock-nodes" : "");
       else
         created_by = g_strdup ("airlock images/sample: whiteout of /etc/airlock-deleted");
       json_builder_begin_object (b);

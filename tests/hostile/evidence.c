@@ -1,10 +1,11 @@
-/* Hostile techniques 14-16 and 21: reaching for the evidence.  PID 1 opens
+/* Hostile techniques 14-16 and 21-22: reaching for the evidence.  PID 1 opens
  * the evidence and stdio ports before the workload exists and a
- * virtio-serial port takes one opener at a time (a second open is EBUSY),
- * so even a device node the workload makes itself (root keeps CAP_MKNOD,
- * as under Docker) reaches nothing; frames written anywhere else (console,
- * kernel log, stdout) are not evidence: the host reads evidence from its
- * own socket only.  The image disk is attached read-only. */
+ * virtio-serial port takes one opener at a time (a second open is EBUSY);
+ * the workload cannot make a device node (no CAP_MKNOD, guest/reaper.c),
+ * and one its image brings opens nothing (its root is mounted nodev);
+ * frames written anywhere else (console, kernel log, stdout) are not
+ * evidence: the host reads evidence from its own socket only.  The image
+ * disk is attached read-only. */
 #define _GNU_SOURCE
 
 #include "testprog.h"
@@ -267,4 +268,52 @@ technique_disk_write (int argc, char **argv)
     }
   hostile_canary (21);
   return holes == 0 ? TESTPROG_OK : TESTPROG_FAILED;
+}
+
+/* 22.  Device nodes the image's layers carry (/airlock-nodes, made by
+ * images/sample/build-sample.c: null, the kernel log, the consoles, the
+ * disk, every dynamic character major and the top misc minors): the
+ * workload cannot make a node (no CAP_MKNOD) but an image can bring any,
+ * and with no devices cgroup one would open the guest's console (forged
+ * lines in console.log), kernel log or /dev/userfaultfd.  Its root is
+ * mounted nodev: none may open, not even null.  No node found is a
+ * failure too (the test would prove nothing).  Canary 198.51.100.22:7022. */
+int
+technique_image_nodes (int argc, char **argv)
+{
+  DIR *dir = opendir ("/airlock-nodes");
+  struct dirent *d;
+  int nodes = 0, opened = 0;
+
+  if (!dir)
+    say ("opendir /airlock-nodes: errno %d (%s)", errno, strerrorname_np (errno));
+  while (dir && (d = readdir (dir)))
+    {
+      char path[300];
+      struct stat st;
+      int fd;
+
+      snprintf (path, sizeof path, "/airlock-nodes/%s", d->d_name);
+      if (lstat (path, &st) < 0 || !(S_ISCHR (st.st_mode) || S_ISBLK (st.st_mode)))
+        continue;
+      nodes++;
+      fd = open (path, O_RDWR | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      if (fd < 0)
+        fd = open (path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+      if (fd < 0)
+        {
+          if (errno != EACCES)
+            say ("open %s (%u:%u): errno %d (%s)", path, major (st.st_rdev), minor (st.st_rdev),
+                 errno, strerrorname_np (errno));
+          continue;
+        }
+      say ("opened %s (%u:%u)", path, major (st.st_rdev), minor (st.st_rdev));
+      opened++;
+      close (fd);
+    }
+  if (dir)
+    closedir (dir);
+  say ("%d device nodes in the image, %d opened", nodes, opened);
+  hostile_canary (22);
+  return nodes > 0 && opened == 0 ? TESTPROG_OK : TESTPROG_FAILED;
 }

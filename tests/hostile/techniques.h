@@ -40,11 +40,12 @@
   X ("setuid-exec", setuid_exec, TESTPROG_BOTH)                        \
   X ("daemon", daemon_outlives, TESTPROG_BOTH)                         \
   X ("late-child", late_child, TESTPROG_BOTH)                          \
-  /* 14-16, 21: reaching the evidence */                               \
+  /* 14-16, 21-22: reaching the evidence */                            \
   X ("evidence-port", evidence_port, TESTPROG_BOTH)                    \
   X ("forge-frames", forge_frames, TESTPROG_BOTH)                      \
   X ("stdout-flood", stdout_flood, TESTPROG_BOTH)                      \
   X ("disk-write", disk_write, TESTPROG_BOTH)                          \
+  X ("image-nodes", image_nodes, TESTPROG_BOTH)                        \
   /* 17-20: what the workload can see and reach */                     \
   X ("env-leak", env_leak, TESTPROG_BOTH)                              \
   X ("request-key", request_key, TESTPROG_BOTH)                        \

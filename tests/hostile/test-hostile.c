@@ -98,6 +98,7 @@ static const Technique techniques[] = {
   { "stdout-flood", BOTH, { CANARY (16, 7016) }, .range_prefix = "198.51.100.16:", .range_lo = 7300,
     .range_hi = 7309 },
   { "disk-write", BOTH, { CANARY (21, 7021) } },
+  { "image-nodes", BOTH, { CANARY (22, 7022) } },
 
   /* ---- what the workload sees ---- */
   { "env-leak", BOTH, { CANARY (17, 7017) } },
