@@ -5,6 +5,7 @@
 #ifndef AIRLOCK_GUEST_H
 #define AIRLOCK_GUEST_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,10 @@ void sleep_until_ns (uint64_t deadline_ns);
 void sleep_ms (uint32_t ms);
 /* Reads all of @path into @buf (NUL-terminated).  Returns the length,
  * -EFBIG when it does not fit in @size - 1 bytes, or another -errno. */
+/* read_file()'s error for a path that is no regular file (a FIFO, a
+ * device, a directory): Linux has no EFTYPE, and EINVAL is what a reader
+ * of the message would least expect. */
+#define EFTYPE_NOT_REGULAR EMEDIUMTYPE
 ssize_t read_file (const char *path, char *buf, size_t size);
 /* Writes the printf-style sentence into @error; returns -EINVAL. */
 int fail (char *error, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));

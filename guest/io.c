@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/reboot.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -94,17 +95,26 @@ sleep_ms (uint32_t ms)
 /* ---- files ------------------------------------------------------------ */
 
 /* Reads all of @path into @buf and NUL-terminates it.  Returns the length,
- * -EFBIG when it does not fit in @size - 1 bytes, or another -errno. */
+ * -EFBIG when it does not fit in @size - 1 bytes, -EFTYPE_NOT_REGULAR when
+ * it is no regular file, or another -errno.  The image controls some of
+ * these paths (/etc/passwd): a FIFO there must not hold us until someone
+ * writes it, nor a device be read (O_NONBLOCK, then the type). */
 ssize_t
 read_file (const char *path, char *buf, size_t size)
 {
   size_t len = 0;
   ssize_t r;
   char extra;
-  int fd = open (path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  int fd = open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
   if (fd < 0)
     return -errno;
+  if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode))
+    {
+      close (fd);
+      return -EFTYPE_NOT_REGULAR;
+    }
   for (;;)
     {
       /* Once @buf is full, one more byte tells a file that fits exactly

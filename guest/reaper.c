@@ -48,10 +48,14 @@ resolve_user (struct run_spec *spec, char *error, size_t error_size)
    * verdict's reason is one a person can act on. */
   if (passwd_len < 0 && passwd_len != -ENOENT)
     return fail (error, error_size, "user '%s': cannot read the image's /etc/passwd: %s",
-                 spec->user, passwd_len == -EFBIG ? "it is over 256 KiB" : strerror ((int) -passwd_len));
+                 spec->user, passwd_len == -EFBIG ? "it is over 256 KiB"
+                 : passwd_len == -EFTYPE_NOT_REGULAR ? "it is not a regular file"
+                 : strerror ((int) -passwd_len));
   if (group_len < 0 && group_len != -ENOENT)
     return fail (error, error_size, "user '%s': cannot read the image's /etc/group: %s",
-                 spec->user, group_len == -EFBIG ? "it is over 256 KiB" : strerror ((int) -group_len));
+                 spec->user, group_len == -EFBIG ? "it is over 256 KiB"
+                 : group_len == -EFTYPE_NOT_REGULAR ? "it is not a regular file"
+                 : strerror ((int) -group_len));
 
   return resolve_user_in (spec, passwd_len >= 0 ? passwd : NULL, group_len >= 0 ? group : NULL,
                           copy, sizeof copy, error, error_size);

@@ -49,9 +49,17 @@ mkdir_p (const char *path, mode_t mode)
 static int
 write_text (const char *path, const char *text)
 {
-  int fd = open (path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  int r;
+  int fd, r;
 
+  /* Whatever the image has there is replaced, never opened: a symlink
+   * (often into /run) is not followed, and a FIFO would hold the reaper
+   * until someone read it.  O_EXCL after the unlink: a file that came back
+   * meanwhile is an error, not a target.  (Nothing of the workload runs
+   * yet; the image's disk is the overlay's lower layer and stays as it
+   * is.) */
+  if (unlink (path) < 0 && errno != ENOENT)
+    return -errno;
+  fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0)
     return -errno;
   r = write_all (fd, text, strlen (text));
@@ -292,7 +300,6 @@ setup_root (const struct run_spec *spec, struct handoff *h)
               "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
               "127.0.1.1\t%s\n", spec->hostname);
     snprintf (path, sizeof path, "/etc/hosts");
-    unlink (path);
     if ((r = write_text (path, hosts)) < 0)
       return reaper_fail (h, "cannot write /etc/hosts for the workload: %s", strerror (-r));
     snprintf (hosts, sizeof hosts, "%s\n", spec->hostname);
@@ -303,7 +310,6 @@ setup_root (const struct run_spec *spec, struct handoff *h)
      * its containers one: software behaves as if it were online, and its
      * queries are records (and, with a NIC, packets in the capture). */
     snprintf (path, sizeof path, "/etc/resolv.conf");
-    unlink (path);   /* often a symlink into /run: replace, never follow */
     if ((r = write_text (path, "nameserver 10.0.2.3\n")) < 0)
       return reaper_fail (h, "cannot write /etc/resolv.conf for the workload: %s", strerror (-r));
   }

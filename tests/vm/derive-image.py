@@ -4,12 +4,13 @@ image the bundled samples are not: one more layer (files given on the
 command line) on every platform, and config fields set (User, Entrypoint…).
 
     derive-image.py SRC-LAYOUT DST-LAYOUT [--file PATH=SIZE:CHAR]...
-                    [--text PATH=CONTENT]... [--config KEY=JSON]...
+                    [--text PATH=CONTENT]... [--fifo PATH]... [--config KEY=JSON]...
 
 --file writes SIZE bytes of lines made of CHAR (a large /etc/passwd);
---text writes CONTENT with '\\n' as newlines.  Everything else is copied;
-every digest and size is computed again, so intake verifies the result as
-it would any image.  Uses only the standard library (no registry, no
+--text writes CONTENT with '\\n' as newlines; --fifo makes PATH a FIFO
+(what an image can put where the guest reads or writes a file).  Everything
+else is copied; every digest and size is computed again, so intake verifies
+the result as it would any image.  Uses only the standard library (no registry, no
 container engine)."""
 
 import argparse
@@ -61,8 +62,12 @@ def make_layer(files):
                     tar.addfile(info)
             data = files[path]
             info = tarfile.TarInfo(path.strip("/"))
-            info.size = len(data)
             info.mode = 0o644
+            if data is None:
+                info.type = tarfile.FIFOTYPE
+                tar.addfile(info)
+                continue
+            info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return out.getvalue()
 
@@ -101,6 +106,7 @@ def main():
     ap.add_argument("dst")
     ap.add_argument("--file", action="append", default=[])
     ap.add_argument("--text", action="append", default=[])
+    ap.add_argument("--fifo", action="append", default=[])
     ap.add_argument("--config", action="append", default=[])
     a = ap.parse_args()
 
@@ -114,6 +120,8 @@ def main():
     for spec in a.text:
         path, content = spec.split("=", 1)
         files[path] = content.replace("\\n", "\n").encode()
+    for path in a.fifo:
+        files[path] = None
     config_set = {}
     for spec in a.config:
         key, value = spec.split("=", 1)

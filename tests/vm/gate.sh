@@ -7,14 +7,15 @@
 # with each attempt named and the exit status 1, and the same image passes
 # once its three destinations are on the allow-list.  An image that never
 # ran is never a pass: one whose setup fails in the guest (a named User with
-# an /etc/passwd over the supervisor's bound) and an entrypoint that does
-# not exist are inconclusive on both arches, with the reason.  TAP output.
+# an /etc/passwd over the supervisor's bound, or a FIFO in its place) and an
+# entrypoint that does not exist are inconclusive on both arches, with the
+# reason.  TAP output.
 set -u
 
 # shellcheck source=tap-lib.sh
 . "$(dirname "$0")/tap-lib.sh"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..10"
+echo "1..11"
 derived="$work/derived"
 mkdir "$derived"
 
@@ -112,6 +113,18 @@ check /gate/setup-failure-is-inconclusive 3 $? \
   '^  amd64 .* inconclusive$' '^  arm64 .* inconclusive$' \
   "^amd64: the workload never started: .*user 'app': cannot read the image's /etc/passwd: it is over 256 KiB" \
   "^arm64: the workload never started: .*user 'app': cannot read the image's /etc/passwd: it is over 256 KiB"
+
+# FIFOs where the guest writes /etc/hosts, /etc/hostname and
+# /etc/resolv.conf (replaced, never opened) and reads /etc/passwd (refused):
+# a FIFO opened would hold the guest's setup until the time limit.
+python3 "$(dirname "$0")/derive-image.py" "$samples/clean" "$derived/fifos" \
+  --fifo /etc/hosts --fifo /etc/hostname --fifo /etc/resolv.conf --fifo /etc/passwd \
+  --config 'User="app"'
+"$cli" gate --image "oci:$derived/fifos" >"$out" 2>&1
+check /gate/fifo-in-image-is-inconclusive-at-once 3 $? \
+  '^  amd64 .* inconclusive$' '^  arm64 .* inconclusive$' \
+  "^amd64: the workload never started: .*user 'app': cannot read the image's /etc/passwd: it is not a regular file" \
+  "^arm64: the workload never started: .*user 'app': cannot read the image's /etc/passwd: it is not a regular file"
 
 python3 "$(dirname "$0")/derive-image.py" "$samples/clean" "$derived/no-entry" \
   --config 'Entrypoint=["/nonexistent/entry"]'
