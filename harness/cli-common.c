@@ -60,20 +60,22 @@ harness_parse_clock (const char *command, const char *name, AirlockAccel accel, 
                      int max_guest_time_s, AirlockClock *ret_clock)
 {
   AirlockClock clock = *ret_clock;
+  gboolean guest_time_given = guest_time_s != HARNESS_GUEST_TIME_UNSET;
 
   if (name && !airlock_clock_from_string (name, &clock))
     {
       fprintf (harness_err (), "%s: unknown clock '%s' (expected warp or real)\n", command, name);
       return FALSE;
     }
-  if (guest_time_s >= 0 && clock != AIRLOCK_CLOCK_WARP)
+
+  if (guest_time_given && clock != AIRLOCK_CLOCK_WARP)
     {
       fprintf (harness_err (),
                "%s: --guest-time is a limit of the warped clock's time: under --clock "
                "real the guest's time is the wall's (--timeout)\n", command);
       return FALSE;
     }
-  if (guest_time_s == 0 || guest_time_s > max_guest_time_s)
+  if (guest_time_given && (guest_time_s < 1 || guest_time_s > max_guest_time_s))
     {
       fprintf (harness_err (),
                "%s: --guest-time must be 1 to %d seconds\n", command, max_guest_time_s);

@@ -176,11 +176,12 @@ cmd_boot (int argc, char **argv)
       fprintf (stderr, "airlock boot: unknown accelerator '%s' (expected auto, tcg or kvm)\n", accel_name);
       return HARNESS_EXIT_USAGE;
     }
-  if (run_ms <= 0 || boot_timeout <= 0 || (!kernel != !modules))
+  if (run_ms <= 0 || run_ms > 86400 * 1000 || boot_timeout <= 0 || boot_timeout > 86400
+      || (!kernel != !modules))
     {
       fprintf (stderr, "airlock boot: %s\n",
                (!kernel != !modules) ? "--kernel and --modules go together"
-                                     : "--run-ms and --boot-timeout must be positive");
+                                     : "--run-ms must be 1 to 86400000 and --boot-timeout 1 to 86400");
       return HARNESS_EXIT_USAGE;
     }
 

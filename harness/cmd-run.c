@@ -578,7 +578,7 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
   g_autoptr (AirlockCase) c = NULL;
   g_auto (GStrv) serve = NULL;
   int timeout_s = DEFAULT_TIMEOUT_S;
-  int guest_time_s = -1;
+  int guest_time_s = HARNESS_GUEST_TIME_UNSET;
   int boot_timeout = 60;
   AirlockClock clock = AIRLOCK_CLOCK_WARP;
   gboolean arches[AIRLOCK_N_ARCHES];
@@ -767,9 +767,9 @@ run_main (RunReport *r, RunVerdictReport verdicts, int argc, char **argv, char *
       run_report_error (r, -1, "unknown accelerator '%s' (expected auto, tcg or kvm)", accel_name);
       return HARNESS_EXIT_USAGE;
     }
-  if (timeout_s <= 0 || timeout_s > MAX_TIMEOUT_S || boot_timeout <= 0)
+  if (timeout_s <= 0 || timeout_s > MAX_TIMEOUT_S || boot_timeout <= 0 || boot_timeout > MAX_TIMEOUT_S)
     {
-      run_report_error (r, -1, "--timeout must be 1 to %d seconds, --boot-timeout positive",
+      run_report_error (r, -1, "--timeout and --boot-timeout must be 1 to %d seconds",
                MAX_TIMEOUT_S);
       return HARNESS_EXIT_USAGE;
     }

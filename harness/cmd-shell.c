@@ -507,7 +507,7 @@ cmd_shell (int argc, char **argv)
   g_autofree char *clock_name = NULL;
   gboolean controls = FALSE;
   int timeout_s = DEFAULT_TIMEOUT_S;
-  int guest_time_s = -1;
+  int guest_time_s = HARNESS_GUEST_TIME_UNSET;
   /* Not warped by default, unlike run and gate: a session waits for a
    * person most of the time, and a warped clock would run hours ahead
    * while they type (then its guest-time limit would end the session). */
@@ -590,9 +590,9 @@ cmd_shell (int argc, char **argv)
                accel_name);
       return HARNESS_EXIT_USAGE;
     }
-  if (timeout_s <= 0 || timeout_s > MAX_TIMEOUT_S || boot_timeout <= 0)
+  if (timeout_s <= 0 || timeout_s > MAX_TIMEOUT_S || boot_timeout <= 0 || boot_timeout > MAX_TIMEOUT_S)
     {
-      fprintf (stderr, "airlock shell: --timeout must be 1 to %d seconds, --boot-timeout positive\n",
+      fprintf (stderr, "airlock shell: --timeout and --boot-timeout must be 1 to %d seconds\n",
                MAX_TIMEOUT_S);
       return HARNESS_EXIT_USAGE;
     }

@@ -61,9 +61,13 @@ gboolean harness_apply_serve (AirlockCase *c, const char *const *specs, GPtrArra
 
 /* ---- cli-common.c ---- */
 
+/* --guest-time's value before its option is parsed: any number the user
+ * can give (a negative one too) is a value to check. */
+#define HARNESS_GUEST_TIME_UNSET G_MININT
+
 /* The --clock and --guest-time options of @command ("airlock run"):
- * @name NULL keeps @ret_clock (the command's default), @guest_time_s -1
- * is no --guest-time.  Prints the usage error and returns FALSE for an
+ * @name NULL keeps @ret_clock (the command's default), @guest_time_s
+ * HARNESS_GUEST_TIME_UNSET is no --guest-time.  Prints the usage error and returns FALSE for an
  * unknown clock, a --guest-time outside 1 … @max_guest_time_s or given
  * with the real clock, and the warped clock
  * with --accel kvm (QEMU warps only what it emulates). */

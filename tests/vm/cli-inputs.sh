@@ -7,12 +7,13 @@
 # arch boots; --junit belongs to the gate; verify --json's lines for a
 # directory holding no bundle; help: `airlock help CMD` is CMD's own, each
 # command's usage line names it, and --help lists only what the command
-# accepts.  TAP output.
+# accepts; numbers out of range (a negative --guest-time was taken for
+# none given) are usage errors.  TAP output.
 set -u
 
 cli="${AIRLOCK_CLI:?run through meson test}"
 samples="${AIRLOCK_SAMPLE_DIR:?run through meson test}"
-echo "1..11"
+echo "1..12"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -163,3 +164,20 @@ if s["exit_status"] != int(sys.argv[2]) or s["exit_status"] not in (10, 11) or "
 PY
 )
 report 11 /json/images-inspect-error-summary "$problem" "$work/out" "$work/err"
+
+# Every out-of-range number is a usage error naming its option, before any
+# image is read: a negative --guest-time passed for "not given" (the
+# default six hours) until it was told apart from one given.
+problem=""
+for args in "gate --guest-time -5" "gate --guest-time -1" "gate --guest-time 0" \
+            "run --arch amd64 --guest-time -2" "gate --boot-timeout 9999999" \
+            "gate --timeout -1"; do
+  # shellcheck disable=SC2086
+  "$cli" $args --image "oci:$samples/clean" >"$work/out" 2>"$work/err"
+  status=$?
+  opt=$(echo "$args" | grep -o -- '--[a-z-]*' | tail -1)
+  if [ "$status" -ne 2 ] || ! grep -q -- "$opt" "$work/err"; then
+    problem="$problem; '$args': exit $status, want 2 naming $opt"
+  fi
+done
+report 12 /cli/numbers-out-of-range-are-usage "${problem#; }" "$work/err"
