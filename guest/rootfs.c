@@ -157,6 +157,52 @@ populate_dev (const char *dev)
   return 0;
 }
 
+/* The workload's /proc as a container runtime gives it (moby's
+ * oci/defaults.go: its ReadonlyPaths and MaskedPaths): the kernel's
+ * settings read-only, and what tells of the host's kernel empty.  Root in
+ * the workload keeps uid 0 in the initial user namespace, and writing a
+ * sysctl asks for nothing more: kernel.core_pattern set to
+ * "|/proc/%P/root/PROGRAM" had the kernel run the workload's own program
+ * at its next core dump as a usermode helper — every capability, in the
+ * initial namespaces, outside the filter and beside PID 1 — and
+ * /proc/sysrq-trigger could crash or power off the guest.  Remounting or
+ * unmounting these needs CAP_SYS_ADMIN, which the workload lacks.  @proc
+ * is the workload's /proc, @null a character device to bind over masked
+ * files (the workload's /dev/null, made before). */
+static int
+restrict_proc (const char *proc, const char *null)
+{
+  static const char *const read_only[] = { "bus", "fs", "irq", "sys", "sysrq-trigger" };
+  static const char *const masked[] = {
+    "acpi", "asound", "kcore", "keys", "latency_stats", "sched_debug", "scsi", "timer_list",
+  };
+  char path[512];
+  struct stat st;
+
+  for (size_t i = 0; i < sizeof read_only / sizeof read_only[0]; i++)
+    {
+      snprintf (path, sizeof path, "%s/%s", proc, read_only[i]);
+      if (lstat (path, &st) < 0)
+        continue;   /* not in this kernel */
+      if (mount (path, path, NULL, MS_BIND | MS_REC, NULL) < 0
+          || mount (NULL, path, NULL,
+                    MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+        return -errno;
+    }
+  for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++)
+    {
+      snprintf (path, sizeof path, "%s/%s", proc, masked[i]);
+      if (lstat (path, &st) < 0)
+        continue;
+      if (S_ISDIR (st.st_mode)
+            ? mount ("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                     "size=0,mode=555") < 0
+            : mount (null, path, NULL, MS_BIND, NULL) < 0)
+        return -errno;
+    }
+  return 0;
+}
+
 /* TRUE when @file (absolute) is an executable regular file inside the
  * workload's root @root, its symlinks resolved there (RESOLVE_IN_ROOT: an
  * absolute link such as /bin/sh -> /bin/busybox must not reach ours). */
@@ -275,6 +321,14 @@ setup_root (const struct run_spec *spec, struct handoff *h)
   snprintf (path, sizeof path, "%s/dev", root);
   if ((r = populate_dev (path)) < 0)
     return reaper_fail (h, "cannot build the workload's /dev: %s", strerror (-r));
+  {
+    char proc[300], null[300];
+
+    snprintf (proc, sizeof proc, "%s/proc", root);
+    snprintf (null, sizeof null, "%s/dev/null", root);
+    if ((r = restrict_proc (proc, null)) < 0)
+      return reaper_fail (h, "cannot make the workload's /proc/sys read-only: %s", strerror (-r));
+  }
   if (spec->shell_dir && setup_static_shell (spec, root, h) != 0)
     return 1;
 

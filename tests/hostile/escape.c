@@ -1,5 +1,5 @@
-/* Hostile techniques 6-13: ways around the supervisor, and out of the
- * process tree it watches.  The filter is the kernel's, inherited by every
+/* Hostile techniques 6-13 and 23: ways around the supervisor, and out of
+ * the process tree it watches.  The filter is the kernel's, inherited by every
  * task at fork/clone and kept across execve, so no new process starts
  * outside it; the supervisor runs outside the workload's pid namespace, so
  * the workload cannot signal, trace or even name it; the run ends when the
@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
@@ -347,4 +348,63 @@ technique_late_child (int argc, char **argv)
   if (pid > 0)
     waitpid (pid, &status, 0);
   _exit (0);
+}
+
+/* 23.  The kernel's settings through /proc: kernel.core_pattern set to
+ * "|/proc/%P/root/PROGRAM" would have the kernel run the workload's own
+ * program at its next core dump, with every capability, in the initial
+ * namespaces, outside the filter; kernel.modprobe likewise at a module
+ * request; /proc/sysrq-trigger crashes or powers off the guest; and
+ * vm.compaction_proactiveness would slow the warped clock again.  Root in
+ * the workload needs no capability to write a sysctl, so /proc/sys and
+ * /proc/sysrq-trigger are read-only mounts.  Each is only opened for
+ * writing (nothing is written: an open that works is the hole), and each
+ * must exist (else the test proves nothing).  /proc/kcore and /proc/keys
+ * are masked (empty).  Canary 198.51.100.23:7023. */
+int
+technique_proc_writes (int argc, char **argv)
+{
+  static const char *const settings[] = {
+    "/proc/sys/kernel/core_pattern", "/proc/sys/kernel/modprobe",
+    "/proc/sys/vm/compaction_proactiveness", "/proc/sys/net/ipv4/ip_forward",
+    "/proc/sysrq-trigger",
+  };
+  int holes = 0;
+
+  for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
+    {
+      int fd;
+
+      if (access (settings[i], F_OK) < 0)
+        {
+          say ("%s: missing (errno %d): nothing to try", settings[i], errno);
+          holes++;
+          continue;
+        }
+      fd = open (settings[i], O_WRONLY | O_CLOEXEC);
+      if (fd < 0)
+        say ("open %s for writing: errno %d (%s)", settings[i], errno, strerrorname_np (errno));
+      else
+        {
+          say ("opened %s for writing", settings[i]);
+          close (fd);
+          holes++;
+        }
+    }
+  for (const char *const *p = (const char *const[]) { "/proc/kcore", "/proc/keys", NULL }; *p; p++)
+    {
+      char byte;
+      int fd = open (*p, O_RDONLY | O_CLOEXEC);
+      ssize_t n = fd < 0 ? -1 : read (fd, &byte, 1);
+
+      if (n > 0)
+        {
+          say ("%s is readable, not masked", *p);
+          holes++;
+        }
+      if (fd >= 0)
+        close (fd);
+    }
+  hostile_canary (23);
+  return holes == 0 ? TESTPROG_OK : TESTPROG_FAILED;
 }
