@@ -196,7 +196,7 @@ restrict_proc (const char *proc, const char *null)
         continue;
       if (S_ISDIR (st.st_mode)
             ? mount ("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                     "size=0,mode=555") < 0
+                     "mode=555") < 0
             : mount (null, path, NULL, MS_BIND, NULL) < 0)
         return -errno;
     }
