@@ -67,7 +67,6 @@ harness_parse_clock (const char *command, const char *name, AirlockAccel accel, 
       fprintf (harness_err (), "%s: unknown clock '%s' (expected warp or real)\n", command, name);
       return FALSE;
     }
-
   if (guest_time_given && clock != AIRLOCK_CLOCK_WARP)
     {
       fprintf (harness_err (),

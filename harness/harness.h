@@ -67,10 +67,10 @@ gboolean harness_apply_serve (AirlockCase *c, const char *const *specs, GPtrArra
 
 /* The --clock and --guest-time options of @command ("airlock run"):
  * @name NULL keeps @ret_clock (the command's default), @guest_time_s
- * HARNESS_GUEST_TIME_UNSET is no --guest-time.  Prints the usage error and returns FALSE for an
- * unknown clock, a --guest-time outside 1 … @max_guest_time_s or given
- * with the real clock, and the warped clock
- * with --accel kvm (QEMU warps only what it emulates). */
+ * HARNESS_GUEST_TIME_UNSET is no --guest-time.  Prints the usage error and
+ * returns FALSE for an unknown clock, a --guest-time outside 1 …
+ * @max_guest_time_s or given with the real clock, and the warped clock with
+ * --accel kvm (QEMU warps only what it emulates). */
 gboolean harness_parse_clock (const char *command, const char *name, AirlockAccel accel,
                               int guest_time_s, int max_guest_time_s, AirlockClock *ret_clock);
 

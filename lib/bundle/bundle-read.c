@@ -127,9 +127,16 @@ airlock_bundle_read_file (const char *dir, const char *name, GError **error)
                                                              : AIRLOCK_BOUND_DERIVED_FILE;
   g_autofree char *why = NULL;
   g_autofree char *path = g_build_filename (dir, name, NULL);
-  int dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dirfd;
   GBytes *bytes;
 
+  if (!*name || strchr (name, '/') || g_str_equal (name, ".") || g_str_equal (name, ".."))
+    {
+      g_set_error (error, AIRLOCK_BUNDLE_ERROR, AIRLOCK_BUNDLE_ERROR_INVALID,
+                   "'%s' is not the name of a bundle's file", name);
+      return NULL;
+    }
+  dirfd = open (dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirfd < 0)
     {
       g_set_error (error, AIRLOCK_BUNDLE_ERROR, AIRLOCK_BUNDLE_ERROR_INVALID,

@@ -133,12 +133,12 @@ AIRLOCK_PUBLIC AirlockBundleView *airlock_bundle_read (const char *dir, guint co
 /* Accepts NULL. */
 AIRLOCK_PUBLIC void airlock_bundle_view_free (AirlockBundleView *view);
 
-/* Reads the file @name of the bundle at @dir as show and verify read
- * them: a regular file, never through a symlink, never a FIFO (which would
- * wait for a writer), and within the bound verify applies to it
- * (network.jsonl: AIRLOCK_SINKHOLE_LOG_MAX; any other: the derived files'
- * bound).  A bundle may come from anywhere.  Returns its bytes (a NUL
- * follows them, not counted), or NULL with @error set
+/* Reads the file @name (a name, no '/') of the bundle at @dir as show
+ * and verify read them: a regular file, never through a symlink, never a
+ * FIFO (which would wait for a writer), and within the bound verify
+ * applies to it (network.jsonl: AIRLOCK_SINKHOLE_LOG_MAX; any other: the
+ * derived files' bound).  A bundle may come from anywhere.  Returns its
+ * bytes (a NUL follows them, not counted), or NULL with @error set
  * (AIRLOCK_BUNDLE_ERROR_INVALID) naming the file and why. */
 AIRLOCK_PUBLIC GBytes *airlock_bundle_read_file (const char *dir, const char *name, GError **error);
 

@@ -1296,6 +1296,9 @@ test_fifo_files_refused (Fixture *f, gconstpointer data)
   g_clear_error (&error);
   g_assert_null (airlock_bundle_read_file (dir, "no-such-file", &error));
   g_assert_nonnull (strstr (error->message, "no-such-file' is missing"));
+  g_clear_error (&error);
+  g_assert_null (airlock_bundle_read_file (dir, "../manifest.json", &error));
+  g_assert_error (error, AIRLOCK_BUNDLE_ERROR, AIRLOCK_BUNDLE_ERROR_INVALID);
 
   g_assert_cmpint (g_unlink (set), ==, 0);
   g_assert_cmpint (mkfifo (set, 0644), ==, 0);
