@@ -26,12 +26,13 @@ void console_log (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 uint64_t clock_ns (clockid_t clock);
 void sleep_until_ns (uint64_t deadline_ns);
 void sleep_ms (uint32_t ms);
-/* Reads all of @path into @buf (NUL-terminated).  Returns the length,
- * -EFBIG when it does not fit in @size - 1 bytes, or another -errno. */
 /* read_file()'s error for a path that is no regular file (a FIFO, a
  * device, a directory): Linux has no EFTYPE, and EINVAL is what a reader
  * of the message would least expect. */
 #define EFTYPE_NOT_REGULAR EMEDIUMTYPE
+/* Reads all of @path into @buf (NUL-terminated).  Returns the length,
+ * -EFBIG when it does not fit in @size - 1 bytes, -EFTYPE_NOT_REGULAR when
+ * it is no regular file, or another -errno. */
 ssize_t read_file (const char *path, char *buf, size_t size);
 /* Writes the printf-style sentence into @error; returns -EINVAL. */
 int fail (char *error, size_t size, const char *fmt, ...) __attribute__ ((format (printf, 3, 4)));

@@ -162,9 +162,9 @@ populate_dev (const char *dev)
  * settings read-only, and what tells of the host's kernel empty.  Root in
  * the workload keeps uid 0 in the initial user namespace, and writing a
  * sysctl asks for nothing more: kernel.core_pattern set to
- * "|/proc/%P/root/PROGRAM" had the kernel run the workload's own program
- * at its next core dump as a usermode helper — every capability, in the
- * initial namespaces, outside the filter and beside PID 1 — and
+ * "|/proc/%P/root/PROGRAM" would have the kernel run the workload's own
+ * program at its next core dump as a usermode helper — every capability,
+ * in the initial namespaces, outside the filter and beside PID 1 — and
  * /proc/sysrq-trigger could crash or power off the guest.  Remounting or
  * unmounting these needs CAP_SYS_ADMIN, which the workload lacks.  @proc
  * is the workload's /proc, @null a character device to bind over masked
