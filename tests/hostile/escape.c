@@ -355,7 +355,7 @@ technique_late_child (int argc, char **argv)
  * program at its next core dump, with every capability, in the initial
  * namespaces, outside the filter; kernel.modprobe likewise at a module
  * request; /proc/sysrq-trigger crashes or powers off the guest; and
- * vm.compaction_proactiveness would slow the warped clock again.  Root in
+ * vm.* settings change the guest's memory management.  Root in
  * the workload needs no capability to write a sysctl, so /proc/sys and
  * /proc/sysrq-trigger are read-only mounts.  Each is only opened for
  * writing (nothing is written: an open that works is the hole), and each
