@@ -508,7 +508,7 @@ handle_write (struct call *c, enum write_call kind)
       respond (c->n, req->id, 0, 0, true);
       return;
     }
-  net_hold_touch ();
+  clock_hold_after_network ();
   if (kind == WRITE_SENDFILE || kind == WRITE_SPLICE)
     data.total = req->data.args[kind == WRITE_SPLICE ? 4 : 3];
   else if (kind == WRITE_WRITEV)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock-hold.h"
 #include "init.h"
 
 struct channel channel = { .fd = -1 };
@@ -118,7 +119,7 @@ channel_send (struct wire_frame *f, uint64_t *ret_seq)
         }
     }
   wire_le64 (f->bytes + 8, channel.seq);
-  r = write_all (channel.fd, f->bytes, len);
+  r = clock_hold_write_all (channel.fd, f->bytes, len);
   if (r == 0)
     {
       if (ret_seq)

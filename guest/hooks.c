@@ -32,7 +32,7 @@
 #include <linux/audit.h>
 
 #include "guest.h"
-#include "net-hold.h"
+#include "clock-hold.h"
 #include "proc-info.h"
 #include "protocol.h"
 #include "record.h"
@@ -375,7 +375,7 @@ on_record (void *ctx, void *data, size_t size)
   (void) ctx;
   if (size < sizeof *hr)
     return 0;
-  net_hold_touch ();
+  clock_hold_after_network ();
   switch (hr->kind)
     {
     case HOOK_SENDMSG:

@@ -31,6 +31,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock-hold.h"
 #include "protocol.h"
 #include "workload.h"
 
@@ -73,7 +74,7 @@ to_host (void *data)
       if (len <= 0)
         break;
       put_be32 (buf, (uint32_t) len);
-      if (write_all (n->port, buf, (size_t) len + 4) < 0)
+      if (clock_hold_write_all (n->port, buf, (size_t) len + 4) < 0)
         break;
     }
   console_log ("network port: the relay to the host stopped: %s", strerror (errno));

@@ -128,7 +128,7 @@ notifier_handle_one (struct notifier *n)
       handle_socketpair (&c);
       break;
     case SYS_connect:
-      net_hold_touch ();
+      clock_hold_after_network ();
       handle_connect_bind (&c, true);
       break;
     case SYS_bind:
@@ -142,15 +142,15 @@ notifier_handle_one (struct notifier *n)
       handle_fd_call (&c);
       break;
     case SYS_sendto:
-      net_hold_touch ();
+      clock_hold_after_network ();
       handle_sendto (&c);
       break;
     case SYS_sendmsg:
-      net_hold_touch ();
+      clock_hold_after_network ();
       handle_sendmsg (&c);
       break;
     case SYS_sendmmsg:
-      net_hold_touch ();
+      clock_hold_after_network ();
       handle_sendmmsg (&c);
       break;
     case SYS_execve:

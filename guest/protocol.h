@@ -223,7 +223,7 @@ enum airlock_tlv_tag {
                                     * the host's ticks and the host's stop ends the workload
                                     * (AIRLOCK_HOST_TICK, AIRLOCK_HOST_STOP); after each network
                                     * call the clock is held to the guest's instructions for a
-                                    * while, so no answer is outrun (guest/net-hold.c) */
+                                    * while, so no answer is outrun (guest/clock-hold.c) */
   AIRLOCK_SPEC_NET_PORT = 113,     /* u32: 1 = the guest's network is AIRLOCK_PORT_NET, not a
                                     * NIC: PID 1 makes a tap with the NIC's MAC
                                     * (AIRLOCK_NET_GUEST_MAC) and relays its frames on the port

@@ -62,7 +62,7 @@ stdio_send (struct stdio_relay *sr, uint8_t stream, uint8_t flags, const void *d
   wire_le16 (chunk + 2, (uint16_t) len);
   memcpy (chunk + AIRLOCK_STDIO_HEADER_SIZE, data, len);
   sr->bytes_out += len;
-  return write_all (sr->port, chunk, AIRLOCK_STDIO_HEADER_SIZE + len);
+  return clock_hold_write_all (sr->port, chunk, AIRLOCK_STDIO_HEADER_SIZE + len);
 }
 
 void *

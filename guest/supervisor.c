@@ -344,8 +344,8 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
     return fail (error, error_size, "cannot send the workload-start event: %s", strerror (-r));
   if (heartbeat_start (&hb, heartbeat_ms, spec->warp) < 0)
     return fail (error, error_size, "cannot start the heartbeat thread");
-  if (spec->warp && net_hold_start () < 0)
-    return fail (error, error_size, "cannot start the network hold's thread");
+  if (spec->warp && clock_hold_start () < 0)
+    return fail (error, error_size, "cannot start the clock hold's thread");
   if (spec->stdio)
     {
       if (pthread_create (&stdio.thread, NULL, spec->tty ? tty_main : stdio_main, &stdio) != 0)
@@ -450,7 +450,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
     }
 
   /* Everything in the namespace is gone: nothing waits for an answer. */
-  net_hold_stop ();
+  clock_hold_stop ();
   /* Late output, then the calls the supervisor was still performing. */
   while (output_open && relay_output (pipefd[0], &relay))
     ;

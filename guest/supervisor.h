@@ -14,7 +14,7 @@
 
 #include "filter.h"
 #include "guest.h"
-#include "net-hold.h"
+#include "clock-hold.h"
 
 /* notify.c */
 struct notifier;

@@ -93,7 +93,7 @@ check /clock/wall-limit-ends-a-busy-workload 0 $? \
 # Warped, on a slow network: every frame the sinkhole sends the guest waits
 # 100 ms of the host's time (a loaded host's sinkhole answers in a few ms).
 # The guest's clock must not jump past the answers while it waits for them
-# (guest/net-hold.c): net-http gives up after 2 s of guest time, and without
+# (guest/clock-hold.c): net-http gives up after 2 s of guest time, and without
 # the hold its DNS answer, its SYN-ACK and the controls' answers all came too
 # late.  The delay is bounded by the hold's pace: while it spins the guest's
 # clock runs at up to 4x the host's (3x measured on amd64, 2x on arm64, on
