@@ -280,6 +280,11 @@ build_image_json (JsonBuilder *builder, const char *reference, const AirlockImag
   add_strv_member (builder, "env", image->env);
   add_string_member (builder, "working_dir", image->working_dir);
   add_string_member (builder, "user", image->user);
+  json_builder_set_member_name (builder, "stop_signal");
+  if (image->stop_signal)
+    json_builder_add_int_value (builder, image->stop_signal);
+  else
+    json_builder_add_null_value (builder);
   json_builder_end_object (builder);
 }
 
@@ -339,6 +344,10 @@ print_inspected (const AirlockImage *image)
     print_field ("", image->env[i], "");
   print_field ("workdir", image->working_dir, "(none: /)");
   print_field ("user", image->user, "(none: root)");
+  if (image->stop_signal)
+    printf ("  %-12s %d (%s)\n", "stopsignal", image->stop_signal, g_strsignal (image->stop_signal));
+  else
+    printf ("  %-12s %s\n", "stopsignal", "(none: 15, SIGTERM)");
 }
 
 /* Resolves every arch of @reference (or those of @wanted) with every JSON

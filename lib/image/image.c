@@ -4,8 +4,11 @@
  * config's diff_ids. */
 #include "config.h"
 
+#include <string.h>
+
 #include "image/image-private.h"
 #include "image/descriptor-private.h"
+#include "image/printable-private.h"
 #include "json-util-private.h"
 
 void
@@ -43,6 +46,44 @@ config_strv (JsonObject *object, const char *name, GStrv *ret_strv)
   return TRUE;
 }
 
+/* The signals a config's StopSignal may name, as Docker reads it (moby's
+ * ParseSignal: a number, or a name with or without "SIG", in any case).
+ * Linux's numbers, the same on amd64 and arm64 (asm-generic). */
+static const struct {
+  const char *name;
+  int number;
+} signal_names[] = {
+  { "HUP", 1 }, { "INT", 2 }, { "QUIT", 3 }, { "ILL", 4 }, { "TRAP", 5 }, { "ABRT", 6 },
+  { "IOT", 6 }, { "BUS", 7 }, { "FPE", 8 }, { "KILL", 9 }, { "USR1", 10 }, { "SEGV", 11 },
+  { "USR2", 12 }, { "PIPE", 13 }, { "ALRM", 14 }, { "TERM", 15 }, { "STKFLT", 16 },
+  { "CHLD", 17 }, { "CLD", 17 }, { "CONT", 18 }, { "STOP", 19 }, { "TSTP", 20 },
+  { "TTIN", 21 }, { "TTOU", 22 }, { "URG", 23 }, { "XCPU", 24 }, { "XFSZ", 25 },
+  { "VTALRM", 26 }, { "PROF", 27 }, { "WINCH", 28 }, { "IO", 29 }, { "POLL", 29 },
+  { "PWR", 30 }, { "SYS", 31 }, { "RTMIN", 34 }, { "RTMAX", 64 },
+};
+
+/* @s as a signal number (1-64), or 0 when it names none.  "RTMIN+N" and
+ * "RTMAX-N" name the real-time signals between (systemd's images stop on
+ * SIGRTMIN+3). */
+static int
+parse_signal (const char *s)
+{
+  g_autofree char *up = g_ascii_strup (s, -1);
+  const char *name = g_str_has_prefix (up, "SIG") ? up + 3 : up;
+  guint64 n;
+
+  if (g_ascii_string_to_unsigned (s, 10, 1, 64, &n, NULL))
+    return (int) n;
+  for (gsize i = 0; i < G_N_ELEMENTS (signal_names); i++)
+    if (strcmp (name, signal_names[i].name) == 0)
+      return signal_names[i].number;
+  if (g_str_has_prefix (name, "RTMIN+") && g_ascii_string_to_unsigned (name + 6, 10, 1, 15, &n, NULL))
+    return 34 + (int) n;
+  if (g_str_has_prefix (name, "RTMAX-") && g_ascii_string_to_unsigned (name + 6, 10, 1, 14, &n, NULL))
+    return 64 - (int) n;
+  return 0;
+}
+
 gboolean
 airlock_image_take_config (JsonObject *config, const char *what, AirlockImage *image,
                            GError **error)
@@ -50,6 +91,7 @@ airlock_image_take_config (JsonObject *config, const char *what, AirlockImage *i
   JsonObject *run = airlock_json_get_object (config, "config");
   const char *working_dir = airlock_json_get_string (run, "WorkingDir");
   const char *user = airlock_json_get_string (run, "User");
+  const char *stop_signal = airlock_json_get_string (run, "StopSignal");
 
   if (!config_strv (run, "Entrypoint", &image->entrypoint) ||
       !config_strv (run, "Cmd", &image->cmd) || !config_strv (run, "Env", &image->env))
@@ -61,6 +103,18 @@ airlock_image_take_config (JsonObject *config, const char *what, AirlockImage *i
   /* Empty means unset, as in docker. */
   image->working_dir = working_dir && *working_dir ? g_strdup (working_dir) : NULL;
   image->user = user && *user ? g_strdup (user) : NULL;
+  /* A signal Docker would refuse to stop the container with: refused too,
+   * rather than stopping it some other way than its image says. */
+  image->stop_signal = stop_signal && *stop_signal ? parse_signal (stop_signal) : 0;
+  if (stop_signal && *stop_signal && !image->stop_signal)
+    {
+      g_autofree char *shown = airlock_image_printable (stop_signal);
+
+      g_set_error (error, AIRLOCK_IMAGE_ERROR, AIRLOCK_IMAGE_ERROR_MALFORMED,
+                   "%s: StopSignal '%s' is not a signal (a number 1-64 or a name such as "
+                   "SIGTERM)", what, shown);
+      return FALSE;
+    }
   return TRUE;
 }
 

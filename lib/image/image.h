@@ -72,6 +72,7 @@ typedef struct {
   GStrv env;                  /* "NAME=VALUE" */
   char *working_dir;
   char *user;                 /* "name", "uid", "name:group", "uid:gid" */
+  int stop_signal;            /* StopSignal as a number (1-64), 0 when absent */
 } AirlockImage;
 
 /* An opened reference: where its blobs are. */

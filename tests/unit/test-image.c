@@ -1336,6 +1336,57 @@ static const ConfigListRow config_list_rows[] = {
   { "/image/config/cmd/bad/object-not-a-list", "\"Cmd\":{}", TRUE, 0 },
 };
 
+/* The config's StopSignal as Docker reads it (a number, or a name with or
+ * without SIG in any case, RTMIN+N and RTMAX-N), the signal a time limit
+ * sends the workload first; one Docker would refuse refuses the image. */
+typedef struct {
+  const char *path;
+  const char *member;
+  int stop_signal;            /* -1: malformed */
+} StopSignalRow;
+
+static const StopSignalRow stop_signal_rows[] = {
+  { "/image/config/stop-signal/absent", "\"Cmd\":[\"x\"]", 0 },
+  { "/image/config/stop-signal/empty-is-unset", "\"StopSignal\":\"\"", 0 },
+  { "/image/config/stop-signal/name", "\"StopSignal\":\"SIGQUIT\"", 3 },
+  { "/image/config/stop-signal/without-sig", "\"StopSignal\":\"USR1\"", 10 },
+  { "/image/config/stop-signal/lower-case", "\"StopSignal\":\"sigwinch\"", 28 },
+  { "/image/config/stop-signal/number", "\"StopSignal\":\"9\"", 9 },
+  { "/image/config/stop-signal/rtmin-plus", "\"StopSignal\":\"SIGRTMIN+3\"", 37 },
+  { "/image/config/stop-signal/rtmax-minus", "\"StopSignal\":\"RTMAX-1\"", 63 },
+  { "/image/config/stop-signal/bad/unknown-name", "\"StopSignal\":\"SIGFOO\"", -1 },
+  { "/image/config/stop-signal/bad/zero", "\"StopSignal\":\"0\"", -1 },
+  { "/image/config/stop-signal/bad/too-high", "\"StopSignal\":\"65\"", -1 },
+  { "/image/config/stop-signal/bad/rtmin-too-far", "\"StopSignal\":\"RTMIN+16\"", -1 },
+  { "/image/config/stop-signal/bad/trailing", "\"StopSignal\":\"TERM \"", -1 },
+};
+
+static void
+test_config_stop_signal (Fixture *f, gconstpointer data)
+{
+  const StopSignalRow *row = data;
+  g_autoptr (Layout) l = layout_new ();
+  g_auto (Built) b = { NULL };
+  ImageSpec spec = { .arch = "amd64", .compression = AIRLOCK_LAYER_GZIP, .cmd_member = row->member };
+  g_autofree char *ref = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (AirlockImageSource) source = NULL;
+  g_autoptr (AirlockImage) image = NULL;
+
+  single_layout (l, &spec, &b, 0, NULL);
+  ref = write_oci (f, l, "img");
+  if (row->stop_signal < 0)
+    {
+      expect_resolve_error (ref, AIRLOCK_IMAGE_ERROR_MALFORMED, "StopSignal");
+      return;
+    }
+  source = airlock_image_source_open (ref, &error);
+  g_assert_no_error (error);
+  image = airlock_image_resolve (source, AIRLOCK_ARCH_AMD64, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (image->stop_signal, ==, row->stop_signal);
+}
+
 static void
 test_config_list (Fixture *f, gconstpointer data)
 {
@@ -2276,6 +2327,9 @@ main (int argc, char **argv)
   for (guint i = 0; i < G_N_ELEMENTS (config_list_rows); i++)
     g_test_add (config_list_rows[i].path, Fixture, &config_list_rows[i], fixture_setup,
                 test_config_list, fixture_teardown);
+  for (guint i = 0; i < G_N_ELEMENTS (stop_signal_rows); i++)
+    g_test_add (stop_signal_rows[i].path, Fixture, &stop_signal_rows[i], fixture_setup,
+                test_config_stop_signal, fixture_teardown);
   g_test_add_func ("/image/bad/reference", test_bad_reference);
   g_test_add_func ("/image/bad/bare-path-gets-its-transport", test_bare_path_suggestion);
   g_test_add_func ("/image/remote/loopback-registry", test_loopback_registry);
