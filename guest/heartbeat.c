@@ -97,7 +97,10 @@ heartbeat_host_paced_main (void *data)
         }
       for (ssize_t i = 0; i < n; i++)
         if (buf[i] != AIRLOCK_HOST_STOP)
-          tick = true;
+          {
+            tick = true;
+            __atomic_add_fetch (&hb->ticks, 1, __ATOMIC_ACQ_REL);
+          }
         else if (!__atomic_exchange_n (&hb->host_stop, 1, __ATOMIC_ACQ_REL))
           (void) write (hb->main_fd, &one, sizeof one);
       if (tick && (r = channel_send_heartbeat ()) < 0)
@@ -120,6 +123,7 @@ heartbeat_start (struct heartbeat *hb, uint32_t period_ms, bool host_paced)
   hb->error = 0;
   hb->host_paced = host_paced;
   hb->host_stop = 0;
+  hb->ticks = 0;
   hb->quit_fd = hb->main_fd = -1;
   if (host_paced)
     {

@@ -229,7 +229,18 @@ enum airlock_tlv_tag {
                                     * (AIRLOCK_NET_GUEST_MAC) and relays its frames on the port
                                     * (guest/net-port.c); a remote hypervisor's QEMU cannot
                                     * reach the host's network socket, a channel it can */
+  AIRLOCK_SPEC_STOP_SIGNAL = 114,  /* u32, 1..64: the signal a time limit sends every process
+                                    * of the workload first (the image's StopSignal; absent:
+                                    * SIGTERM), as `docker stop` does; what they do in the
+                                    * grace that follows (AIRLOCK_STOP_GRACE_MS) is recorded,
+                                    * and whatever is left then is killed */
 };
+
+/* How long the workload has to end after its stop signal (guest/supervisor.c),
+ * as `docker stop`'s default: of guest time, and under a warped clock at most
+ * as many host ticks (AIRLOCK_HOST_TICK) too, so a busy workload's grace stays
+ * within the host's margin after its wall-time limit. */
+#define AIRLOCK_STOP_GRACE_MS 10000
 
 /* Host → guest after the run spec, in a run whose spec has WARP: single
  * bytes.  A warped guest's timers cannot pace its heartbeats: a period of

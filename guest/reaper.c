@@ -250,6 +250,25 @@ run_entrypoint (const struct run_spec *spec, struct handoff *h, int report_fd, i
               spec->argv[0], strerror (exec_errno));
 }
 
+/* The stop signal the time limit sends (the spec's), set before
+ * on_stop() can run.  The reaper is a process of its own (no CLONE_VM):
+ * this copy is its. */
+static int stop_signal = SIGTERM;
+
+/* REAPER_STOP_SIGNAL's handler: the stop signal to every process of the
+ * namespace but the reaper, then SIGCONT, so a process the workload
+ * stopped still gets to handle it (as systemd stops a unit). */
+static void
+on_stop (int sig)
+{
+  int saved_errno = errno;
+
+  (void) sig;
+  (void) kill (-1, stop_signal);
+  (void) kill (-1, SIGCONT);
+  errno = saved_errno;
+}
+
 /* pid 1 of the workload's namespaces. */
 int
 reaper_main (void *data)
@@ -419,6 +438,16 @@ wait_ack:
     }
   close (report_w);
   h->exec_pid = entry;
+  /* The time limit's stop (REAPER_STOP_SIGNAL), from the supervisor: as a
+   * namespace's init the reaper receives only the signals it handles, and
+   * only the entrypoint's fork above runs without this handler. */
+  {
+    struct sigaction stop = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
+
+    stop_signal = a->spec->stop_signal > 0 ? a->spec->stop_signal : SIGTERM;
+    sigemptyset (&stop.sa_mask);
+    sigaction (REAPER_STOP_SIGNAL, &stop, NULL);
+  }
   {
     char c;
     ssize_t n;

@@ -3,6 +3,7 @@
 #ifndef AIRLOCK_REAPER_H
 #define AIRLOCK_REAPER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -22,6 +23,11 @@ struct reaper_args {
   int out_fd;              /* write end of its stdout pipe */
   int err_fd;              /* write end of its stderr pipe (may equal out_fd) */
 };
+
+/* Sent by the supervisor to the reaper at a time limit: the reaper sends
+ * the spec's stop signal, then SIGCONT, to every process of its namespace
+ * (kill(-1), which only the namespace's init can aim at all of them). */
+#define REAPER_STOP_SIGNAL SIGUSR2
 
 /* reaper.c */
 /* pid 1 of the workload's namespaces: clone()'s function, @data a struct

@@ -1,6 +1,7 @@
 /* The run spec's parser (run-spec.h): apart from supervisor.c so that it
  * builds for the host, where tests/fuzz/fuzz-guest-spec.c fuzzes it. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,6 +72,7 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_TTY:
         case AIRLOCK_SPEC_WARP:
         case AIRLOCK_SPEC_NET_PORT:
+        case AIRLOCK_SPEC_STOP_SIGNAL:
           if (vlen != 4)
             return spec_fail (error, error_size, "run spec: TLV %u is %u bytes, want 4", tag, vlen);
           break;
@@ -130,6 +132,12 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
         case AIRLOCK_SPEC_NET_PORT:
           s->net_port = wire_get_le32 (v) != 0;
           break;
+        case AIRLOCK_SPEC_STOP_SIGNAL:
+          if (wire_get_le32 (v) < 1 || wire_get_le32 (v) > 64)
+            return spec_fail (error, error_size, "run spec: stop signal %u is not a signal (1-64)",
+                              wire_get_le32 (v));
+          s->stop_signal = (int) wire_get_le32 (v);
+          break;
         case AIRLOCK_SPEC_UID:
           s->uid = wire_get_le32 (v);
           have_uid = true;
@@ -179,6 +187,8 @@ parse_spec (const uint8_t *spec, size_t len, struct run_spec *s, char *error, si
     return spec_fail (error, error_size, "run spec: working directory '%s' is not absolute", s->cwd);
   if (!s->hostname)
     s->hostname = "airlock";
+  if (!s->stop_signal)
+    s->stop_signal = SIGTERM;
   if (s->tty && !s->stdio)
     return spec_fail (error, error_size, "run spec: a terminal (TTY) needs the stdio port (STDIO)");
   if (s->shell_dir && (s->shell_dir[0] != '/' || s->argv[0][0] != '/'))

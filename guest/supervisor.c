@@ -181,6 +181,43 @@ check_sigchld_blocked (char *error, size_t error_size)
                "reaper's end could go to it and be lost", tid);
 }
 
+/* A time limit has passed: the workload gets the stop signal, as from
+ * `docker stop`, and a grace to end in (AIRLOCK_STOP_GRACE_MS) while the
+ * supervisor goes on recording.  What a program does on its way out (a
+ * handler that reports to its home on SIGTERM) is part of what it does;
+ * killing it outright hid that.  The reaper sends the signal: only the
+ * namespace's init reaches every process of it at once (reaper.c). */
+static void
+stop_workload (pid_t reaper, const struct run_spec *spec, struct heartbeat *hb,
+               uint64_t *ret_grace_end, uint64_t *ret_grace_ticks)
+{
+  int sig = spec->stop_signal > 0 ? spec->stop_signal : SIGTERM;
+
+  console_log ("stop: the time limit passed: signal %d to the workload, %u ms to end", sig,
+               AIRLOCK_STOP_GRACE_MS);
+  *ret_grace_end = clock_ns (CLOCK_MONOTONIC) + (uint64_t) AIRLOCK_STOP_GRACE_MS * NS_PER_MS;
+  *ret_grace_ticks = __atomic_load_n (&hb->ticks, __ATOMIC_ACQUIRE);
+  if (sig == SIGKILL)
+    *ret_grace_end = 0;   /* nothing to wait for */
+  else
+    kill (reaper, REAPER_STOP_SIGNAL);
+}
+
+/* Whether the stop's grace is over: AIRLOCK_STOP_GRACE_MS of guest time
+ * and, under a warped clock, no more host ticks than that long (a busy
+ * workload's guest time runs slower than ours, and the host waits for the
+ * trailer only so long after its own limit). */
+static bool
+grace_over (const struct run_spec *spec, struct heartbeat *hb, uint32_t heartbeat_ms, uint64_t now,
+            uint64_t grace_end, uint64_t grace_ticks)
+{
+  if (now >= grace_end)
+    return true;
+  return spec->warp && heartbeat_ms
+         && __atomic_load_n (&hb->ticks, __ATOMIC_ACQUIRE) - grace_ticks
+              >= AIRLOCK_STOP_GRACE_MS / heartbeat_ms;
+}
+
 /* One workload, start to end: its reaper and namespaces, the listener
  * handoff, the notification loop, its end.  Heartbeats run only while a
  * workload does (the reaper must be cloned from a process none of whose
@@ -203,7 +240,8 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
   bool stdio_started = false;
   pid_t reaper;
   bool timed_out = false, output_open, reaper_gone = false, exec_sent = false;
-  bool wall_limit = false;
+  bool wall_limit = false, killed = false;
+  uint64_t grace_end = 0, grace_ticks = 0;
   uint64_t refused_before = hooks_refused (), hooked_before = hooks_count ();
   uint64_t lost_before = hooks_lost ();
 
@@ -374,11 +412,22 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
 
       if (now >= deadline && !timed_out)
         {
-          /* The reaper's death takes the whole namespace with it. */
           timed_out = true;
+          stop_workload (reaper, spec, &hb, &grace_end, &grace_ticks);
+        }
+      if (timed_out && !killed && grace_over (spec, &hb, heartbeat_ms, now, grace_end, grace_ticks))
+        {
+          /* The reaper's death takes the whole namespace with it. */
+          console_log ("stop: the workload is still running after its grace: killed");
+          killed = true;
           kill (reaper, SIGKILL);
         }
-      timeout = timed_out ? 100 : (int) ((deadline - now) / NS_PER_MS) + 1;
+      if (!timed_out)
+        timeout = (int) ((deadline - now) / NS_PER_MS) + 1;
+      else if (!killed && grace_end - now < 100 * NS_PER_MS)
+        timeout = (int) ((grace_end - now) / NS_PER_MS) + 1;
+      else
+        timeout = 100;
       if (!exec_sent)
         {
           /* The reaper publishes the execve's outcome through memory, not
@@ -408,7 +457,7 @@ run_workload (struct run_spec *spec, uint32_t phase, uint32_t heartbeat_ms, bool
             {
               /* The host's wall-time limit: the same end as our own. */
               timed_out = wall_limit = true;
-              kill (reaper, SIGKILL);
+              stop_workload (reaper, spec, &hb, &grace_end, &grace_ticks);
             }
         }
       if (fds[0].revents & POLLIN)

@@ -45,6 +45,7 @@ struct heartbeat {
   int main_fd;           /* eventfd the main loop polls: the host said STOP, or
                           * the thread failed (then error is set) */
   int host_stop;         /* atomic: the host sent AIRLOCK_HOST_STOP */
+  uint64_t ticks;        /* atomic: the host's ticks read so far (host_paced) */
 };
 
 int heartbeat_start (struct heartbeat *hb, uint32_t period_ms, bool host_paced);

@@ -390,6 +390,7 @@ airlock_session_start (AirlockSession *session, const AirlockCase *c, GError **e
       spec.root_disk = IMAGE_DISK_SERIAL;
       spec.cwd = run->image->working_dir && *run->image->working_dir ? run->image->working_dir : NULL;
       spec.user = run->image->user && *run->image->user ? run->image->user : NULL;
+      spec.stop_signal = run->image->stop_signal;
     }
   else
     {

@@ -125,6 +125,12 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
     return NULL;
   if (!check_absolute ("root", spec->root, error))
     return NULL;
+  if (spec->stop_signal < 0 || spec->stop_signal > 64)
+    {
+      g_set_error (error, AIRLOCK_RUN_SPEC_ERROR, AIRLOCK_RUN_SPEC_ERROR_INVALID,
+                   "run spec field stop_signal %d is not a signal (1-64)", spec->stop_signal);
+      return NULL;
+    }
   if (spec->hostname != NULL && !check_string ("hostname", spec->hostname, error))
     return NULL;
   if (spec->root_disk != NULL && !check_string ("root_disk", spec->root_disk, error))
@@ -207,6 +213,8 @@ airlock_run_spec_encode (const AirlockRunSpec *spec, GError **error)
     put_u32 (out, AIRLOCK_SPEC_WARP, 1);
   if (spec->net_port)
     put_u32 (out, AIRLOCK_SPEC_NET_PORT, 1);
+  if (spec->stop_signal)
+    put_u32 (out, AIRLOCK_SPEC_STOP_SIGNAL, (guint32) spec->stop_signal);
 
   /* Checked after encoding: each piece fits, only the sum can overflow, and
    * the guest reads at most this much after the hello. */

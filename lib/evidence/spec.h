@@ -59,6 +59,10 @@ typedef struct {
    * (set by the VM layer for a remote hypervisor, whose QEMU cannot reach
    * the sinkhole's socket on this host). */
   gboolean net_port;
+  /* The signal a time limit sends every process of the workload before the
+   * grace in which it may end (AIRLOCK_SPEC_STOP_SIGNAL): the image's
+   * StopSignal, 1..64; 0: SIGTERM (the guest's default, not sent). */
+  int stop_signal;
 } AirlockRunSpec;
 
 /* Encodes @spec as the TLVs that follow the host hello, in the order

@@ -30,10 +30,11 @@
 #define DEFAULT_TOLERANCE_MS 5000
 #define DEFAULT_GUEST_RUN_MS 1000
 #define DEFAULT_WALL_TIMEOUT_MS 30000
-/* With a run spec, the guest ends the workload at its timeout, then tears
- * its process tree down and sends the trailer: under TCG that can take a
+/* With a run spec, the guest ends the workload at its timeout (its stop
+ * signal, then up to AIRLOCK_STOP_GRACE_MS for it to end), then tears its
+ * process tree down and sends the trailer: under TCG that can take a
  * while, and the host must not give up first. */
-#define SPEC_RUN_SLACK_MS 30000
+#define SPEC_RUN_SLACK_MS (30000 + AIRLOCK_STOP_GRACE_MS)
 /* After its trailer the guest powers itself off.  The evidence is complete
  * by then, so a daemon-run guest gets only this long before it is destroyed. */
 #define POWEROFF_GRACE_MS 300

@@ -1,4 +1,4 @@
-/* Hostile techniques 6-13 and 23: ways around the supervisor, and out of
+/* Hostile techniques 6-13 and 23-24: ways around the supervisor, and out of
  * the process tree it watches.  The filter is the kernel's, inherited by every
  * task at fork/clone and kept across execve, so no new process starts
  * outside it; the supervisor runs outside the workload's pid namespace, so
@@ -407,4 +407,56 @@ technique_proc_writes (int argc, char **argv)
     }
   hostile_canary (23);
   return holes == 0 ? TESTPROG_OK : TESTPROG_FAILED;
+}
+
+/* 24.  Reporting home on the way out: nothing while the run lasts, and on
+ * the stop signal a connect to the canary (198.51.100.24:7024), as a
+ * program that flushes its telemetry when it is stopped.  The signal is
+ * SIGTERM, or the one its argument names by number (`stop-signal 10`: an
+ * image whose StopSignal is SIGUSR1, tests/vm/clock.sh).  It waits for
+ * ever: only a time limit ends it, and that must send the stop signal and
+ * record what the handler does in the grace before the kill.
+ * `stop-signal ignore` ignores SIGTERM and waits for ever, reporting
+ * nothing: the grace must end in the kill (tests/vm/clock.sh). */
+static volatile sig_atomic_t stop_seen;
+
+static void
+on_stop_signal (int sig)
+{
+  (void) sig;
+  stop_seen = 1;
+}
+
+int
+technique_stop_signal (int argc, char **argv)
+{
+  struct sigaction sa = { .sa_handler = on_stop_signal };
+  int sig = argc > 1 ? atoi (argv[1]) : SIGTERM;
+
+  if (argc > 1 && strcmp (argv[1], "ignore") == 0)
+    {
+      signal (SIGTERM, SIG_IGN);
+      say ("ignoring SIGTERM");
+      fflush (stdout);
+      for (;;)
+        pause ();
+    }
+  if (sig < 1 || sig > 64 || sig == SIGKILL || sig == SIGSTOP)
+    {
+      say ("no signal to wait for: '%s'", argv[1]);
+      return TESTPROG_FAILED;
+    }
+  sigemptyset (&sa.sa_mask);
+  if (sigaction (sig, &sa, NULL) < 0)
+    {
+      report ("sigaction", -1);
+      return TESTPROG_FAILED;
+    }
+  say ("waiting for signal %d", sig);
+  fflush (stdout);
+  while (!stop_seen)
+    pause ();
+  say ("signal %d: reporting home", sig);
+  hostile_canary (24);
+  return TESTPROG_OK;
 }

@@ -31,7 +31,7 @@
   /* 4-5: the sockaddr rewritten while the supervisor reads it */      \
   X ("toctou-thread", toctou_thread, TESTPROG_BOTH)                    \
   X ("toctou-shared", toctou_shared, TESTPROG_BOTH)                    \
-  /* 6-13, 23: ways around the supervisor, out of the traced tree */    \
+  /* 6-13, 23-24: ways around the supervisor, out of the traced tree */ \
   X ("clone3", clone3_child, TESTPROG_BOTH)                            \
   X ("vm-writev", vm_writev, TESTPROG_BOTH)                            \
   X ("fork-storm", fork_storm, TESTPROG_BOTH)                          \
@@ -41,6 +41,7 @@
   X ("daemon", daemon_outlives, TESTPROG_BOTH)                         \
   X ("late-child", late_child, TESTPROG_BOTH)                          \
   X ("proc-writes", proc_writes, TESTPROG_BOTH)                        \
+  X ("stop-signal", stop_signal, TESTPROG_BOTH)                        \
   /* 14-16, 21-22: reaching the evidence */                            \
   X ("evidence-port", evidence_port, TESTPROG_BOTH)                    \
   X ("forge-frames", forge_frames, TESTPROG_BOTH)                      \

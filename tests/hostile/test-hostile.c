@@ -90,6 +90,7 @@ static const Technique techniques[] = {
   { "daemon", BOTH, { CANARY (12, 7012) } },
   { "late-child", BOTH, { CANARY (13, 7013) } },
   { "proc-writes", BOTH, { CANARY (23, 7023) } },
+  { "stop-signal", BOTH, { CANARY (24, 7024) } },
   { "request-key", BOTH, { "request_key deny:keyring", "add_key deny:keyring", "keyctl deny:keyring" } },
   { "unix-outside", BOTH, { CANARY (19, 7019) } },
 

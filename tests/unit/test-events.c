@@ -1145,6 +1145,47 @@ test_spec_warp (void)
                    len - 8);
 }
 
+/* The image's StopSignal is one u32 TLV, the last; 0 (SIGTERM, the
+ * guest's default) sends none, and a number no signal has is refused. */
+static void
+test_spec_stop_signal (void)
+{
+  const char *argv[] = { "/bin/x", NULL };
+  AirlockRunSpec plain = { .argv = argv, .root = "/r", .timeout_ms = 1000 };
+  AirlockRunSpec usr1 = plain, s = plain;
+  g_autoptr (GBytes) plain_bytes = airlock_run_spec_encode (&plain, NULL);
+  g_autoptr (GBytes) usr1_bytes = NULL;
+  AirlockTlvIter iter;
+  AirlockTlv tlv;
+  guint16 last = 0;
+  guint32 value = 0;
+  const guint8 *data;
+  gsize len;
+
+  usr1.stop_signal = 10;
+  usr1_bytes = airlock_run_spec_encode (&usr1, NULL);
+  g_assert_nonnull (plain_bytes);
+  g_assert_nonnull (usr1_bytes);
+  data = g_bytes_get_data (usr1_bytes, &len);
+  airlock_tlv_iter_init (&iter, data, len);
+  while (airlock_tlv_iter_next (&iter, &tlv) == AIRLOCK_TLV_ITER_ITEM)
+    {
+      last = tlv.tag;
+      if (tlv.tag == AIRLOCK_SPEC_STOP_SIGNAL)
+        {
+          g_assert_cmpuint (tlv.len, ==, 4);
+          value = wire_get_le32 (tlv.value);
+        }
+    }
+  g_assert_cmpuint (last, ==, AIRLOCK_SPEC_STOP_SIGNAL);
+  g_assert_cmpuint (value, ==, 10);
+  g_assert_cmpuint (g_bytes_get_size (plain_bytes), ==, len - 8);
+  s.stop_signal = 65;
+  assert_spec_error (&s, AIRLOCK_RUN_SPEC_ERROR_INVALID, "stop_signal 65 is not a signal");
+  s.stop_signal = -1;
+  assert_spec_error (&s, AIRLOCK_RUN_SPEC_ERROR_INVALID, "stop_signal -1 is not a signal");
+}
+
 static void
 test_channel_spec (void)
 {
@@ -1214,6 +1255,7 @@ main (int argc, char **argv)
   g_test_add_func ("/evidence/spec/channel-hello-and-chain", test_channel_spec);
   g_test_add_func ("/evidence/spec/tty-and-shell", test_spec_tty_and_shell);
   g_test_add_func ("/evidence/spec/warp", test_spec_warp);
+  g_test_add_func ("/evidence/spec/stop-signal", test_spec_stop_signal);
 #undef ADD
 
   return g_test_run ();

@@ -11,13 +11,15 @@
 # time (--guest-time) while the workload sleeps, the host's wall time
 # (--timeout) while it computes.  KVM cannot warp: refused, naming --clock
 # real.  On a slow network (the sinkhole told to delay its frames) the warped
-# guest still waits for its answers.  TAP output.
+# guest still waits for its answers, and a host slow to take its output
+# does not cost the workload its guest time.  A time limit sends the
+# image's stop signal and records the grace that follows.  TAP output.
 set -u
 
 # shellcheck source=tap-lib.sh
 . "$(dirname "$0")/tap-lib.sh"
 image="${AIRLOCK_HOSTILE_IMAGE:?run through meson test}"
-echo "1..13"
+echo "1..15"
 
 # Fails when a line matches @pattern (the attempt that must not be made).
 check_absent () {   # check_absent NAME PATTERN
@@ -126,6 +128,27 @@ else
   echo "not ok $n /clock/held-stdout-flood-says-exit-0-on-both-arches"
   grep -av '^  ' "$out" | sed 's/^/# /'
 fi
+
+# A time limit stops the workload as `docker stop` would: the image's
+# StopSignal (here SIGUSR1) to every process, then a grace in which what
+# they do is still recorded.  stop-signal reports home only when that
+# signal comes (a program flushing its telemetry on the way out): before,
+# the limit killed it outright and the gate passed it.
+python3 "$(dirname "$0")/derive-image.py" "$image" "$work/usr1" \
+  --config 'StopSignal="SIGUSR1"' >"$out" 2>&1 || { echo "Bail out! derive-image failed"; exit 1; }
+"$cli" gate --image "oci:$work/usr1" -- stop-signal 10 >"$out" 2>&1
+check /clock/time-limit-sends-the-image-stop-signal 1 $? \
+  '^  amd64 +12/12 +1 +0 +0 +0 +time limit +fail$' '^  arm64 +12/12 +1 +0 +0 +0 +time limit +fail$' \
+  '^amd64: egress not admitted by the policy: connect continue inet/stream/tcp 198\.51\.100\.24:7024 by ' \
+  '^arm64: egress not admitted by the policy: connect continue inet/stream/tcp 198\.51\.100\.24:7024 by '
+
+# A workload that ignores its stop signal is killed when the grace (10 s)
+# is over, and the run ends: under the real clock, 3 s and then 10 more.
+"$cli" gate --image "oci:$image" --clock real --timeout 3 -- stop-signal ignore >"$out" 2>&1
+check /clock/stop-grace-ends-in-the-kill 0 $? \
+  '^  amd64 +12/12 +0 +0 +0 +0 +time limit +pass$' '^  arm64 +12/12 +0 +0 +0 +0 +time limit +pass$' \
+  '^amd64: workload killed by SIGKILL$' '^arm64: workload killed by SIGKILL$' \
+  '^amd64: observed 1[3-9](\.[0-9]+)? s of guest time in ' '^arm64: observed 1[3-9](\.[0-9]+)? s of guest time in '
 
 # Warped, busy: the guest's time follows its instructions, and the host's
 # wall limit ends it (its stop on the evidence channel).
