@@ -52,7 +52,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "guest.h"
 #include "clock-hold.h"
@@ -158,25 +157,8 @@ wait_writable (int fd)
 int
 clock_hold_write_all (int fd, const void *buf, size_t len)
 {
-  const uint8_t *p = buf;
-
-  while (len > 0)
-    {
-      ssize_t n;
-
-      if (__atomic_load_n (&hold.running, __ATOMIC_ACQUIRE))
-        wait_writable (fd);
-      n = write (fd, p, len);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return -errno;
-      if (n == 0)
-        return -EIO;   /* would loop forever otherwise */
-      p += n;
-      len -= (size_t) n;
-    }
-  return 0;
+  return write_all_waiting (fd, buf, len,
+                            __atomic_load_n (&hold.running, __ATOMIC_ACQUIRE) ? wait_writable : NULL);
 }
 
 void

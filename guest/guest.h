@@ -21,6 +21,9 @@
 /* ---- console and time (io.c) ----------------------------------------- */
 
 int write_all (int fd, const void *buf, size_t len);
+/* write_all() calling @wait (if not NULL) before each write(2): a partial
+ * write's rest waits again (clock-hold.c). */
+int write_all_waiting (int fd, const void *buf, size_t len, void (*wait) (int fd));
 /* One line "airlock-init: …" to the console; never fails. */
 void console_log (const char *fmt, ...) __attribute__ ((format (printf, 1, 2)));
 uint64_t clock_ns (clockid_t clock);

@@ -20,11 +20,21 @@
 int
 write_all (int fd, const void *buf, size_t len)
 {
+  return write_all_waiting (fd, buf, len, NULL);
+}
+
+int
+write_all_waiting (int fd, const void *buf, size_t len, void (*wait) (int fd))
+{
   const uint8_t *p = buf;
 
   while (len > 0)
     {
-      ssize_t n = write (fd, p, len);
+      ssize_t n;
+
+      if (wait)
+        wait (fd);
+      n = write (fd, p, len);
 
       if (n < 0 && errno == EINTR)
         continue;

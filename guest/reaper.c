@@ -444,7 +444,7 @@ wait_ack:
   {
     struct sigaction stop = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
 
-    stop_signal = a->spec->stop_signal > 0 ? a->spec->stop_signal : SIGTERM;
+    stop_signal = a->spec->stop_signal;
     sigemptyset (&stop.sa_mask);
     sigaction (REAPER_STOP_SIGNAL, &stop, NULL);
   }

@@ -41,7 +41,8 @@ struct run_spec {
   bool warp;               /* the clock is warped: timeout_ms is guest time, heartbeats
                             * answer the host's ticks, its stop ends the workload */
   bool net_port;           /* the network is AIRLOCK_PORT_NET, relayed by PID 1 (net-port.c) */
-  int stop_signal;         /* sent to the workload at a time limit (default SIGTERM) */
+  int stop_signal;         /* sent to the workload at a time limit: always set (parse_spec's
+                            * default SIGTERM; the controls' spec sets it too) */
 };
 
 /* Formats a reason into @error (@size bytes, truncated) and returns -EINVAL. */

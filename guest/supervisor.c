@@ -191,16 +191,17 @@ static void
 stop_workload (pid_t reaper, const struct run_spec *spec, struct heartbeat *hb,
                uint64_t *ret_grace_end, uint64_t *ret_grace_ticks)
 {
-  int sig = spec->stop_signal > 0 ? spec->stop_signal : SIGTERM;
-
-  console_log ("stop: the time limit passed: signal %d to the workload, %u ms to end", sig,
-               AIRLOCK_STOP_GRACE_MS);
-  *ret_grace_end = clock_ns (CLOCK_MONOTONIC) + (uint64_t) AIRLOCK_STOP_GRACE_MS * NS_PER_MS;
   *ret_grace_ticks = __atomic_load_n (&hb->ticks, __ATOMIC_ACQUIRE);
-  if (sig == SIGKILL)
-    *ret_grace_end = 0;   /* nothing to wait for */
-  else
-    kill (reaper, REAPER_STOP_SIGNAL);
+  if (spec->stop_signal == SIGKILL)
+    {
+      console_log ("stop: the time limit passed: the workload's stop signal is SIGKILL");
+      *ret_grace_end = 0;   /* nothing to wait for */
+      return;
+    }
+  console_log ("stop: the time limit passed: signal %d to the workload, %u ms to end",
+               spec->stop_signal, AIRLOCK_STOP_GRACE_MS);
+  *ret_grace_end = clock_ns (CLOCK_MONOTONIC) + (uint64_t) AIRLOCK_STOP_GRACE_MS * NS_PER_MS;
+  kill (reaper, REAPER_STOP_SIGNAL);
 }
 
 /* Whether the stop's grace is over: AIRLOCK_STOP_GRACE_MS of guest time
@@ -598,6 +599,7 @@ run_controls (uint32_t heartbeat_ms, bool warp, bool filter, const char *skip, c
   controls.root = root;
   controls.hostname = host;
   controls.timeout_ms = CONTROLS_TIMEOUT_MS;
+  controls.stop_signal = SIGTERM;
   controls.warp = warp;
   return run_workload (&controls, AIRLOCK_PHASE_CONTROLS, heartbeat_ms, filter, &result, error,
                        error_size);
