@@ -1104,6 +1104,34 @@ test_spec_tty_and_shell (void)
   assert_spec_error (&s, AIRLOCK_RUN_SPEC_ERROR_INVALID, "argv[0] 'sh' is not absolute");
 }
 
+/* @bytes is @plain's spec with one u32 TLV more, the last: @tag, @value. */
+static void
+assert_last_u32 (GBytes *plain, GBytes *bytes, guint16 tag, guint32 value)
+{
+  AirlockTlvIter iter;
+  AirlockTlv tlv;
+  guint16 last = 0;
+  guint32 got = 0;
+  gsize len;
+  const guint8 *data = g_bytes_get_data (bytes, &len);
+
+  g_assert_nonnull (plain);
+  airlock_tlv_iter_init (&iter, data, len);
+  while (airlock_tlv_iter_next (&iter, &tlv) == AIRLOCK_TLV_ITER_ITEM)
+    {
+      last = tlv.tag;
+      if (tlv.tag == tag)
+        {
+          g_assert_cmpuint (tlv.len, ==, 4);
+          got = wire_get_le32 (tlv.value);
+        }
+    }
+  g_assert_cmpuint (last, ==, tag);
+  g_assert_cmpuint (got, ==, value);
+  g_assert_cmpuint (g_bytes_get_size (plain), ==, len - 8);
+  g_assert_cmpmem (g_bytes_get_data (plain, NULL), g_bytes_get_size (plain), data, len - 8);
+}
+
 /* A warped clock is one u32 TLV, the last; a spec without it is as
  * before (the guest then keeps its own heartbeat timer). */
 static void
@@ -1112,37 +1140,13 @@ test_spec_warp (void)
   const char *argv[] = { "/bin/x", NULL };
   AirlockRunSpec plain = { .argv = argv, .root = "/r", .timeout_ms = 21600000 };
   AirlockRunSpec warped = plain;
-  g_autoptr (GBytes) plain_bytes = NULL;
+  g_autoptr (GBytes) plain_bytes = airlock_run_spec_encode (&plain, NULL);
   g_autoptr (GBytes) warped_bytes = NULL;
-  AirlockTlvIter iter;
-  AirlockTlv tlv;
-  guint16 last = 0;
-  gboolean saw_warp = FALSE;
-  const guint8 *data;
-  gsize len;
 
   warped.warp = TRUE;
-  plain_bytes = airlock_run_spec_encode (&plain, NULL);
   warped_bytes = airlock_run_spec_encode (&warped, NULL);
-  g_assert_nonnull (plain_bytes);
   g_assert_nonnull (warped_bytes);
-  data = g_bytes_get_data (warped_bytes, &len);
-  airlock_tlv_iter_init (&iter, data, len);
-  while (airlock_tlv_iter_next (&iter, &tlv) == AIRLOCK_TLV_ITER_ITEM)
-    {
-      last = tlv.tag;
-      if (tlv.tag == AIRLOCK_SPEC_WARP)
-        {
-          g_assert_cmpuint (tlv.len, ==, 4);
-          g_assert_cmpuint (wire_get_le32 (tlv.value), ==, 1);
-          saw_warp = TRUE;
-        }
-    }
-  g_assert_true (saw_warp);
-  g_assert_cmpuint (last, ==, AIRLOCK_SPEC_WARP);
-  g_assert_cmpuint (g_bytes_get_size (plain_bytes), ==, len - 8);
-  g_assert_cmpmem (g_bytes_get_data (plain_bytes, NULL), g_bytes_get_size (plain_bytes), data,
-                   len - 8);
+  assert_last_u32 (plain_bytes, warped_bytes, AIRLOCK_SPEC_WARP, 1);
 }
 
 /* The image's StopSignal is one u32 TLV, the last; 0 (SIGTERM, the
@@ -1155,31 +1159,11 @@ test_spec_stop_signal (void)
   AirlockRunSpec usr1 = plain, s = plain;
   g_autoptr (GBytes) plain_bytes = airlock_run_spec_encode (&plain, NULL);
   g_autoptr (GBytes) usr1_bytes = NULL;
-  AirlockTlvIter iter;
-  AirlockTlv tlv;
-  guint16 last = 0;
-  guint32 value = 0;
-  const guint8 *data;
-  gsize len;
 
   usr1.stop_signal = 10;
   usr1_bytes = airlock_run_spec_encode (&usr1, NULL);
-  g_assert_nonnull (plain_bytes);
   g_assert_nonnull (usr1_bytes);
-  data = g_bytes_get_data (usr1_bytes, &len);
-  airlock_tlv_iter_init (&iter, data, len);
-  while (airlock_tlv_iter_next (&iter, &tlv) == AIRLOCK_TLV_ITER_ITEM)
-    {
-      last = tlv.tag;
-      if (tlv.tag == AIRLOCK_SPEC_STOP_SIGNAL)
-        {
-          g_assert_cmpuint (tlv.len, ==, 4);
-          value = wire_get_le32 (tlv.value);
-        }
-    }
-  g_assert_cmpuint (last, ==, AIRLOCK_SPEC_STOP_SIGNAL);
-  g_assert_cmpuint (value, ==, 10);
-  g_assert_cmpuint (g_bytes_get_size (plain_bytes), ==, len - 8);
+  assert_last_u32 (plain_bytes, usr1_bytes, AIRLOCK_SPEC_STOP_SIGNAL, 10);
   s.stop_signal = 65;
   assert_spec_error (&s, AIRLOCK_RUN_SPEC_ERROR_INVALID, "stop_signal 65 is not a signal");
   s.stop_signal = -1;
